@@ -1,0 +1,62 @@
+# arbor: `make up` runs the local landscape, `make test` runs every test. Both set everything up first.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+ENV := source hack/env.sh &&
+STACK ?= local
+PYTEST_FLAGS ?=
+
+.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+setup: venv tools state ## virtualenv, engine and local runtime, state backend
+
+venv: .venv/.installed ## the Python virtualenv from requirements.txt
+.venv/.installed: requirements.txt
+	@start=$$SECONDS; python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt \
+	  && touch $@ && printf '%-26s %-40s %s\n' venv "$$(.venv/bin/python --version)" "ready ($$((SECONDS - start))s)"
+
+tools: ## build or reuse pulumi, plugins, kube-apiserver & co, etcd, kwok (hack/tools.sh)
+	@hack/tools.sh
+
+state: tools ## the file state backend and the local stack
+	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
+	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
+
+up: setup ## converge the local landscape and print how to reach it
+	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
+	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
+
+down: ## destroy the local landscape; no cluster or process is left behind
+	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
+	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
+	@hack/local-down.sh
+
+preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
+	@mkdir -p out
+	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || { cat out/preview.json >&2; exit 1; }
+	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json > out/preview.md
+	@cat out/preview.md
+
+env: ## shell exports for the tools and the local stack: eval "$$(make -s env)"
+	@hack/print-env.sh
+
+lint: venv ## ruff
+	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+
+typecheck: venv ## mypy
+	@.venv/bin/mypy
+
+unit: venv ## unit tests (Pulumi mocks, golden files, tables)
+	@$(ENV) .venv/bin/pytest tests/unit $(PYTEST_FLAGS)
+
+integration: setup ## integration tests: the local stack with the real engine
+	@$(ENV) .venv/bin/pytest tests/integration $(PYTEST_FLAGS)
+
+test: setup lint typecheck ## everything: lint, types, unit and integration tests
+	@$(ENV) .venv/bin/pytest tests $(PYTEST_FLAGS)
+
+clean: down ## remove this clone's state and virtualenv (the tool cache stays)
+	rm -rf .venv .bin .state .kwok out

@@ -1,0 +1,1 @@
+"""arbor's components: spec -> plan -> providers -> concern components -> layer components (DESIGN.md)."""

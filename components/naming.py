@@ -1,0 +1,39 @@
+"""Deterministic names: DNS-1123, length caps and short hashes, so every derived name is stable and valid."""
+
+from __future__ import annotations
+
+import hashlib
+
+DNS_LABEL_MAX = 63
+
+
+def short_hash(*parts: str, length: int = 8) -> str:
+    """A stable hex digest of the parts, `length` characters long."""
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:length]
+
+
+def capped(name: str, limit: int = DNS_LABEL_MAX) -> str:
+    """`name` itself when it fits `limit`; else a prefix and a hash of the whole name, so it stays unique."""
+    if len(name) <= limit:
+        return name
+    digest = short_hash(name)
+    return f"{name[: limit - len(digest) - 1].rstrip('-')}-{digest}"
+
+
+def cluster_key(layer: str, name: str = "") -> str:
+    """The key of a cluster in the `kubeconfigs` output: `garden`, `seed/<seed>`, `shoot/<project>/<shoot>`."""
+    return layer if not name else f"{layer}/{name}"
+
+
+def local_cluster_name(stack: str, key: str) -> str:
+    """The kwokctl cluster name of a cluster key; the stack name keeps stacks of one clone apart."""
+    return capped(f"{stack}-{key.replace('/', '-')}".lower())
+
+
+# arbor's own API group and label prefix; Gardener's names are kept where arbor reuses Gardener's parts.
+API_GROUP = "arbor.dev"
+
+
+def label(name: str) -> str:
+    """An arbor label key, e.g. `arbor.dev/cluster`."""
+    return f"{API_GROUP}/{name}"

@@ -1,0 +1,33 @@
+"""The contract every infrastructure provider (local, gcp, aws) fulfils, and the data it hands back.
+
+Layer components ask a provider for what they need and get plain data bundles back, never the provider
+itself: the next layer depends on the bundle only (as pulumi-eks hands on its cluster outputs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.plan import ClusterValues
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """A cluster as the layers use it: its key, API endpoint, admin kubeconfig (secret) and a provider."""
+
+    key: str
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+
+
+class InfrastructureProvider(Protocol):
+    """What a cloud (or the local runtime) provides to the layers."""
+
+    def cluster(self, values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
+        """Registers one cluster, its nodes and a Kubernetes provider for it, as children of `parent`."""
+        ...

@@ -1,0 +1,91 @@
+"""The local provider: every cluster is a kwokctl cluster on loopback, with kwok nodes.
+
+Binaries come from PATH (hack/tools.sh); the work directory and Kubernetes version from the environment that
+hack/env.sh sets, so the program is the same in `make up`, in tests and in a user's shell.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import naming
+from components.plan import ClusterValues
+from components.providers.contract import ClusterAccess
+from components.reconciler.local_cluster import LocalCluster
+
+# kwok manages the nodes that carry this annotation (its default configuration).
+KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
+
+
+@dataclass(frozen=True)
+class LocalSettings:
+    """Where local clusters live and which Kubernetes they run."""
+
+    workdir: str
+    kubernetes_version: str
+
+    @staticmethod
+    def from_environment() -> LocalSettings:
+        """Settings from hack/env.sh's environment; a clear error when it is missing."""
+        missing = [v for v in ("KWOK_WORKDIR", "KUBERNETES_VERSION") if not os.environ.get(v)]
+        if missing:
+            raise pulumi.RunError(
+                f'the local provider needs {", ".join(missing)}: run through make, or eval "$(make -s env)" first'
+            )
+        return LocalSettings(workdir=os.environ["KWOK_WORKDIR"], kubernetes_version=os.environ["KUBERNETES_VERSION"])
+
+
+def kwok_node(
+    name: str, node_name: str, labels: dict[str, str], provider: k8s.Provider, parent: pulumi.Resource
+) -> k8s.core.v1.Node:
+    """A node that kwok simulates: it turns Ready and runs the pods scheduled to it."""
+    return k8s.core.v1.Node(
+        name,
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=node_name, annotations=KWOK_NODE_ANNOTATION, labels=labels),
+        spec=k8s.core.v1.NodeSpecArgs(
+            taints=[k8s.core.v1.TaintArgs(key="kwok.x-k8s.io/node", value="fake", effect="NoSchedule")]
+        ),
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider),
+    )
+
+
+class LocalProvider:
+    """InfrastructureProvider for the local landscape."""
+
+    def __init__(self, settings: LocalSettings) -> None:
+        self.settings = settings
+
+    def cluster(self, values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
+        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes."""
+        prefix = parent._name  # children are named from their parent
+        cluster = LocalCluster(
+            f"{prefix}-cluster",
+            cluster_name=values.name,
+            workdir=self.settings.workdir,
+            kubernetes_version=self.settings.kubernetes_version,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        provider = k8s.Provider(
+            f"{prefix}-k8s",
+            kubeconfig=cluster.kubeconfig,
+            # The identity of the cluster, not its credentials: a new kubeconfig must not replace resources.
+            cluster_identifier=values.name,
+            # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
+            delete_unreachable=True,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        for i in range(values.nodes):
+            kwok_node(
+                f"{prefix}-node-{i}",
+                node_name=f"{values.name}-node-{i}",
+                labels={naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"},
+                provider=provider,
+                parent=parent,
+            )
+        return ClusterAccess(
+            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider
+        )

@@ -1,0 +1,32 @@
+# shellcheck shell=bash
+# arbor's environment: tool versions, caches, PATH and an offline-safe Pulumi. Sourced by hack/*.sh;
+# `eval "$(make -s env)"` puts the same into an interactive shell.
+ARBOR_ROOT=${ARBOR_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+# shellcheck source=hack/versions.sh
+source "$ARBOR_ROOT/hack/versions.sh"
+
+# pin NAME: the version requirements.txt pins for a Python package; the engine is built to match it.
+pin() { sed -n "s/^$1==\\([0-9][^ ;#]*\\).*/v\\1/p" "$ARBOR_ROOT/requirements.txt"; }
+PULUMI_VERSION=$(pin pulumi)
+PULUMI_KUBERNETES_PLUGIN_VERSION=$(pin pulumi-kubernetes)
+PULUMI_COMMAND_PLUGIN_VERSION=$(pin pulumi-command)
+# The program's local provider reads these two (components/providers/local.py).
+export KUBERNETES_VERSION
+
+export ARBOR_CACHE=${ARBOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/arbor}
+export ARBOR_TOOLS=$ARBOR_CACHE/tools
+export ARBOR_BIN=$ARBOR_ROOT/.bin
+export ARBOR_VENV=$ARBOR_ROOT/.venv
+# Local clusters live with the clone, so two clones never share a cluster name or a process.
+export KWOK_WORKDIR=$ARBOR_ROOT/.kwok
+export PATH=$ARBOR_BIN:$ARBOR_VENV/bin:$PATH
+
+# Pulumi stays offline: no update check, no plugin downloads, a file backend inside the (git-ignored) clone.
+export PULUMI_HOME=$ARBOR_CACHE/pulumi
+export PULUMI_SKIP_UPDATE_CHECK=true
+export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+export PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=true
+export PULUMI_BACKEND_URL=${PULUMI_BACKEND_URL:-file://$ARBOR_ROOT/.state}
+# The local stack's secrets are throwaway; this default is for the local stack only. Cloud stacks set
+# their own PULUMI_CONFIG_PASSPHRASE (or a KMS secrets provider) and never use it.
+export PULUMI_CONFIG_PASSPHRASE=${PULUMI_CONFIG_PASSPHRASE-arbor-local}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Safety net after `pulumi destroy`: deletes every kwokctl cluster left in this clone's work directory and
+# stops any process still running from it, so `make down` leaves nothing behind even after a crash.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+clusters=$KWOK_WORKDIR/clusters
+if [ -d "$clusters" ]; then
+  for dir in "$clusters"/*/; do
+    [ -d "$dir" ] || continue
+    name=$(basename "$dir")
+    echo "deleting leftover local cluster $name"
+    kwokctl delete cluster --name "$name" --kubeconfig "$KWOK_WORKDIR/$name.kubeconfig" >/dev/null 2>&1 || true
+  done
+fi
+# kwokctl runs each component from <workdir>/clusters/<name>/bin; anything still running from there is ours.
+pids=$(pgrep -f "^$clusters/" || true)
+if [ -n "$pids" ]; then
+  echo "stopping $(wc -w <<<"$pids") leftover process(es)"
+  kill $pids 2>/dev/null || true
+  sleep 1
+  kill -9 $(pgrep -f "^$clusters/" || true) 2>/dev/null || true
+fi
+rm -rf "$clusters"

@@ -1,0 +1,88 @@
+"""Renders `pulumi preview --json` as a Markdown summary per layer, fit for a pull-request comment.
+
+Usage: python hack/preview_summary.py out/preview.json > out/preview.md
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter, defaultdict
+from typing import Any
+
+# Layer components by type token; a resource belongs to its nearest ancestor of one of these.
+LAYERS = {"arbor:garden:Garden": "garden", "arbor:seed:Seed": "seed", "arbor:shoot:Shoot": "shoot"}
+OPS = ("create", "update", "replace", "delete")
+# Pulumi spells a replacement as several steps; the reviewer sees one replacement.
+OP_ALIASES = {
+    "create-replacement": None,
+    "delete-replaced": None,
+    "replace": "replace",
+    "discard": "delete",
+    "read": None,
+    "refresh": None,
+    "same": None,
+}
+
+
+def _state(step: dict[str, Any]) -> dict[str, Any]:
+    """The new state of a step, or the old one for deletions."""
+    return step.get("newState") or step.get("oldState") or {}
+
+
+def _name(urn: str) -> str:
+    """The resource name at the end of a URN."""
+    return urn.rsplit("::", 1)[-1]
+
+
+def _layer(urn: str, parents: dict[str, str], types: dict[str, str]) -> str:
+    """`garden`, `seed <name>`, `shoot <name>`, or `landscape` for everything outside a layer."""
+    current: str | None = urn
+    while current:
+        layer = LAYERS.get(types.get(current, ""))
+        if layer:
+            return f"{layer} {_name(current)}" if layer != "garden" else layer
+        current = parents.get(current)
+    return "landscape"
+
+
+def render(preview: dict[str, Any], stack: str = "") -> str:
+    """The Markdown summary of one preview."""
+    steps = preview.get("steps") or []
+    parents = {s["urn"]: _state(s).get("parent", "") for s in steps}
+    types = {s["urn"]: _state(s).get("type", "") for s in steps}
+    changes: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for step in steps:
+        op = OP_ALIASES.get(step["op"], step["op"])
+        if op:
+            changes[_layer(step["urn"], parents, types)].append((op, step))
+
+    title = f"## arbor preview{f': stack `{stack}`' if stack else ''}"
+    if not changes:
+        return f"{title}\n\nNo changes.\n"
+    lines = [title, "", "| layer | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
+    for layer in sorted(changes):
+        counts = Counter(op for op, _ in changes[layer])
+        lines.append(f"| {layer} | " + " | ".join(str(counts.get(op, 0)) for op in OPS) + " |")
+    replaced = sum(1 for items in changes.values() for op, _ in items if op in ("replace", "delete"))
+    if replaced:
+        lines += ["", f"**{replaced} replacement(s) or deletion(s): read them before merging.**"]
+    for layer in sorted(changes):
+        lines += ["", f"### {layer}", ""]
+        for op, step in sorted(changes[layer], key=lambda i: (OPS.index(i[0]) if i[0] in OPS else 9, i[1]["urn"])):
+            flag = "**REPLACE**" if op == "replace" else "**DELETE**" if op == "delete" else op
+            why = step.get("replaceReasons") if op == "replace" else step.get("diffReasons")
+            reason = f" ({', '.join(why)})" if why else ""
+            lines.append(f"- {flag} `{types[step['urn']]}` {_name(step['urn'])}{reason}")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    """Reads the preview JSON file named on the command line and prints the summary."""
+    with open(sys.argv[1]) as f:
+        preview = json.load(f)
+    print(render(preview, stack=sys.argv[2] if len(sys.argv) > 2 else ""), end="")
+
+
+if __name__ == "__main__":
+    main()

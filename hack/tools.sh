@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
+# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok and
+# kwokctl. A tool already on PATH at the right version is used as is; otherwise it is built from its Go
+# module with the ordinary go client and cached under $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone
+# on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
+#
+# Usage: hack/tools.sh [tool ...]   (default: every tool)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=hack/env.sh
+source "$ROOT/hack/env.sh"
+
+export GOFLAGS=-mod=mod GOTOOLCHAIN=local GONOSUMDB=$ARBOR_UNLISTED_MODULES CGO_ENABLED=0
+WORK=$ARBOR_CACHE/build
+mkdir -p "$ARBOR_TOOLS" "$ARBOR_BIN" "$WORK"
+
+say() { printf '%-26s %-40s %s\n' "$1" "$2" "$3"; }
+die() { echo "tools.sh: $*" >&2; exit 1; }
+
+# mod_field MODULE@VERSION FIELD: one field of `go mod download -json` (Dir, GoMod, Version, Time, Hash).
+mod_field() {
+  local json
+  json=$(go mod download -json "$1") || die "cannot download $1 from the Go module proxy"
+  if [ "$2" = Hash ]; then
+    sed -n 's/.*"Hash": "\([0-9a-f]*\)".*/\1/p' <<<"$json" | head -n1
+  else
+    sed -n "s/.*\"$2\": \"\\([^\"]*\\)\".*/\\1/p" <<<"$json" | head -n1
+  fi
+}
+
+# checked MODULE@VERSION SUM: the module's directory, after checking its hash against the pinned one.
+checked() {
+  local sum
+  sum=$(mod_field "$1" Sum)
+  [ "$sum" = "$2" ] || die "$1 has hash '$sum', expected '$2' (hack/versions.sh)"
+  mod_field "$1" Dir
+}
+
+# wrapper DIR MODULE-GO-MOD: a fresh wrapper module in DIR that copies the go, godebug and every
+# non-filesystem replace directive of the upstream go.mod, so the build resolves as upstream's does.
+wrapper() {
+  local dir=$1 upstream=$2
+  rm -rf "$dir" && mkdir -p "$dir"
+  (
+    cd "$dir"
+    printf 'module arbor.local/tools/%s\n' "$(basename "$dir")" >go.mod
+    # Committed hashes: Go refuses any module whose content differs from what was pinned.
+    local sums=$ARBOR_ROOT/hack/gosum/$(basename "$dir").sum
+    [ ! -f "$sums" ] || cp "$sums" go.sum
+    local gover godebug
+    gover=$(go mod edit -json "$upstream" | sed -n 's/^\t"Go": "\(.*\)",*$/\1/p')
+    go mod edit -go="${gover:-1.24}"
+    godebug=$(sed -n 's/^godebug \(.*\)$/\1/p' "$upstream")
+    [ -z "$godebug" ] || go mod edit -godebug="$godebug"
+    python3 "$ARBOR_ROOT/hack/gomod.py" module-replaces "$upstream" |
+      xargs -r go mod edit
+  )
+}
+
+# provide NAME VERSION VERSION-CHECK BUILD-FUNCTION BINARY...: use PATH, then the cache, else build.
+# VERSION-CHECK is a shell snippet run with $1 set to a candidate binary; it prints the version it has.
+provide() {
+  local name=$1 version=$2 check=$3 build=$4
+  shift 4
+  # CACHE_SUFFIX names further pins that the binaries depend on, so a new pin never reuses a stale build.
+  local dir=$ARBOR_TOOLS/$name-$version${CACHE_SUFFIX:-} start=$SECONDS b found
+  # A tool on the user's PATH (not our own links in $ARBOR_BIN) at the right version, with all its binaries.
+  local userpath=${PATH//$ARBOR_BIN:/}
+  if [ -z "${ARBOR_FORCE_BUILD:-}" ] && found=$(PATH=$userpath command -v "$1") &&
+    [ "$(bash -c "$check" _ "$found" 2>/dev/null)" = "$version" ]; then
+    local all=1
+    for b in "$@"; do PATH=$userpath command -v "$b" >/dev/null || all=""; done
+    if [ -n "$all" ]; then
+      for b in "$@"; do ln -sfn "$(PATH=$userpath command -v "$b")" "$ARBOR_BIN/$b"; done
+      say "$name" "$version" "on PATH ($((SECONDS - start))s)"
+      return
+    fi
+  fi
+  local missing=""
+  for b in "$@"; do [ -x "$dir/$b" ] || missing=1; done
+  if [ -n "$missing" ]; then
+    local tmp=$dir.partial log=$WORK/$name.log
+    rm -rf "$tmp" && mkdir -p "$tmp"
+    # A subshell outside any condition, so that `set -e` holds inside the build function.
+    local rc=0
+    set +e
+    (set -e; "$build" "$tmp" "$version") >"$log" 2>&1
+    rc=$?
+    set -e
+    if [ "$rc" != 0 ]; then
+      tail -n 30 "$log" >&2
+      die "building $name $version failed; full log: $log"
+    fi
+    rm -rf "$dir" && mv "$tmp" "$dir"
+    say "$name" "$version" "built ($((SECONDS - start))s)"
+  else
+    say "$name" "$version" "cached ($((SECONDS - start))s)"
+  fi
+  # Provider plugins are not put on PATH: the engine would take them whatever their version.
+  [ -n "${NO_LINK:-}" ] || for b in "$@"; do ln -sfn "$dir/$b" "$ARBOR_BIN/$b"; done
+}
+
+# --- Kubernetes control plane -------------------------------------------------------------------------
+
+build_kubernetes() {
+  local out=$1 v=$2 mod=$WORK/kubernetes
+  local upstream commit date ldflags="-s -w" pkg
+  upstream=$(mod_field "k8s.io/kubernetes@$v" GoMod)
+  commit=$(mod_field "k8s.io/kubernetes@$v" Hash)
+  date=$(mod_field "k8s.io/kubernetes@$v" Time)
+  wrapper "$mod" "$upstream"
+  cd "$mod"
+  # k8s.io/kubernetes points every staging module at ./staging; pin each to its published release.
+  python3 "$ARBOR_ROOT/hack/gomod.py" staging-replaces "$upstream" "$v" |
+    xargs go mod edit
+  go get "k8s.io/kubernetes@$v"
+  # /version must report the real release: pulumi-kubernetes and kwokctl judge the server by it.
+  local major=${v#v}; major=${major%%.*}
+  local minor=${v#v*.}; minor=${minor%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitCommit=$commit -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
+  done
+  for pkg in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    go build -trimpath -ldflags "$ldflags" -o "$out/$pkg" "k8s.io/kubernetes/cmd/$pkg"
+  done
+}
+
+# kubectl prints "Client Version: v1.34.4", the servers "Kubernetes v1.34.4".
+kube_version() { "$1" version --client 2>/dev/null | sed -n 's/^Client Version: //p' || "$1" --version | awk '{print $2}'; }
+
+# --- etcd ---------------------------------------------------------------------------------------------
+
+build_etcd() {
+  local out=$1 v=$2 mod=$WORK/etcd commit
+  commit=$(mod_field "go.etcd.io/etcd/server/v3@$v" Hash)
+  wrapper "$mod" "$(mod_field "go.etcd.io/etcd/server/v3@$v" GoMod)"
+  cd "$mod"
+  go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v"
+  local ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${commit:0:9}"
+  go build -trimpath -ldflags "$ldflags" -o "$out/etcd" go.etcd.io/etcd/server/v3
+  go build -trimpath -ldflags "$ldflags" -o "$out/etcdctl" go.etcd.io/etcd/etcdctl/v3
+}
+
+etcd_version() { "$1" --version | sed -n 's/^etcd Version: \(.*\)$/v\1/p'; }
+
+# --- kwok and kwokctl ---------------------------------------------------------------------------------
+
+build_kwok() {
+  local out=$1 v=$2
+  GOBIN=$out go install -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${v#v}" \
+    "sigs.k8s.io/kwok/cmd/kwok@$v" "sigs.k8s.io/kwok/cmd/kwokctl@$v"
+}
+
+kwok_version() { "$1" --version | sed -n 's/.*version \(v[0-9.]*\).*/\1/p' | head -n1; }
+
+# --- Pulumi CLI and language host ---------------------------------------------------------------------
+
+# build_pulumi: the CLI and, beside it as in Pulumi's own distribution, the Python language host and the
+# scripts shipped with them; a language host next to the CLI is used without a warning.
+build_pulumi() {
+  local out=$1 v=$2 mod=$WORK/pulumi sdk
+  wrapper "$mod" "$(mod_field "github.com/pulumi/pulumi/pkg/v3@$v" GoMod)"
+  (
+    cd "$mod"
+    go get "github.com/pulumi/pulumi/pkg/v3@$v" "github.com/pulumi/pulumi/sdk/v3@$v"
+    # Pulumi compares plugin and CLI versions with its own, so the stamp must be the release.
+    go build -trimpath -tags osusergo,grpcnotrace -o "$out/pulumi" \
+      -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" \
+      github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
+  )
+  build_language_python "$out"
+  # Module files are read-only and carry no exec bit.
+  sdk=$(mod_field "github.com/pulumi/pulumi/sdk/v3@$v" Dir)
+  install -m0755 "$sdk/python/cmd/pulumi-language-python-exec" "$out/"
+  install -m0755 "$sdk/python/dist/pulumi-resource-pulumi-python" "$out/"
+}
+
+build_language_python() {
+  local out=$1 v=$PULUMI_LANGUAGE_PYTHON_VERSION mod=$WORK/pulumi-language-python
+  local host="github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python/v3"
+  wrapper "$mod" "$(mod_field "$host@$PULUMI_LANGUAGE_PYTHON_MODULE" GoMod)"
+  cd "$mod"
+  # Upstream builds the host inside its repository (replace sdk/v3 and pkg/v3 => ../..); pin both siblings
+  # to the host's own release instead.
+  go get "$host@$PULUMI_LANGUAGE_PYTHON_MODULE" "github.com/pulumi/pulumi/pkg/v3@$v" "github.com/pulumi/pulumi/sdk/v3@$v"
+  go build -trimpath -tags osusergo,grpcnotrace -o "$out/pulumi-language-python" \
+    -ldflags "-s -w -X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$v" "$host"
+}
+
+pulumi_version() { "$1" version; }
+
+# --- provider plugins ---------------------------------------------------------------------------------
+
+build_kubernetes_plugin() {
+  local out=$1 v=$2 src=$WORK/pulumi-kubernetes
+  [ "$v" = "$PULUMI_KUBERNETES_PROVIDER_RELEASE" ] ||
+    die "requirements.txt pins pulumi-kubernetes $v, hack/versions.sh has provider source of $PULUMI_KUBERNETES_PROVIDER_RELEASE"
+  local mod="github.com/pulumi/pulumi-kubernetes/provider/v4@$PULUMI_KUBERNETES_PROVIDER_MODULE"
+  rm -rf "$src" && cp -r "$(checked "$mod" "$PULUMI_KUBERNETES_PROVIDER_SUM")" "$src" && chmod -R u+w "$src"
+  cd "$src"
+  # Upstream builds inside its repository (replace sdk/v4 => ../sdk); pin the SDK module of the release.
+  go mod edit -replace "github.com/pulumi/pulumi-kubernetes/sdk/v4=github.com/pulumi/pulumi-kubernetes/sdk/v4@$v"
+  go mod download
+  # The provider embeds its schema, generated at build time from the checked-in sources.
+  (cd cmd/pulumi-resource-kubernetes && VERSION=${v#v} go run generate.go ./schema.json "${v#v}")
+  go build -trimpath -ldflags "-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$v" \
+    -o "$out/pulumi-resource-kubernetes" ./cmd/pulumi-resource-kubernetes
+}
+
+build_command_plugin() {
+  local out=$1 v=$2
+  GOBIN=$out go install -trimpath \
+    -ldflags "-s -w -X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$v" \
+    "github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command@$PULUMI_COMMAND_PROVIDER_MODULE"
+}
+
+# command_plugin: built when versions.sh names a served commit; until then says so in its line and goes on,
+# since no arbor resource uses the command provider (the reconciler's dynamic providers run commands).
+command_plugin() {
+  if [ -z "$PULUMI_COMMAND_PROVIDER_MODULE" ]; then
+    say "plugin command" "$PULUMI_COMMAND_PLUGIN_VERSION" \
+      "unavailable: the Go module proxy serves no commit of pulumi-command/provider (hack/README.md)"
+    return
+  fi
+  NO_LINK=1 provide command-plugin "$PULUMI_COMMAND_PLUGIN_VERSION" no_version build_command_plugin \
+    pulumi-resource-command
+  install_plugin resource command "$PULUMI_COMMAND_PLUGIN_VERSION"
+}
+
+# install_plugin KIND NAME VERSION: registers a built plugin under exactly the version the Python SDK requests.
+install_plugin() {
+  local kind=$1 name=$2 v=$3 start=$SECONDS
+  local installed=$PULUMI_HOME/plugins/$kind-$name-$v
+  if [ -x "$installed/pulumi-$kind-$name" ]; then
+    say "plugin $name" "$v" "installed ($((SECONDS - start))s)"
+    return
+  fi
+  pulumi plugin install "$kind" "$name" "${v#v}" --file "$ARBOR_TOOLS/$name-plugin-$v/pulumi-$kind-$name" >/dev/null
+  say "plugin $name" "$v" "installed now ($((SECONDS - start))s)"
+}
+
+no_version() { :; }
+
+main() {
+  local want=("$@")
+  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin)
+  local t
+  for t in "${want[@]}"; do
+    case $t in
+    kubernetes) provide kubernetes "$KUBERNETES_VERSION" 'kube_version "$1"' build_kubernetes \
+      kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
+    etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
+    kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
+    pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
+      'pulumi_version "$1"' build_pulumi \
+      pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
+    kubernetes-plugin)
+      NO_LINK=1 provide kubernetes-plugin "$PULUMI_KUBERNETES_PLUGIN_VERSION" no_version build_kubernetes_plugin \
+        pulumi-resource-kubernetes
+      install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
+    command-plugin) command_plugin ;;
+    *) die "unknown tool '$t'" ;;
+    esac
+  done
+}
+
+export -f kube_version etcd_version kwok_version pulumi_version no_version
+main "$@"

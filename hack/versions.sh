@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# One place for every tool version arbor builds; sourced by hack/env.sh. The pulumi CLI and the plugins are
+# built at the versions requirements.txt pins for their Python SDKs (hack/env.sh reads them from there);
+# tools.sh refuses to build a plugin from source that belongs to another release than the pin.
+
+# Kubernetes control plane (one minor for all three binaries), etcd to match, kwok/kwokctl.
+KUBERNETES_VERSION=v1.34.4
+ETCD_VERSION=v3.6.5
+KWOK_VERSION=v0.8.0
+
+# Go module coordinates of the Pulumi language host and plugins. These modules carry no tags; the Go module
+# proxy serves some commits as pseudo-versions, and not the release commits of recent versions. Each pin
+# below is the newest commit the proxy serves, with the release it belongs to (hack/README.md has how they
+# were found and what that costs).
+#   language host: the v3.163.0 release commit (pulumi/pulumi 49fb14839a5a); later release commits are not
+#   served. It is built with pkg/v3 and sdk/v3 at v3.163.0, a release's own set, and stamped v3.163.0.
+PULUMI_LANGUAGE_PYTHON_VERSION=v3.163.0
+PULUMI_LANGUAGE_PYTHON_MODULE=v3.0.0-20250417110128-49fb14839a5a
+#   kubernetes: pulumi-kubernetes f47bc2d6f199 (2026-01-15), on main a day before the v4.25.0 release commit
+#   144dd813d53e (2026-01-16), which the proxy does not serve; stamped v4.25.0, as the Python SDK requests.
+PULUMI_KUBERNETES_PROVIDER_RELEASE=v4.25.0
+PULUMI_KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
+PULUMI_KUBERNETES_PROVIDER_SUM=h1:j2bphCf7c2YhnBrhwht2f3TNRRgcMImltUlAgzxr9H4=
+# The checksum database reachable here has no record of these modules, so Go skips it for them; the wrappers'
+# go.sum files committed under hack/gosum/ (and the provider hash above) pin their content instead.
+ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider

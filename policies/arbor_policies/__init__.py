@@ -1,0 +1,1 @@
+"""arbor's policy rules as plain functions of resource types and properties, testable without the engine."""

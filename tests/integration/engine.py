@@ -1,0 +1,128 @@
+"""Integration helpers: throwaway stacks of the real program on the real engine, against real local clusters.
+
+Each stack is named `it-<random>`, so its clusters (`it-…-garden`, …) never meet the user's `local` stack,
+and is destroyed afterwards; whatever a failure leaves behind is then deleted and its processes stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LOCAL_LANDSCAPE = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]["arbor:landscape"]
+
+
+def require_environment() -> None:
+    """Integration tests run through make (hack/env.sh): say so clearly when run otherwise."""
+    missing = [v for v in ("KWOK_WORKDIR", "PULUMI_BACKEND_URL", "PULUMI_CONFIG_PASSPHRASE") if v not in os.environ]
+    if missing or not shutil.which("pulumi"):
+        pytest.fail(f"integration tests need the environment of hack/env.sh (missing: {missing}); run `make test`")
+
+
+@dataclass
+class Stack:
+    """One stack of a Pulumi project, driven through the real `pulumi` CLI."""
+
+    name: str
+    project_dir: Path
+    config_dir: Path
+
+    def run(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """`pulumi <args> --stack <name>` in the project; raises with its output when it fails and `check`."""
+        cmd = ["pulumi", *args, "--stack", self.name, "--non-interactive"]
+        proc = subprocess.run(cmd, cwd=self.project_dir, capture_output=True, text=True, timeout=timeout, check=False)
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+            )
+        return proc
+
+    def up(self, *flags: str) -> subprocess.CompletedProcess[str]:
+        """Converges the stack, refreshing first as `make up` does."""
+        return self.run("up", "--yes", "--refresh", "--skip-preview", "--suppress-progress", *flags)
+
+    def preview_json(self, *flags: str) -> dict[str, Any]:
+        """`pulumi preview --json` as data."""
+        return dict(json.loads(self.run("preview", "--json", *flags).stdout))
+
+    def outputs(self) -> dict[str, Any]:
+        """Stack outputs, secrets shown."""
+        return dict(json.loads(self.run("stack", "output", "--json", "--show-secrets").stdout))
+
+    def export(self) -> dict[str, Any]:
+        """The stack's state as the backend stores it (secrets stay encrypted)."""
+        return dict(json.loads(self.run("stack", "export").stdout))
+
+    def set_config(self, key: str, value: object) -> None:
+        """Sets one structured config value."""
+        self.run("config", "set", "--path", key, json.dumps(value), "--json")
+
+
+def cluster_dir(cluster: str) -> Path:
+    """Where kwokctl keeps a cluster of this clone."""
+    return Path(os.environ["KWOK_WORKDIR"]) / "clusters" / cluster
+
+
+def processes_of(prefix: str) -> list[str]:
+    """Command lines of processes running from clusters whose names start with `prefix`."""
+    pattern = f"^{Path(os.environ['KWOK_WORKDIR']) / 'clusters' / prefix}"
+    out = subprocess.run(["pgrep", "-af", pattern], capture_output=True, text=True, check=False).stdout
+    return [line for line in out.splitlines() if line.strip()]
+
+
+def cleanup_clusters(prefix: str) -> None:
+    """Deletes every cluster named `prefix…` and stops its processes: the net under a failed test."""
+    clusters = Path(os.environ["KWOK_WORKDIR"]) / "clusters"
+    for d in clusters.glob(f"{prefix}*") if clusters.is_dir() else []:
+        subprocess.run(["kwokctl", "delete", "cluster", "--name", d.name], capture_output=True, check=False)
+        shutil.rmtree(d, ignore_errors=True)
+    for line in processes_of(prefix):
+        subprocess.run(["kill", "-9", line.split()[0]], check=False)
+
+
+def make_stack(project_dir: Path, config_dir: Path, config: dict[str, object]) -> Stack:
+    """Creates a fresh `it-<random>` stack with `config` (key -> structured value)."""
+    stack = Stack(name=f"it-{secrets.token_hex(3)}", project_dir=project_dir, config_dir=config_dir)
+    stack.run("stack", "init", "--secrets-provider", "passphrase")
+    for key, value in config.items():
+        stack.set_config(key, value)
+    return stack
+
+
+def remove_stack(stack: Stack) -> None:
+    """Destroys and removes the stack, then removes whatever a failure may have left."""
+    try:
+        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", check=False)
+        stack.run("stack", "rm", "--yes", "--force", check=False)
+    finally:
+        cleanup_clusters(f"{stack.name}-")
+        (stack.config_dir / f"Pulumi.{stack.name}.yaml").unlink(missing_ok=True)
+
+
+def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
+    """Kubectl with a kubeconfig given as text; returns stdout."""
+    path = tmp_path / f"kubeconfig-{secrets.token_hex(4)}"
+    path.write_text(kubeconfig)
+    out = subprocess.run(["kubectl", "--kubeconfig", str(path), *args], capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def steps_by_type(preview: dict[str, Any], ops: Sequence[str] = ("same",)) -> dict[str, list[str]]:
+    """The preview's step operations per resource type, leaving out `ops`."""
+    out: dict[str, list[str]] = {}
+    for step in preview.get("steps") or []:
+        if step["op"] not in ops:
+            state = step.get("newState") or step.get("oldState") or {}
+            out.setdefault(state.get("type", "?"), []).append(step["op"])
+    return out

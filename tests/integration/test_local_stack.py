@@ -1,0 +1,87 @@
+"""The local stack on the real engine: clusters come up, stay converged, survive a crash, and go away cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from tests.integration.engine import (
+    LOCAL_LANDSCAPE,
+    ROOT,
+    Stack,
+    cluster_dir,
+    kubectl,
+    make_stack,
+    processes_of,
+    remove_stack,
+    steps_by_type,
+)
+
+pytestmark = pytest.mark.integration
+LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+
+
+def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the local landscape WHEN `up` ran THEN each cluster answers kubectl and lists its Ready kwok node."""
+    kubeconfigs = local_stack.outputs()["kubeconfigs"]
+    assert sorted(kubeconfigs) == ["garden", "seed/local-1"]
+    for key, cluster in [
+        ("garden", f"{local_stack.name}-garden"),
+        ("seed/local-1", f"{local_stack.name}-seed-local-1"),
+    ]:
+        nodes = json.loads(kubectl(kubeconfigs[key], tmp_path, "get", "nodes", "-o", "json"))["items"]
+        assert [n["metadata"]["name"] for n in nodes] == [f"{cluster}-node-0"]
+        ready = {c["type"]: c["status"] for c in nodes[0]["status"]["conditions"]}["Ready"]
+        assert ready == "True"
+        version = json.loads(kubectl(kubeconfigs[key], tmp_path, "version", "-o", "json"))["serverVersion"]
+        assert version["gitVersion"] == os.environ["KUBERNETES_VERSION"]
+
+
+def test_second_up_changes_nothing(local_stack: Stack) -> None:
+    """GIVEN a converged stack WHEN previewed again with refresh THEN no resource changes."""
+    preview = local_stack.preview_json("--refresh")
+    assert steps_by_type(preview, ops=("same", "refresh")) == {}
+
+
+def test_kubeconfig_is_secret_in_state(local_stack: Stack) -> None:
+    """GIVEN the stack's state WHEN exported THEN no private key or certificate is there in plaintext."""
+    state = json.dumps(local_stack.export())
+    assert "PRIVATE KEY" not in state and "client-key-data" not in state
+    cluster = next(r for r in local_stack.export()["deployment"]["resources"] if r["type"] == LOCAL_CLUSTER)
+    assert "ciphertext" in cluster["outputs"]["kubeconfig"]
+
+
+def test_refresh_notices_a_killed_cluster_and_up_restores_it(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the garden's processes are killed WHEN refreshed THEN LocalCluster drifts; `up` brings it back."""
+    garden = f"{local_stack.name}-garden"
+    killed = processes_of(f"{garden}/")
+    assert killed, "the garden cluster should be running"
+    for line in killed:
+        os.kill(int(line.split()[0]), signal.SIGKILL)
+
+    refresh = local_stack.run("refresh", "--preview-only", "--json", "--suppress-progress")
+    changed = steps_by_type(json.loads(refresh.stdout), ops=("same",))
+    assert "update" in changed.get(LOCAL_CLUSTER, []), changed
+
+    local_stack.up()
+    assert processes_of(f"{garden}/"), "up should have restarted the garden"
+    nodes = kubectl(local_stack.outputs()["kubeconfigs"]["garden"], tmp_path, "get", "nodes", "-o", "name")
+    assert nodes.split() == [f"node/{garden}-node-0"]
+    assert steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
+
+
+def test_destroy_leaves_no_cluster_and_no_process() -> None:
+    """GIVEN a converged stack WHEN destroyed THEN its clusters' files and processes are gone."""
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": {**LOCAL_LANDSCAPE, "seeds": []}})
+    try:
+        stack.up()
+        assert processes_of(f"{stack.name}-garden/")
+        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress")
+        assert processes_of(f"{stack.name}-") == []
+        assert not cluster_dir(f"{stack.name}-garden").exists()
+    finally:
+        remove_stack(stack)

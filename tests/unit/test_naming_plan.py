@@ -1,0 +1,60 @@
+"""Derived names and the plan: deterministic, DNS-1123, within length limits."""
+
+from __future__ import annotations
+
+import pytest
+
+from components import naming
+from components.plan import ClusterValues, plan_landscape
+from components.spec import DNS_LABEL, ProviderType, parse_landscape
+
+
+@pytest.mark.parametrize(
+    ("name", "limit", "expected"),
+    [
+        ("short", 63, "short"),
+        ("a" * 63, 63, "a" * 63),
+        ("a" * 64, 63, "a" * 54 + "-" + naming.short_hash("a" * 64)),
+        ("abc-def-ghi", 10, "a-" + naming.short_hash("abc-def-ghi")),
+    ],
+)
+def test_capped_keeps_short_names_and_hashes_long_ones(name: str, limit: int, expected: str) -> None:
+    """GIVEN a name and a limit WHEN capped THEN it fits, and long names keep a hash of the whole."""
+    assert naming.capped(name, limit) == expected
+    assert len(naming.capped(name, limit)) <= limit
+
+
+def test_long_names_that_share_a_prefix_stay_distinct() -> None:
+    """GIVEN two long names with the same prefix WHEN capped THEN they differ."""
+    assert naming.capped("x" * 70 + "a") != naming.capped("x" * 70 + "b")
+
+
+@pytest.mark.parametrize(
+    ("stack", "key", "expected"),
+    [
+        ("local", "garden", "local-garden"),
+        ("local", "seed/local-1", "local-seed-local-1"),
+        ("IT-1", "garden", "it-1-garden"),
+    ],
+)
+def test_local_cluster_names(stack: str, key: str, expected: str) -> None:
+    """GIVEN a stack and a cluster key WHEN named THEN the name is a DNS label that includes the stack."""
+    name = naming.local_cluster_name(stack, key)
+    assert name == expected and DNS_LABEL.match(name)
+
+
+def test_plan_of_the_local_landscape() -> None:
+    """GIVEN a garden and two seeds WHEN planned THEN every cluster has its key and stack-scoped name."""
+    spec = parse_landscape(
+        {
+            "garden": {"cluster": {"nodes": 2}},
+            "seeds": [{"name": "s1", "provider": "local"}, {"name": "s2", "provider": "gcp", "cluster": {"nodes": 0}}],
+        }
+    )
+    plan = plan_landscape(spec, "dev")
+    assert plan.garden.cluster == ClusterValues("garden", ProviderType.LOCAL, "dev-garden", 2)
+    assert [s.cluster for s in plan.seeds] == [
+        ClusterValues("seed/s1", ProviderType.LOCAL, "dev-seed-s1", 1),
+        ClusterValues("seed/s2", ProviderType.GCP, "dev-seed-s2", 0),
+    ]
+    assert plan_landscape(spec, "dev") == plan  # deterministic

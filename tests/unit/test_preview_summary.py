@@ -1,0 +1,71 @@
+"""The pull-request summary of a preview: per layer, replacements and deletions flagged."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
+import preview_summary
+
+P = "urn:pulumi:local::arbor::"
+LANDSCAPE = P + "arbor:landscape:Landscape::arbor"
+GARDEN = P + "arbor:landscape:Landscape$arbor:garden:Garden::arbor-garden"
+SEED = P + "arbor:landscape:Landscape$arbor:seed:Seed::arbor-seed-local-1"
+
+
+def step(op: str, urn: str, type_: str, parent: str, **extra: Any) -> dict[str, Any]:
+    """One preview step as `pulumi preview --json` writes it."""
+    state = {"urn": urn, "type": type_, "parent": parent}
+    key = "oldState" if op in ("delete", "delete-replaced") else "newState"
+    return {"op": op, "urn": urn, key: state, **extra}
+
+
+def preview() -> dict[str, Any]:
+    """A preview with a create, an update, a replacement (three steps) and a delete across two layers."""
+    cluster = SEED.replace(
+        "::arbor-seed-local-1", "$pulumi-python:dynamic/arbor:LocalCluster::arbor-seed-local-1-cluster"
+    )
+    node = GARDEN.replace("::arbor-garden", "$kubernetes:core/v1:Node::arbor-garden-node-1")
+    old_node = GARDEN.replace("::arbor-garden", "$kubernetes:core/v1:Node::arbor-garden-node-0")
+    provider = GARDEN.replace("::arbor-garden", "$pulumi:providers:kubernetes::arbor-garden-k8s")
+    return {
+        "steps": [
+            step("same", LANDSCAPE, "arbor:landscape:Landscape", ""),
+            step("same", GARDEN, "arbor:garden:Garden", LANDSCAPE),
+            step("same", SEED, "arbor:seed:Seed", LANDSCAPE),
+            step("create", node, "kubernetes:core/v1:Node", GARDEN),
+            step("update", provider, "pulumi:providers:kubernetes", GARDEN, diffReasons=["kubeconfig"]),
+            step("delete", old_node, "kubernetes:core/v1:Node", GARDEN),
+            step("delete-replaced", cluster, "pulumi-python:dynamic/arbor:LocalCluster", SEED),
+            step(
+                "replace",
+                cluster,
+                "pulumi-python:dynamic/arbor:LocalCluster",
+                SEED,
+                replaceReasons=["kubernetesVersion"],
+            ),
+            step("create-replacement", cluster, "pulumi-python:dynamic/arbor:LocalCluster", SEED),
+        ]
+    }
+
+
+def test_summary_groups_by_layer_and_flags_replacements(golden: Callable[[str, str], None]) -> None:
+    """GIVEN a preview with changes in two layers WHEN rendered THEN the Markdown matches the golden file."""
+    golden("preview-summary.md", preview_summary.render(preview(), stack="local"))
+
+
+def test_replacement_counts_once() -> None:
+    """GIVEN a replacement spelled as three steps WHEN rendered THEN the seed shows one replace."""
+    text = preview_summary.render(preview())
+    assert "| seed arbor-seed-local-1 | 0 | 0 | 1 | 0 |" in text
+    assert "| garden | 1 | 1 | 0 | 1 |" in text
+    assert "**2 replacement(s) or deletion(s): read them before merging.**" in text
+
+
+def test_no_changes() -> None:
+    """GIVEN a preview of unchanged resources WHEN rendered THEN it says so."""
+    steps = [step("same", LANDSCAPE, "arbor:landscape:Landscape", "")]
+    assert preview_summary.render({"steps": steps}, "local") == "## arbor preview: stack `local`\n\nNo changes.\n"

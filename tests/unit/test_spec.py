@@ -1,0 +1,116 @@
+"""The landscape spec: every invalid input is one exact line with its path; valid input parses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.spec import LandscapeSpec, ProviderType, SpecError, parse_landscape
+
+
+def landscape(**overrides: Any) -> dict[str, Any]:
+    """A valid landscape, with top-level fields replaced by `overrides`."""
+    base: dict[str, Any] = {
+        "garden": {"provider": "local", "cluster": {"nodes": 1}},
+        "seeds": [{"name": "local-1", "provider": "local"}],
+    }
+    return {**base, **overrides}
+
+
+INVALID: list[tuple[str, object, list[str]]] = [
+    ("not an object", ["garden"], ["landscape: expected an object, got list"]),
+    ("garden missing", {"seeds": []}, ["landscape.garden: required field is missing"]),
+    ("unknown top-level field", landscape(shoots_x=[]), ["landscape.shoots_x: unknown field"]),
+    (
+        "unknown provider",
+        landscape(garden={"provider": "azure"}),
+        ["landscape.garden.provider: 'azure' is not one of 'local', 'gcp' or 'aws'"],
+    ),
+    (
+        "negative nodes",
+        landscape(garden={"cluster": {"nodes": -1}}),
+        ["landscape.garden.cluster.nodes: input should be greater than or equal to 0"],
+    ),
+    (
+        "too many nodes",
+        landscape(garden={"cluster": {"nodes": 51}}),
+        ["landscape.garden.cluster.nodes: input should be less than or equal to 50"],
+    ),
+    (
+        "nodes not a number",
+        landscape(garden={"cluster": {"nodes": "two"}}),
+        ["landscape.garden.cluster.nodes: input should be a valid integer, unable to parse string as an integer"],
+    ),
+    (
+        "unknown cluster field",
+        landscape(garden={"cluster": {"size": 3}}),
+        ["landscape.garden.cluster.size: unknown field"],
+    ),
+    (
+        "seed name upper case",
+        landscape(seeds=[{"name": "Local", "provider": "local"}]),
+        ["landscape.seeds[0].name: 'Local' is not a DNS-1123 label (lower-case letters, digits and '-')"],
+    ),
+    (
+        "seed name ends with dash",
+        landscape(seeds=[{"name": "local-", "provider": "local"}]),
+        ["landscape.seeds[0].name: 'local-' is not a DNS-1123 label (lower-case letters, digits and '-')"],
+    ),
+    (
+        "seed name too long",
+        landscape(seeds=[{"name": "a" * 64, "provider": "local"}]),
+        ["landscape.seeds[0].name: string should have at most 63 characters"],
+    ),
+    (
+        "seed without provider",
+        landscape(seeds=[{"name": "local-1"}]),
+        ["landscape.seeds[0].provider: required field is missing"],
+    ),
+    (
+        "duplicate seed names",
+        landscape(seeds=[{"name": "a", "provider": "local"}, {"name": "a", "provider": "local"}]),
+        ["landscape.seeds[1].name: duplicate seed name 'a'"],
+    ),
+    (
+        "several problems at once, each on its own line",
+        {"garden": {"provider": "x"}, "seeds": [{"name": "B", "provider": "local"}, {"provider": "gcp"}]},
+        [
+            "landscape.garden.provider: 'x' is not one of 'local', 'gcp' or 'aws'",
+            "landscape.seeds[0].name: 'B' is not a DNS-1123 label (lower-case letters, digits and '-')",
+            "landscape.seeds[1].name: required field is missing",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "lines"), INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_landscape_reports_every_problem_with_its_path(case: str, raw: object, lines: list[str]) -> None:
+    """GIVEN an invalid landscape WHEN it is parsed THEN exactly the expected lines are reported."""
+    with pytest.raises(SpecError) as err:
+        parse_landscape(raw)
+    assert err.value.lines == lines
+
+
+def test_valid_landscape_parses_with_defaults() -> None:
+    """GIVEN a minimal landscape WHEN parsed THEN defaults fill the rest."""
+    spec = parse_landscape({"garden": {}})
+    assert spec == LandscapeSpec.model_validate({"garden": {"provider": "local", "cluster": {"nodes": 1}}})
+    assert spec.garden.provider is ProviderType.LOCAL and spec.seeds == []
+
+
+def test_local_stack_file_is_valid() -> None:
+    """GIVEN the committed local stack WHEN its landscape is parsed THEN it has a garden and one seed."""
+    import yaml
+
+    with open("stacks/Pulumi.local.yaml") as f:
+        raw = yaml.safe_load(f)["config"]["arbor:landscape"]
+    spec = parse_landscape(raw)
+    assert [s.name for s in spec.seeds] == ["local-1"]
+
+
+def test_spec_is_immutable() -> None:
+    """GIVEN a parsed spec WHEN a field is assigned THEN pydantic refuses (frozen models)."""
+    spec = parse_landscape(landscape())
+    with pytest.raises(ValueError, match="frozen"):
+        spec.garden = spec.garden  # type: ignore[misc]
