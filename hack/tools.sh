@@ -238,7 +238,9 @@ install_plugin() {
     say "plugin $name" "$v" "installed ($((SECONDS - start))s)"
     return
   fi
-  pulumi plugin install "$kind" "$name" "${v#v}" --file "$ARBOR_TOOLS/$name-plugin-$v/pulumi-$kind-$name" >/dev/null
+  local out
+  out=$(pulumi plugin install "$kind" "$name" "${v#v}" --file "$ARBOR_TOOLS/$name-plugin-$v/pulumi-$kind-$name" 2>&1) ||
+    die "installing plugin $name $v failed: $out"
   say "plugin $name" "$v" "installed now ($((SECONDS - start))s)"
 }
 
