@@ -25,6 +25,14 @@ def cluster_key(layer: str, name: str = "") -> str:
     return layer if not name else f"{layer}/{name}"
 
 
+def cluster_identifier(provider: str, name: str) -> str:
+    """The identity of a cluster for its Kubernetes provider, `<provider>:<name>`, e.g. `local:local-garden`.
+
+    Stable across credentials and endpoints, so a new kubeconfig never replaces the objects in the cluster.
+    """
+    return f"{provider}:{name}"
+
+
 def local_cluster_name(stack: str, key: str) -> str:
     """The kwokctl cluster name of a cluster key; the stack name keeps stacks of one clone apart."""
     return capped(f"{stack}-{key.replace('/', '-')}".lower())

@@ -1,14 +1,12 @@
 """arbor's policy pack: wiring only; the rules live in arbor_policies/."""
 
-from arbor_policies.kubernetes import load_balancers_on_local, missing_cluster_identifier
+from arbor_policies.kubernetes import load_balancer_on_local, missing_cluster_identifier
 from pulumi_policy import (
     EnforcementLevel,
     PolicyPack,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
 )
 
 
@@ -18,9 +16,11 @@ def _cluster_identifier(args: ResourceValidationArgs, report: ReportViolation) -
         report(message)
 
 
-def _no_load_balancer_on_local(args: StackValidationArgs, report: ReportViolation) -> None:
-    for urn, message in load_balancers_on_local((r.resource_type, r.urn, r.props) for r in args.resources):
-        report(message, urn)
+def _no_load_balancer_on_local(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    provider = args.provider.props if args.provider else {}
+    message = load_balancer_on_local(args.resource_type, args.props, provider)
+    if message:
+        report(message)
 
 
 PolicyPack(
@@ -32,9 +32,9 @@ PolicyPack(
             description="Every Kubernetes provider sets cluster_identifier.",
             validate=_cluster_identifier,
         ),
-        StackValidationPolicy(
+        ResourceValidationPolicy(
             name="local-no-load-balancer",
-            description="No Service of type LoadBalancer in a stack with local clusters.",
+            description="No Service of type LoadBalancer on a local cluster.",
             validate=_no_load_balancer_on_local,
         ),
     ],

@@ -73,7 +73,7 @@ class LocalProvider:
             f"{prefix}-k8s",
             kubeconfig=cluster.kubeconfig,
             # The identity of the cluster, not its credentials: a new kubeconfig must not replace resources.
-            cluster_identifier=values.name,
+            cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
             # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
             delete_unreachable=True,
             opts=pulumi.ResourceOptions(parent=parent),

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 KUBERNETES_PROVIDER = "pulumi:providers:kubernetes"
 SERVICE = "kubernetes:core/v1:Service"
-LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+# arbor names every cluster's identity `<provider>:<name>` (components/naming.py); local ones start so.
+LOCAL_IDENTIFIER_PREFIX = "local:"
 
 
 def missing_cluster_identifier(resource_type: str, props: Mapping[str, Any]) -> str | None:
@@ -20,17 +21,13 @@ def missing_cluster_identifier(resource_type: str, props: Mapping[str, Any]) -> 
     return None
 
 
-def load_balancers_on_local(resources: Iterable[tuple[str, str, Mapping[str, Any]]]) -> list[tuple[str, str]]:
-    """(urn, message) for each Service of type LoadBalancer in a stack that runs local clusters.
+def load_balancer_on_local(resource_type: str, props: Mapping[str, Any], provider: Mapping[str, Any]) -> str | None:
+    """A LoadBalancer Service on a local cluster would hold the update forever.
 
-    Nothing on loopback assigns load-balancer addresses, so such a Service would hold the update forever.
-    `resources` are (type, urn, props) triples.
+    Nothing on loopback assigns load-balancer addresses. Local clusters are known by their provider's
+    `local:` cluster identifier.
     """
-    items = list(resources)
-    if not any(t == LOCAL_CLUSTER for t, _, _ in items):
-        return []
-    return [
-        (urn, "Service of type LoadBalancer in a local stack: no load balancer exists on loopback; use ClusterIP")
-        for t, urn, props in items
-        if t == SERVICE and (props.get("spec") or {}).get("type") == "LoadBalancer"
-    ]
+    local = str(provider.get("clusterIdentifier") or "").startswith(LOCAL_IDENTIFIER_PREFIX)
+    if resource_type == SERVICE and local and (props.get("spec") or {}).get("type") == "LoadBalancer":
+        return "Service of type LoadBalancer in a local stack: no load balancer exists on loopback; use ClusterIP"
+    return None

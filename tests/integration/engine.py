@@ -37,11 +37,15 @@ class Stack:
     name: str
     project_dir: Path
     config_dir: Path
+    env: dict[str, str] | None = None
 
     def run(self, *args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         """`pulumi <args> --stack <name>` in the project; raises with its output when it fails and `check`."""
         cmd = ["pulumi", *args, "--stack", self.name, "--non-interactive"]
-        proc = subprocess.run(cmd, cwd=self.project_dir, capture_output=True, text=True, timeout=timeout, check=False)
+        env = {**os.environ, **(self.env or {})}
+        proc = subprocess.run(
+            cmd, cwd=self.project_dir, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        )
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
@@ -64,9 +68,13 @@ class Stack:
         """The stack's state as the backend stores it (secrets stay encrypted)."""
         return dict(json.loads(self.run("stack", "export").stdout))
 
-    def set_config(self, key: str, value: object) -> None:
-        """Sets one structured config value."""
-        self.run("config", "set", "--path", key, json.dumps(value), "--json")
+    def set_config(self, config: dict[str, object]) -> None:
+        """Writes structured config values into the stack's config file (keeping its encryption salt)."""
+        path = self.config_dir / f"Pulumi.{self.name}.yaml"
+        data = yaml.safe_load(path.read_text()) if path.exists() else {}
+        data = data or {}
+        data.setdefault("config", {}).update(config)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def cluster_dir(cluster: str) -> Path:
@@ -91,12 +99,13 @@ def cleanup_clusters(prefix: str) -> None:
         subprocess.run(["kill", "-9", line.split()[0]], check=False)
 
 
-def make_stack(project_dir: Path, config_dir: Path, config: dict[str, object]) -> Stack:
-    """Creates a fresh `it-<random>` stack with `config` (key -> structured value)."""
-    stack = Stack(name=f"it-{secrets.token_hex(3)}", project_dir=project_dir, config_dir=config_dir)
+def make_stack(
+    project_dir: Path, config_dir: Path, config: dict[str, object], env: dict[str, str] | None = None
+) -> Stack:
+    """Creates a fresh `it-<random>` stack with `config` (key -> structured value) and extra `env`."""
+    stack = Stack(name=f"it-{secrets.token_hex(3)}", project_dir=project_dir, config_dir=config_dir, env=env)
     stack.run("stack", "init", "--secrets-provider", "passphrase")
-    for key, value in config.items():
-        stack.set_config(key, value)
+    stack.set_config(config)
     return stack
 
 

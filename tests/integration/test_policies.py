@@ -16,17 +16,26 @@ def test_local_stack_passes_the_policy_pack(local_stack: Stack) -> None:
     assert "mandatory" not in proc.stdout.lower(), proc.stdout
 
 
-def test_policy_pack_stops_a_violating_preview() -> None:
-    """GIVEN a program breaking both policies WHEN previewed with the pack THEN both mandatory violations stop it."""
+@pytest.mark.parametrize(
+    ("violation", "policy", "message"),
+    [
+        ("identifier", "kubernetes-provider-cluster-identifier", "Kubernetes provider without cluster_identifier"),
+        ("load-balancer", "local-no-load-balancer", "Service of type LoadBalancer in a local stack"),
+    ],
+)
+def test_policy_pack_stops_a_violating_preview(violation: str, policy: str, message: str) -> None:
+    """GIVEN a program breaking one policy WHEN previewed with the pack THEN that mandatory violation stops it."""
     require_environment()
     fixture = ROOT / "tests" / "integration" / "fixtures" / "violations"
-    stack = make_stack(fixture, fixture, {})
+    # The fixture borrows arbor's LocalCluster; its program and dynamic provider import it from the root.
+    stack = make_stack(
+        fixture, fixture, {"arbor-policy-violations:violation": violation}, env={"PYTHONPATH": str(ROOT)}
+    )
     try:
         proc = stack.run("preview", "--policy-pack", POLICIES, "--suppress-progress", check=False)
         out = proc.stdout + proc.stderr
         assert proc.returncode != 0, out
-        assert "kubernetes-provider-cluster-identifier" in out and "(mandatory)" in out, out
-        assert "local-no-load-balancer" in out, out
-        assert "Kubernetes provider without cluster_identifier" in out, out
+        assert f"[mandatory]  {policy}" in out, out
+        assert message in out, out
     finally:
         remove_stack(stack)

@@ -79,7 +79,7 @@ def test_local_landscape_resources_and_inputs(mocks: Mocks, golden: Callable[[st
             "local-seed-local-1", "/work/.kwok", "v1.34.4",
         )  # fmt: skip
         provider = mocks.inputs["arbor-garden-k8s"]
-        assert provider["clusterIdentifier"] == "local-garden"
+        assert provider["clusterIdentifier"] == "local:local-garden"
         node = mocks.inputs["arbor-garden-node-0"]
         assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
         assert node["metadata"]["name"] == "local-garden-node-0"

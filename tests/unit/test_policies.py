@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from arbor_policies.kubernetes import LOCAL_CLUSTER, SERVICE, load_balancers_on_local, missing_cluster_identifier
+from arbor_policies.kubernetes import SERVICE, load_balancer_on_local, missing_cluster_identifier
 
 
 @pytest.mark.parametrize(
@@ -28,23 +28,19 @@ def test_kubernetes_provider_needs_cluster_identifier(
         assert message.startswith("Kubernetes provider without cluster_identifier")
 
 
-Resource = tuple[str, str, dict[str, Any]]
-LB: Resource = (SERVICE, "urn:lb", {"spec": {"type": "LoadBalancer"}})
-CLUSTER_IP: Resource = (SERVICE, "urn:ip", {"spec": {"type": "ClusterIP"}})
-LOCAL: Resource = (LOCAL_CLUSTER, "urn:local", {})
-
-
 @pytest.mark.parametrize(
-    ("resources", "violating"),
+    ("resource_type", "props", "provider", "violates"),
     [
-        ([LOCAL, LB, CLUSTER_IP], ["urn:lb"]),
-        ([LOCAL, CLUSTER_IP], []),
-        ([LB], []),  # no local cluster: a cloud stack may use load balancers
-        ([LOCAL, (SERVICE, "urn:none", {})], []),
+        (SERVICE, {"spec": {"type": "LoadBalancer"}}, {"clusterIdentifier": "local:local-garden"}, True),
+        (SERVICE, {"spec": {"type": "ClusterIP"}}, {"clusterIdentifier": "local:local-garden"}, False),
+        (SERVICE, {"spec": {"type": "LoadBalancer"}}, {"clusterIdentifier": "gcp:prod-seed"}, False),
+        (SERVICE, {"spec": {"type": "LoadBalancer"}}, {}, False),
+        (SERVICE, {}, {"clusterIdentifier": "local:x"}, False),
+        ("kubernetes:core/v1:Namespace", {"spec": {"type": "LoadBalancer"}}, {"clusterIdentifier": "local:x"}, False),
     ],
 )
-def test_no_load_balancer_in_local_stacks(
-    resources: list[tuple[str, str, dict[str, Any]]], violating: list[str]
+def test_no_load_balancer_on_local_clusters(
+    resource_type: str, props: dict[str, Any], provider: dict[str, Any], violates: bool
 ) -> None:
-    """GIVEN a stack's resources WHEN checked THEN each LoadBalancer Service beside a LocalCluster violates."""
-    assert [urn for urn, _ in load_balancers_on_local(resources)] == violating
+    """GIVEN a resource and its provider WHEN checked THEN only a LoadBalancer Service on a local cluster violates."""
+    assert (load_balancer_on_local(resource_type, props, provider) is not None) == violates
