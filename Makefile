@@ -37,7 +37,7 @@ down: ## destroy the local landscape; no cluster or process is left behind
 preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
 	@mkdir -p out
 	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || { cat out/preview.json >&2; exit 1; }
-	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json > out/preview.md
+	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json $(STACK) > out/preview.md
 	@cat out/preview.md
 
 env: ## shell exports for the tools and the local stack: eval "$$(make -s env)"

@@ -49,7 +49,8 @@ def kwok_node(
         spec=k8s.core.v1.NodeSpecArgs(
             taints=[k8s.core.v1.TaintArgs(key="kwok.x-k8s.io/node", value="fake", effect="NoSchedule")]
         ),
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider),
+        # A named object: replacing it create-first would apply the new one, then delete that same object.
+        opts=pulumi.ResourceOptions(parent=parent, provider=provider, delete_before_replace=True),
     )
 
 

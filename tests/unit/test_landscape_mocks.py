@@ -41,13 +41,20 @@ def mocks() -> Mocks:
     return m
 
 
-def build(raw: dict[str, Any], tree: list[str] | None = None) -> Landscape:
-    """The Landscape of a raw spec on the local provider; `tree` collects `type name <- parent` lines."""
+def build(
+    raw: dict[str, Any], tree: list[str] | None = None, options: dict[str, pulumi.ResourceOptions] | None = None
+) -> Landscape:
+    """The Landscape of a raw spec on the local provider.
+
+    `tree` collects `type name <- parent` lines, `options` each resource's options by name.
+    """
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
         parent = args.opts.parent._name if args.opts.parent else "-"
         if tree is not None:
             tree.append(f"{args.type_} {args.name} <- {parent}")
+        if options is not None:
+            options[args.name] = args.opts
 
     settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
     return Landscape(
@@ -125,5 +132,21 @@ def test_node_count_follows_the_spec(mocks: Mocks) -> pulumi.Output[None]:
     def check(_: list[str]) -> None:
         nodes = sorted(n for n in mocks.inputs if "-node-" in n)
         assert nodes == ["arbor-garden-node-0", "arbor-garden-node-1", "arbor-garden-node-2"]
+
+    return urns(landscape).apply(check)
+
+
+@pulumi.runtime.test
+def test_named_objects_are_replaced_delete_first(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN kwok nodes (named objects) WHEN registered THEN a replacement deletes before it creates.
+
+    Create-first would apply the new Node and then delete that very object: the node would be lost.
+    """
+    options: dict[str, pulumi.ResourceOptions] = {}
+    landscape = build(LOCAL, options=options)
+
+    def check(_: list[str]) -> None:
+        nodes = {n: o for n, o in options.items() if "-node-" in n}
+        assert nodes and all(o.delete_before_replace for o in nodes.values())
 
     return urns(landscape).apply(check)
