@@ -40,7 +40,7 @@ preview: setup ## out/preview.json and out/preview.md: the change per layer, for
 	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json $(STACK) > out/preview.md
 	@cat out/preview.md
 
-env: ## shell exports for the tools and the local stack: eval "$$(make -s env)"
+env: ## shell exports for the tools and the local stack: eval "$(make -s env)"
 	@hack/print-env.sh
 
 lint: venv ## ruff

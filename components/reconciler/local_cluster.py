@@ -3,6 +3,10 @@
 `read()` checks the cluster for real (/readyz over TLS), so `pulumi refresh` records a stopped cluster as
 `running: false` (and a deleted one as gone), and the next `pulumi up` starts or recreates it. The kubeconfig
 is a secret output. Inputs that name the cluster or its Kubernetes version replace it; the preview says so.
+
+The engine stores the provider pickled by reference to this module (the provider process imports it from
+the project root): moving or renaming the module or class needs a shim left behind, or existing resources
+can no longer be read or deleted.
 """
 
 from __future__ import annotations
