@@ -20,6 +20,16 @@ def capped(name: str, limit: int = DNS_LABEL_MAX) -> str:
     return f"{name[: limit - len(digest) - 1].rstrip('-')}-{digest}"
 
 
+def project_namespace(project: str) -> str:
+    """The garden namespace of a project, as Gardener names it: `garden-<project>`."""
+    return f"garden-{project}"
+
+
+def shoot_namespace(project: str, shoot: str) -> str:
+    """The seed namespace (and technical ID) of a hosted shoot, as Gardener names it: `shoot--<project>--<shoot>`."""
+    return f"shoot--{project}--{shoot}"
+
+
 def cluster_key(layer: str, name: str = "") -> str:
     """The key of a cluster in the `kubeconfigs` output: `garden`, `seed/<seed>`, `shoot/<project>/<shoot>`."""
     return layer if not name else f"{layer}/{name}"

@@ -1,19 +1,36 @@
 """The landscape spec: pydantic models of the stack config key `arbor:landscape`, and all input validation.
 
 Validation is complete before anything is registered: `parse_landscape` collects every problem and reports
-them at once, one line each, as `<path>: <reason>` (for example `landscape.seeds[1].name: duplicate seed
-name 'local-1'`). No Pulumi import here, so the models are usable from tests, policies and tools alike.
+them at once, one line each, as `<path>: <reason>` (for example `landscape.shoots[1].networking.pods:
+10.0.0.0/16 overlaps seed 'local-1' pods 10.0.0.0/12`). Field checks come from the models; checks across
+fields and objects (references, unique names, derived name lengths, version skew, CIDR overlaps) run only
+on input whose fields are valid, so one mistake is reported once. No Pulumi import here.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from components import naming
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# Kubernetes minors arbor can run, oldest first; workers may trail the control plane by up to three minors.
+SUPPORTED_MINORS = ((1, 32), (1, 33), (1, 34))
+MAX_WORKER_SKEW = 3
+VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
+LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+# Resources kube-apiserver always encrypts (secrets) or that cannot be encrypted usefully, as Gardener refuses.
+ENCRYPTION_REFUSED = {
+    "secrets": "always encrypted, leave it out",
+    "events": "events cannot be encrypted",
+    "events.events.k8s.io": "events cannot be encrypted",
+}
 
 
 class SpecError(ValueError):
@@ -31,7 +48,52 @@ def _dns_label(value: str) -> str:
     return value
 
 
+def _version(value: str) -> str:
+    """A Kubernetes version `<major>.<minor>.<patch>` of a supported minor."""
+    match = VERSION.match(value)
+    if not match:
+        raise ValueError(f"'{value}' is not a version <major>.<minor>.<patch>")
+    if (int(match[1]), int(match[2])) not in SUPPORTED_MINORS:
+        supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_MINORS)
+        raise ValueError(f"Kubernetes {value} is not supported (supported minors: {supported})")
+    return value
+
+
+def _cidr(value: str) -> str:
+    """A canonical CIDR: the network address itself, as Kubernetes and the clouds expect."""
+    try:
+        network = ipaddress.ip_network(value, strict=False)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a CIDR") from None
+    if str(network) != value:
+        raise ValueError(f"'{value}' is not canonical, use {network}")
+    return value
+
+
+def _labels(value: dict[str, str]) -> dict[str, str]:
+    """Kubernetes label keys (optional DNS prefix, name up to 63) and values (up to 63)."""
+    for key, val in value.items():
+        name = key.rsplit("/", 1)[-1]
+        if not LABEL_KEY.match(key) or len(name) > 63:
+            raise ValueError(f"'{key}' is not a valid label key")
+        if not LABEL_VALUE.match(val) or len(val) > 63:
+            raise ValueError(f"'{val}' is not a valid label value (key '{key}')")
+    return value
+
+
+def _unique(values: list[str]) -> list[str]:
+    """A list without duplicates."""
+    dupes = sorted({v for v in values if values.count(v) > 1})
+    if dupes:
+        raise ValueError(f"duplicate {', '.join(repr(d) for d in dupes)}")
+    return values
+
+
 DnsLabel = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(_dns_label)]
+KubernetesVersion = Annotated[str, AfterValidator(_version)]
+Cidr = Annotated[str, AfterValidator(_cidr)]
+Labels = Annotated[dict[str, str], AfterValidator(_labels)]
+Zones = Annotated[list[str], AfterValidator(_unique)]
 
 
 class Model(BaseModel):
@@ -48,10 +110,57 @@ class ProviderType(StrEnum):
     AWS = "aws"
 
 
-class ClusterSpec(Model):
-    """A cluster that arbor creates for a layer."""
+class Role(StrEnum):
+    """A project member's role: viewers read, admins manage shoots."""
 
-    nodes: int = Field(1, ge=0, le=50, description="Nodes of the cluster (kwok nodes on local).")
+    ADMIN = "admin"
+    VIEWER = "viewer"
+
+
+class MemberKind(StrEnum):
+    """The kind of RBAC subject a member is."""
+
+    USER = "User"
+    GROUP = "Group"
+    SERVICE_ACCOUNT = "ServiceAccount"
+
+
+class IPFamily(StrEnum):
+    """An IP family of a shoot network."""
+
+    IPV4 = "IPv4"
+    IPV6 = "IPv6"
+
+
+class ClusterSpec(Model):
+    """A layer's cluster: created by arbor (`nodes`), or an existing one (`kubeconfigSecret`)."""
+
+    nodes: int = Field(1, ge=0, le=50, description="Nodes of a created cluster (kwok nodes on local).")
+    kubeconfig_secret: str | None = Field(
+        None,
+        alias="kubeconfigSecret",
+        description="Name of a secret config key of this stack that holds the kubeconfig of an existing cluster.",
+    )
+
+    @property
+    def existing(self) -> bool:
+        """Whether the cluster exists already and arbor only connects to it."""
+        return self.kubeconfig_secret is not None
+
+
+class Member(Model):
+    """A project member."""
+
+    name: str = Field(min_length=1)
+    kind: MemberKind = MemberKind.USER
+    role: Role
+
+
+class ProjectSpec(Model):
+    """A project: a namespace `garden-<name>` in the garden, its members and their roles."""
+
+    name: DnsLabel
+    members: list[Member] = Field(default_factory=list)
 
 
 class GardenSpec(Model):
@@ -59,6 +168,22 @@ class GardenSpec(Model):
 
     provider: ProviderType = ProviderType.LOCAL
     cluster: ClusterSpec = ClusterSpec()
+    projects: list[ProjectSpec] = Field(default_factory=list)
+
+
+class SeedNetworks(Model):
+    """The seed cluster's own ranges; shoots hosted on the seed must not overlap them."""
+
+    nodes: Cidr | None = None
+    pods: Cidr
+    services: Cidr
+
+
+class BackupSpec(Model):
+    """Where the seed keeps its shoots' etcd backups (a directory bucket on local)."""
+
+    provider: ProviderType
+    region: str | None = None
 
 
 class SeedSpec(Model):
@@ -66,14 +191,115 @@ class SeedSpec(Model):
 
     name: DnsLabel
     provider: ProviderType
+    region: str = Field("local", min_length=1)
+    zones: Zones = Field(default_factory=lambda: ["local-a"], min_length=1)
     cluster: ClusterSpec = ClusterSpec()
+    networks: SeedNetworks = SeedNetworks(pods="10.0.0.0/12", services="10.16.0.0/16")
+    backup: BackupSpec | None = None
+    extensions: Annotated[list[str], AfterValidator(_unique)] = Field(default_factory=list)
+
+
+class KubernetesSpec(Model):
+    """The Kubernetes of a shoot's control plane."""
+
+    version: KubernetesVersion
+
+
+class Networking(Model):
+    """A shoot's networks: one family or both, with node, pod and service ranges."""
+
+    ip_families: list[IPFamily] = Field([IPFamily.IPV4], alias="ipFamilies", min_length=1, max_length=2)
+    nodes: Cidr
+    pods: Cidr
+    services: Cidr
+
+    @model_validator(mode="after")
+    def _families(self) -> Networking:
+        """Families are unique; each range belongs to the first family (dual-stack details: networking issue)."""
+        if len(set(self.ip_families)) != len(self.ip_families):
+            raise ValueError("ipFamilies has a duplicate family")
+        return self
+
+
+class MachineImage(Model):
+    """The OS image of a worker pool."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+
+class Machine(Model):
+    """The machine of a worker pool."""
+
+    type: str = Field(min_length=1)
+    image: MachineImage
+
+
+class WorkerPool(Model):
+    """A worker pool of a shoot."""
+
+    name: Annotated[str, Field(min_length=1, max_length=15), AfterValidator(_dns_label)]
+    machine: Machine
+    minimum: int = Field(ge=0)
+    maximum: int = Field(ge=0)
+    zones: Zones = Field(default_factory=list)
+    control_plane: bool = Field(False, alias="controlPlane")
+    kubernetes_version: KubernetesVersion | None = Field(None, alias="kubernetesVersion")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> WorkerPool:
+        """The pool never shrinks below its minimum."""
+        if self.maximum < self.minimum:
+            raise ValueError(f"maximum {self.maximum} is less than minimum {self.minimum}")
+        return self
+
+
+class EncryptionSpec(Model):
+    """Resources encrypted at rest besides secrets (the control-plane issue renders and applies it)."""
+
+    resources: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _resources(self) -> EncryptionSpec:
+        """Lower-case `<resource>[.<group>]`, no wildcards, no duplicates, none Gardener refuses."""
+        for resource in self.resources:
+            if "*" in resource:
+                raise ValueError(f"'{resource}': wildcards are not allowed")
+            if resource != resource.lower() or not re.match(r"^[a-z0-9]+(\.[a-z0-9-]+)*$", resource):
+                raise ValueError(f"'{resource}' is not a lower-case <resource>[.<group>]")
+            if resource in ENCRYPTION_REFUSED:
+                raise ValueError(f"'{resource}': {ENCRYPTION_REFUSED[resource]}")
+        _unique(self.resources)
+        return self
+
+
+class NodeAgentSpec(Model):
+    """The gardener-node-agent release the shoot's nodes run."""
+
+    version: str = Field("v1.120.0", pattern=r"^v\d+\.\d+\.\d+$")
+
+
+class ShootSpec(Model):
+    """A shoot: a cluster users get, hosted on a seed or self-hosted (control plane as static pods)."""
+
+    name: DnsLabel
+    project: str
+    seed: str | None = None
+    self_hosted: bool = Field(False, alias="selfHosted")
+    kubernetes: KubernetesSpec
+    networking: Networking
+    workers: list[WorkerPool] = Field(min_length=1)
+    encryption: EncryptionSpec = EncryptionSpec()
+    node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
+    labels: Labels = Field(default_factory=dict)
 
 
 class LandscapeSpec(Model):
-    """A whole landscape: one garden and its seeds."""
+    """A whole landscape: one garden, its seeds and its shoots."""
 
     garden: GardenSpec
     seeds: list[SeedSpec] = Field(default_factory=list)
+    shoots: list[ShootSpec] = Field(default_factory=list)
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -86,26 +312,120 @@ def _path(loc: tuple[int | str, ...]) -> str:
 
 def _reason(error: Any) -> str:
     """A pydantic error as a short reason, with the refused value where that helps."""
-    kind, msg = error["type"], error["msg"]
+    kind, msg = error["type"], str(error["msg"])
     if kind == "value_error":
-        return str(msg).removeprefix("Value error, ")
+        return msg.removeprefix("Value error, ")
     if kind == "extra_forbidden":
         return "unknown field"
     if kind == "missing":
         return "required field is missing"
     if kind == "enum":
         return f"'{error['input']}' is not one of {error['ctx']['expected']}"
-    return str(msg)[0].lower() + str(msg)[1:]
+    return msg[0].lower() + msg[1:]
+
+
+def _minor(version: str) -> tuple[int, int]:
+    """`1.34.4` -> (1, 34)."""
+    major, minor, _ = version.split(".")
+    return int(major), int(minor)
+
+
+def _duplicates(names: list[str], path: str, what: str) -> list[str]:
+    """A line for each repeated name, at the index of the repetition."""
+    seen: set[str] = set()
+    lines = []
+    for i, name in enumerate(names):
+        if name in seen:
+            lines.append(f"landscape.{path}[{i}].name: duplicate {what} name '{name}'")
+        seen.add(name)
+    return lines
+
+
+def _overlaps(a: str, b: str) -> bool:
+    """Whether two CIDRs of the same family share an address."""
+    x, y = ipaddress.ip_network(a), ipaddress.ip_network(b)
+    return x.version == y.version and x.overlaps(y)
+
+
+def _check_shoot(i: int, shoot: ShootSpec, projects: set[str], seeds: dict[str, SeedSpec]) -> list[str]:
+    """Checks of one shoot against the rest of the landscape."""
+    at = f"landscape.shoots[{i}]"
+    lines = []
+    if shoot.project not in projects:
+        lines.append(f"{at}.project: project '{shoot.project}' is not defined in landscape.garden.projects")
+    else:
+        namespace = naming.shoot_namespace(shoot.project, shoot.name)
+        if len(namespace) > naming.DNS_LABEL_MAX:
+            lines.append(
+                f"{at}.name: seed namespace '{namespace}' has {len(namespace)} characters, "
+                f"more than {naming.DNS_LABEL_MAX}: shorten the project or shoot name"
+            )
+    seed = seeds.get(shoot.seed or "")
+    if shoot.self_hosted and shoot.seed:
+        lines.append(f"{at}.seed: a self-hosted shoot has no seed")
+    elif not shoot.self_hosted and not shoot.seed:
+        lines.append(f"{at}.seed: required unless selfHosted is true")
+    elif shoot.seed and not seed:
+        lines.append(f"{at}.seed: seed '{shoot.seed}' is not defined in landscape.seeds")
+
+    control_plane = _minor(shoot.kubernetes.version)
+    for j, pool in enumerate(shoot.workers):
+        pat = f"{at}.workers[{j}]"
+        if pool.kubernetes_version:
+            worker = _minor(pool.kubernetes_version)
+            if worker > control_plane:
+                lines.append(
+                    f"{pat}.kubernetesVersion: {pool.kubernetes_version} is newer than the control plane "
+                    f"{shoot.kubernetes.version}"
+                )
+            elif control_plane[1] - worker[1] > MAX_WORKER_SKEW:
+                lines.append(
+                    f"{pat}.kubernetesVersion: {pool.kubernetes_version} is more than {MAX_WORKER_SKEW} minors "
+                    f"older than the control plane {shoot.kubernetes.version}"
+                )
+        if pool.control_plane and not shoot.self_hosted:
+            lines.append(f"{pat}.controlPlane: only a self-hosted shoot has control-plane pools")
+        if seed:
+            for zone in pool.zones:
+                if zone not in seed.zones:
+                    zones = ", ".join(seed.zones)
+                    lines.append(f"{pat}.zones: zone '{zone}' is not a zone of seed '{seed.name}' ({zones})")
+    lines += _duplicates([p.name for p in shoot.workers], f"shoots[{i}].workers", "worker pool")
+    if shoot.self_hosted and not any(p.control_plane for p in shoot.workers):
+        lines.append(f"{at}.workers: a self-hosted shoot needs a pool with controlPlane: true")
+
+    ranges = {"nodes": shoot.networking.nodes, "pods": shoot.networking.pods, "services": shoot.networking.services}
+    names = list(ranges)
+    for a_i, a in enumerate(names):
+        for b in names[a_i + 1 :]:
+            if _overlaps(ranges[a], ranges[b]):
+                lines.append(f"{at}.networking.{b}: {ranges[b]} overlaps the shoot's {a} {ranges[a]}")
+    if seed:
+        seed_ranges = {k: v for k, v in seed.networks.model_dump().items() if v}
+        for own, cidr in ranges.items():
+            for kind, other in seed_ranges.items():
+                if _overlaps(cidr, other):
+                    lines.append(f"{at}.networking.{own}: {cidr} overlaps seed '{seed.name}' {kind} {other}")
+    return lines
 
 
 def _cross_checks(spec: LandscapeSpec) -> list[str]:
-    """Checks across fields: unique names."""
-    lines: list[str] = []
-    seen: set[str] = set()
-    for i, seed in enumerate(spec.seeds):
-        if seed.name in seen:
-            lines.append(f"landscape.seeds[{i}].name: duplicate seed name '{seed.name}'")
-        seen.add(seed.name)
+    """Checks across fields and objects of a landscape whose fields are each valid."""
+    lines = _duplicates([p.name for p in spec.garden.projects], "garden.projects", "project")
+    for i, project in enumerate(spec.garden.projects):
+        namespace = naming.project_namespace(project.name)
+        if len(namespace) > naming.DNS_LABEL_MAX:
+            lines.append(f"landscape.garden.projects[{i}].name: namespace '{namespace}' is longer than 63 characters")
+    lines += _duplicates([s.name for s in spec.seeds], "seeds", "seed")
+    seen: set[tuple[str, str]] = set()
+    for i, shoot in enumerate(spec.shoots):
+        if (shoot.project, shoot.name) in seen:
+            lines.append(f"landscape.shoots[{i}].name: shoot '{shoot.name}' exists twice in project '{shoot.project}'")
+        seen.add((shoot.project, shoot.name))
+    projects = {p.name for p in spec.garden.projects}
+    seeds = {s.name: s for s in spec.seeds}
+    for i, shoot in enumerate(spec.shoots):
+        lines += _check_shoot(i, shoot, projects, seeds)
     return lines
 
 

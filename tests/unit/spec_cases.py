@@ -1,0 +1,68 @@
+"""Landscapes for the spec tests: a valid base and a way to change one field of it by path."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+
+def base() -> dict[str, Any]:
+    """A valid landscape: a garden with two projects, one seed, two hosted shoots and a self-hosted one."""
+    pool = {"name": "pool-a", "machine": {"type": "m5.large", "image": {"name": "gardenlinux", "version": "1877.0"}}}
+    net = {"nodes": "10.250.0.0/16", "pods": "100.64.0.0/12", "services": "100.104.0.0/13"}
+    return copy.deepcopy(
+        {
+            "garden": {
+                "provider": "local",
+                "projects": [
+                    {"name": "dev", "members": [{"name": "alice@example.com", "role": "admin"}]},
+                    {"name": "ops", "members": [{"name": "viewers", "kind": "Group", "role": "viewer"}]},
+                ],
+            },
+            "seeds": [{"name": "local-1", "provider": "local", "zones": ["local-a", "local-b"]}],
+            "shoots": [
+                {
+                    "name": "web",
+                    "project": "dev",
+                    "seed": "local-1",
+                    "kubernetes": {"version": "1.34.4"},
+                    "networking": {**net},
+                    "workers": [{**pool, "minimum": 1, "maximum": 2, "zones": ["local-a"]}],
+                },
+                {
+                    "name": "db",
+                    "project": "ops",
+                    "seed": "local-1",
+                    "kubernetes": {"version": "1.33.6"},
+                    "networking": {**net},
+                    "workers": [{**pool, "minimum": 1, "maximum": 1}],
+                },
+                {
+                    "name": "root",
+                    "project": "ops",
+                    "selfHosted": True,
+                    "kubernetes": {"version": "1.34.4"},
+                    "networking": {**net},
+                    "workers": [{**pool, "name": "cp", "minimum": 1, "maximum": 1, "controlPlane": True}],
+                },
+            ],
+        }
+    )
+
+
+def changed(path: str, value: Any) -> dict[str, Any]:
+    """The base landscape with the value at `path` (dots and [index]) set, or removed when value is DELETE."""
+    doc = base()
+    parts = path.replace("[", ".").replace("]", "").split(".")
+    target: Any = doc
+    for part in parts[:-1]:
+        target = target[int(part)] if part.isdigit() else target[part]
+    last: Any = int(parts[-1]) if parts[-1].isdigit() else parts[-1]
+    if value is DELETE:
+        del target[last]
+    else:
+        target[last] = copy.deepcopy(value)
+    return doc
+
+
+DELETE = object()

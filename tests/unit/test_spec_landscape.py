@@ -1,0 +1,332 @@
+"""The full landscape spec (garden projects, seeds, shoots): a table of invalid configs with their exact lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.spec import SpecError, parse_landscape
+from tests.unit.spec_cases import DELETE, base, changed
+
+S0 = "landscape.shoots[0]"
+POOL = {"name": "p", "machine": {"type": "t", "image": {"name": "i", "version": "1"}}, "minimum": 0, "maximum": 1}
+
+
+def with_shoot(**fields: Any) -> dict[str, Any]:
+    """The base landscape with fields of shoot 0 replaced."""
+    doc = base()
+    doc["shoots"][0].update(fields)
+    return doc
+
+
+INVALID: list[tuple[str, object, list[str]]] = [
+    # garden and projects
+    (
+        "project name upper case",
+        changed("garden.projects[0].name", "Dev"),
+        ["landscape.garden.projects[0].name: 'Dev' is not a DNS-1123 label (lower-case letters, digits and '-')"],
+    ),
+    (
+        "project duplicate",
+        changed("garden.projects[1].name", "dev"),
+        [
+            "landscape.garden.projects[1].name: duplicate project name 'dev'",
+            "landscape.shoots[1].project: project 'ops' is not defined in landscape.garden.projects",
+            "landscape.shoots[2].project: project 'ops' is not defined in landscape.garden.projects",
+        ],
+    ),
+    (
+        "project namespace too long",
+        changed("garden.projects[0].name", "p" * 57),
+        [
+            f"landscape.garden.projects[0].name: namespace 'garden-{'p' * 57}' is longer than 63 characters",
+            f"{S0}.project: project 'dev' is not defined in landscape.garden.projects",
+        ],
+    ),
+    (
+        "member without role",
+        changed("garden.projects[0].members[0]", {"name": "a"}),
+        ["landscape.garden.projects[0].members[0].role: required field is missing"],
+    ),
+    (
+        "member unknown role",
+        changed("garden.projects[0].members[0].role", "owner"),
+        ["landscape.garden.projects[0].members[0].role: 'owner' is not one of 'admin' or 'viewer'"],
+    ),
+    (
+        "member unknown kind",
+        changed("garden.projects[0].members[0].kind", "Robot"),
+        ["landscape.garden.projects[0].members[0].kind: 'Robot' is not one of 'User', 'Group' or 'ServiceAccount'"],
+    ),
+    (
+        "member empty name",
+        changed("garden.projects[0].members[0].name", ""),
+        ["landscape.garden.projects[0].members[0].name: string should have at least 1 character"],
+    ),
+    # seeds
+    (
+        "seed zones empty",
+        changed("seeds[0].zones", []),
+        ["landscape.seeds[0].zones: list should have at least 1 item after validation, not 0"],
+    ),
+    ("seed zones duplicate", changed("seeds[0].zones", ["a", "a"]), ["landscape.seeds[0].zones: duplicate 'a'"]),
+    (
+        "seed pods not a CIDR",
+        changed("seeds[0].networks", {"pods": "10.0.0.0/33", "services": "10.16.0.0/16"}),
+        ["landscape.seeds[0].networks.pods: '10.0.0.0/33' is not a CIDR"],
+    ),
+    (
+        "seed services not canonical",
+        changed("seeds[0].networks", {"pods": "10.0.0.0/12", "services": "10.16.0.1/16"}),
+        ["landscape.seeds[0].networks.services: '10.16.0.1/16' is not canonical, use 10.16.0.0/16"],
+    ),
+    (
+        "seed extensions duplicate",
+        changed("seeds[0].extensions", ["dns", "dns"]),
+        ["landscape.seeds[0].extensions: duplicate 'dns'"],
+    ),
+    (
+        "seed backup without provider",
+        changed("seeds[0].backup", {"region": "x"}),
+        ["landscape.seeds[0].backup.provider: required field is missing"],
+    ),
+    (
+        "seed cluster unknown field",
+        changed("seeds[0].cluster", {"kubeconfig": "x"}),
+        ["landscape.seeds[0].cluster.kubeconfig: unknown field"],
+    ),
+    (
+        "seed region empty",
+        changed("seeds[0].region", ""),
+        ["landscape.seeds[0].region: string should have at least 1 character"],
+    ),
+    # shoot references and names
+    (
+        "shoot unknown project",
+        changed("shoots[0].project", "qa"),
+        [f"{S0}.project: project 'qa' is not defined in landscape.garden.projects"],
+    ),
+    (
+        "shoot unknown seed",
+        changed("shoots[0].seed", "local-2"),
+        [f"{S0}.seed: seed 'local-2' is not defined in landscape.seeds"],
+    ),
+    ("shoot without seed", changed("shoots[0].seed", DELETE), [f"{S0}.seed: required unless selfHosted is true"]),
+    (
+        "self-hosted shoot with seed",
+        changed("shoots[2].seed", "local-1"),
+        ["landscape.shoots[2].seed: a self-hosted shoot has no seed"],
+    ),
+    (
+        "shoot twice in a project",
+        changed("shoots[1].project", "dev") | {},
+        [],
+    ),  # replaced below: a shoot name is unique per project only
+    (
+        "shoot namespace too long",
+        changed("shoots[0].name", "s" * 52),
+        [
+            f"{S0}.name: seed namespace 'shoot--dev--{'s' * 52}' has 64 characters, more than 63: "
+            "shorten the project or shoot name"
+        ],
+    ),
+    (
+        "shoot name with underscore",
+        changed("shoots[0].name", "my_shoot"),
+        [f"{S0}.name: 'my_shoot' is not a DNS-1123 label (lower-case letters, digits and '-')"],
+    ),
+    ("shoot unknown field", with_shoot(addons={}), [f"{S0}.addons: unknown field"]),
+    (
+        "shoot without workers",
+        changed("shoots[0].workers", []),
+        [f"{S0}.workers: list should have at least 1 item after validation, not 0"],
+    ),
+    # Kubernetes versions
+    (
+        "version unsupported minor",
+        changed("shoots[0].kubernetes.version", "1.29.3"),
+        [f"{S0}.kubernetes.version: Kubernetes 1.29.3 is not supported (supported minors: 1.32, 1.33, 1.34)"],
+    ),
+    (
+        "version malformed",
+        changed("shoots[0].kubernetes.version", "v1.34"),
+        [f"{S0}.kubernetes.version: 'v1.34' is not a version <major>.<minor>.<patch>"],
+    ),
+    (
+        "worker newer than control plane",
+        changed("shoots[1].workers[0].kubernetesVersion", "1.34.4"),
+        ["landscape.shoots[1].workers[0].kubernetesVersion: 1.34.4 is newer than the control plane 1.33.6"],
+    ),
+    (
+        "worker version unsupported",
+        changed("shoots[0].workers[0].kubernetesVersion", "1.30.0"),
+        [f"{S0}.workers[0].kubernetesVersion: Kubernetes 1.30.0 is not supported (supported minors: 1.32, 1.33, 1.34)"],
+    ),
+    # workers
+    (
+        "pool maximum below minimum",
+        changed("shoots[0].workers[0].maximum", 0),
+        [f"{S0}.workers[0]: maximum 0 is less than minimum 1"],
+    ),
+    (
+        "pool negative minimum",
+        changed("shoots[0].workers[0].minimum", -1),
+        [f"{S0}.workers[0].minimum: input should be greater than or equal to 0"],
+    ),
+    (
+        "pool name too long",
+        changed("shoots[0].workers[0].name", "p" * 16),
+        [f"{S0}.workers[0].name: string should have at most 15 characters"],
+    ),
+    (
+        "pool without machine image",
+        changed("shoots[0].workers[0].machine", {"type": "m5.large"}),
+        [f"{S0}.workers[0].machine.image: required field is missing"],
+    ),
+    (
+        "pool zone not in seed",
+        changed("shoots[0].workers[0].zones", ["local-c"]),
+        [f"{S0}.workers[0].zones: zone 'local-c' is not a zone of seed 'local-1' (local-a, local-b)"],
+    ),
+    (
+        "pool zones duplicate",
+        changed("shoots[0].workers[0].zones", ["local-a", "local-a"]),
+        [f"{S0}.workers[0].zones: duplicate 'local-a'"],
+    ),
+    (
+        "pools with one name",
+        changed("shoots[0].workers", [POOL, POOL]),
+        [f"{S0}.workers[1].name: duplicate worker pool name 'p'"],
+    ),
+    (
+        "control-plane pool on hosted shoot",
+        changed("shoots[0].workers[0].controlPlane", True),
+        [f"{S0}.workers[0].controlPlane: only a self-hosted shoot has control-plane pools"],
+    ),
+    (
+        "self-hosted without control-plane pool",
+        changed("shoots[2].workers[0].controlPlane", False),
+        ["landscape.shoots[2].workers: a self-hosted shoot needs a pool with controlPlane: true"],
+    ),
+    # networking
+    (
+        "pods not canonical",
+        changed("shoots[0].networking.pods", "100.64.0.1/12"),
+        [f"{S0}.networking.pods: '100.64.0.1/12' is not canonical, use 100.64.0.0/12"],
+    ),
+    (
+        "services not a CIDR",
+        changed("shoots[0].networking.services", "services"),
+        [f"{S0}.networking.services: 'services' is not a CIDR"],
+    ),
+    (
+        "nodes missing",
+        changed("shoots[0].networking.nodes", DELETE),
+        [f"{S0}.networking.nodes: required field is missing"],
+    ),
+    (
+        "unknown IP family",
+        changed("shoots[0].networking.ipFamilies", ["IPv5"]),
+        [f"{S0}.networking.ipFamilies[0]: 'IPv5' is not one of 'IPv4' or 'IPv6'"],
+    ),
+    (
+        "duplicate IP family",
+        changed("shoots[0].networking.ipFamilies", ["IPv4", "IPv4"]),
+        [f"{S0}.networking: ipFamilies has a duplicate family"],
+    ),
+    (
+        "pods overlap services",
+        changed("shoots[0].networking.services", "100.64.0.0/13"),
+        [f"{S0}.networking.services: 100.64.0.0/13 overlaps the shoot's pods 100.64.0.0/12"],
+    ),
+    (
+        "pods overlap the seed",
+        changed("shoots[1].networking.pods", "10.0.0.0/16"),
+        ["landscape.shoots[1].networking.pods: 10.0.0.0/16 overlaps seed 'local-1' pods 10.0.0.0/12"],
+    ),
+    (
+        "nodes overlap seed services",
+        changed("shoots[0].networking.nodes", "10.16.0.0/20"),
+        [f"{S0}.networking.nodes: 10.16.0.0/20 overlaps seed 'local-1' services 10.16.0.0/16"],
+    ),
+    # encryption, node agent, labels
+    (
+        "encrypt secrets",
+        changed("shoots[0].encryption", {"resources": ["secrets"]}),
+        [f"{S0}.encryption: 'secrets': always encrypted, leave it out"],
+    ),
+    (
+        "encrypt events",
+        changed("shoots[0].encryption", {"resources": ["events.events.k8s.io"]}),
+        [f"{S0}.encryption: 'events.events.k8s.io': events cannot be encrypted"],
+    ),
+    (
+        "encrypt wildcard",
+        changed("shoots[0].encryption", {"resources": ["*.apps"]}),
+        [f"{S0}.encryption: '*.apps': wildcards are not allowed"],
+    ),
+    (
+        "encrypt upper case",
+        changed("shoots[0].encryption", {"resources": ["ConfigMaps"]}),
+        [f"{S0}.encryption: 'ConfigMaps' is not a lower-case <resource>[.<group>]"],
+    ),
+    (
+        "encrypt duplicate",
+        changed("shoots[0].encryption", {"resources": ["configmaps", "configmaps"]}),
+        [f"{S0}.encryption: duplicate 'configmaps'"],
+    ),
+    (
+        "node agent version",
+        changed("shoots[0].nodeAgent", {"version": "1.2"}),
+        [f"{S0}.nodeAgent.version: string should match pattern '^v\\d+\\.\\d+\\.\\d+$'"],
+    ),
+    (
+        "label key invalid",
+        changed("shoots[0].labels", {"-bad": "x"}),
+        [f"{S0}.labels: '-bad' is not a valid label key"],
+    ),
+    (
+        "label value too long",
+        changed("shoots[0].labels", {"team": "v" * 64}),
+        [f"{S0}.labels: '{'v' * 64}' is not a valid label value (key 'team')"],
+    ),
+]
+# A shoot name is unique per project: `web` in project `dev` twice.
+INVALID = [c for c in INVALID if c[0] != "shoot twice in a project"] + [
+    (
+        "shoot twice in a project",
+        changed("shoots[1]", {**base()["shoots"][0]}),
+        ["landscape.shoots[1].name: shoot 'web' exists twice in project 'dev'"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "raw", "lines"), INVALID, ids=[c[0] for c in INVALID])
+def test_invalid_landscape(case: str, raw: object, lines: list[str]) -> None:
+    """GIVEN a landscape with one mistake WHEN parsed THEN exactly its lines are reported, nothing else."""
+    with pytest.raises(SpecError) as err:
+        parse_landscape(raw)
+    assert err.value.lines == lines
+
+
+def test_there_are_at_least_forty_invalid_cases() -> None:
+    """The table covers the spec broadly (the layers issue asks for forty or more)."""
+    assert len(INVALID) >= 40
+
+
+VALID: list[tuple[str, dict[str, Any]]] = [
+    ("base", base()),
+    ("same shoot name in two projects", changed("shoots[1].name", "web")),
+    ("worker three minors behind", changed("shoots[0].workers[0].kubernetesVersion", "1.32.0")),
+    ("dual-stack families", changed("shoots[0].networking.ipFamilies", ["IPv4", "IPv6"])),
+    ("existing seed cluster", changed("seeds[0].cluster", {"kubeconfigSecret": "seedKubeconfig"})),
+    ("encrypted resources", changed("shoots[0].encryption", {"resources": ["configmaps", "deployments.apps"]})),
+    ("no shoots", changed("shoots", [])),
+]
+
+
+@pytest.mark.parametrize(("case", "raw"), VALID, ids=[c[0] for c in VALID])
+def test_valid_landscape(case: str, raw: dict[str, Any]) -> None:
+    """GIVEN a valid landscape WHEN parsed THEN it parses and keeps every shoot."""
+    assert len(parse_landscape(raw).shoots) == len(raw["shoots"])
