@@ -3,7 +3,7 @@
 import pulumi
 
 from components.landscape import Landscape
-from components.plan import plan_landscape
+from components.plan import plan_landscape, unsupported
 from components.providers.contract import InfrastructureProvider
 from components.providers.local import LocalProvider, LocalSettings
 from components.spec import ProviderType, SpecError, parse_landscape
@@ -22,6 +22,9 @@ except SpecError as err:
     # RunError ends the program with these lines and no traceback; nothing has been registered yet.
     raise pulumi.RunError("invalid landscape:\n" + "\n".join(err.lines)) from None
 
-landscape = Landscape("arbor", plan_landscape(spec, pulumi.get_stack()), providers)
+plan = plan_landscape(spec, pulumi.get_stack())
+if problems := unsupported(plan):
+    raise pulumi.RunError("landscape asks for what arbor does not run yet:\n" + "\n".join(problems))
+landscape = Landscape("arbor", plan, providers)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
 pulumi.export("endpoints", landscape.endpoints())

@@ -1,21 +1,124 @@
-"""The Garden component (`arbor:garden:Garden`): the cluster where projects, seeds and shoots are recorded."""
+"""The Garden component (`arbor:garden:Garden`): the cluster where projects, seeds and shoots are recorded.
+
+It installs arbor's API (CRDs), the project roles, and per project a Project record, the namespace
+`garden-<project>` and the members' role bindings: viewers read, admins manage shoots.
+"""
 
 from __future__ import annotations
 
-import pulumi
+from dataclasses import dataclass
 
-from components.plan import GardenValues
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import api, naming
+from components.plan import GardenValues, ProjectValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.spec import Role
+
+# What each role may do in its project's namespace.
+ROLE_RULES = {
+    Role.ADMIN: [
+        {"apiGroups": [naming.API_GROUP], "resources": ["shoots"], "verbs": ["*"]},
+        {"apiGroups": [naming.API_GROUP], "resources": ["shoots/status"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+    ],
+    Role.VIEWER: [
+        {"apiGroups": [naming.API_GROUP], "resources": ["shoots", "shoots/status"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch"]},
+    ],
+}
+
+
+def role_name(role: Role) -> str:
+    """The ClusterRole of a project role, e.g. `arbor.dev:project:admin`."""
+    return f"{naming.API_GROUP}:project:{role.value}"
+
+
+@dataclass(frozen=True)
+class GardenAccess:
+    """What the next layers need of the garden: its cluster, the API, and each project's namespace."""
+
+    cluster: ClusterAccess
+    api: list[pulumi.Resource]
+    namespaces: dict[str, k8s.core.v1.Namespace]
 
 
 class Garden(pulumi.ComponentResource):
-    """The garden layer; hands its ClusterAccess to the seeds and shoots."""
+    """The garden layer."""
 
-    access: ClusterAccess
+    access: GardenAccess
 
     def __init__(
         self, name: str, values: GardenValues, infra: InfrastructureProvider, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("arbor:garden:Garden", name, None, opts)
-        self.access = infra.cluster(values.cluster, parent=self)
-        self.register_outputs({"endpoint": self.access.endpoint})
+        cluster = infra.cluster(values.cluster, parent=self)
+        on_garden = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
+        crds: list[pulumi.Resource] = [
+            k8s.apiextensions.v1.CustomResourceDefinition(
+                f"{name}-crd-{crd['spec']['names']['plural']}",
+                metadata=crd["metadata"],
+                spec=crd["spec"],
+                opts=on_garden,
+            )
+            for crd in api.crds()
+        ]
+        roles = {
+            role: k8s.rbac.v1.ClusterRole(
+                f"{name}-role-{role.value}", metadata={"name": role_name(role)}, rules=rules, opts=on_garden
+            )
+            for role, rules in ROLE_RULES.items()
+        }
+        namespaces = {p.name: self._project(name, p, crds, roles, on_garden) for p in values.projects}
+        self.access = GardenAccess(cluster=cluster, api=crds, namespaces=namespaces)
+        self.register_outputs({"endpoint": cluster.endpoint, "projects": sorted(namespaces)})
+
+    def _project(
+        self,
+        name: str,
+        project: ProjectValues,
+        crds: list[pulumi.Resource],
+        roles: dict[Role, k8s.rbac.v1.ClusterRole],
+        on_garden: pulumi.ResourceOptions,
+    ) -> k8s.core.v1.Namespace:
+        """A project's record, namespace and role bindings; returns the namespace."""
+        prefix = f"{name}-project-{project.name}"
+        record = api.project_record(project)
+        k8s.apiextensions.CustomResource(
+            prefix,
+            api_version=record["apiVersion"],
+            kind=record["kind"],
+            metadata=record["metadata"],
+            spec=record["spec"],
+            opts=pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(depends_on=crds)),
+        )
+        namespace = k8s.core.v1.Namespace(
+            f"{prefix}-namespace",
+            metadata={"name": project.namespace, "labels": {naming.label("project"): project.name}},
+            # A project namespace holds the shoot records: deleting it by accident would orphan every shoot.
+            opts=pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(delete_before_replace=True)),
+        )
+        for role in Role:
+            subjects = [
+                {"kind": m.kind, "name": m.name}
+                | (
+                    {"namespace": project.namespace}
+                    if m.kind == "ServiceAccount"
+                    else {"apiGroup": "rbac.authorization.k8s.io"}
+                )
+                for m in project.members
+                if m.role is role
+            ]
+            if not subjects:
+                continue
+            k8s.rbac.v1.RoleBinding(
+                f"{prefix}-{role.value}s",
+                metadata={"name": f"{role_name(role)}s", "namespace": project.namespace},
+                role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role_name(role)},
+                subjects=subjects,
+                opts=pulumi.ResourceOptions.merge(
+                    on_garden, pulumi.ResourceOptions(depends_on=[namespace, roles[role]])
+                ),
+            )
+        return namespace

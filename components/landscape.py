@@ -1,4 +1,4 @@
-"""The Landscape component (`arbor:landscape:Landscape`): garden, then seeds, wired in flow order."""
+"""The Landscape component (`arbor:landscape:Landscape`): garden, then seeds, then shoots, in flow order."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from components.garden import Garden
 from components.plan import LandscapePlan
 from components.providers.contract import ClusterAccess, InfrastructureProvider
 from components.seed import Seed
+from components.shoot import Shoot
 from components.spec import ProviderType
 
 
@@ -17,6 +18,7 @@ class Landscape(pulumi.ComponentResource):
     """A whole landscape; `clusters` maps every cluster key to its access bundle."""
 
     clusters: dict[str, ClusterAccess]
+    shoots: dict[str, Shoot]
 
     def __init__(
         self,
@@ -28,16 +30,29 @@ class Landscape(pulumi.ComponentResource):
         super().__init__("arbor:landscape:Landscape", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         garden = Garden(f"{name}-garden", plan.garden, providers(plan.garden.cluster.provider), child)
-        seeds = [
-            Seed(
-                f"{name}-seed-{s.name}",
-                s,
-                providers(s.cluster.provider),
-                pulumi.ResourceOptions(parent=self, depends_on=[garden]),
-            )
+        seeds = {
+            s.name: Seed(f"{name}-seed-{s.name}", s, providers(s.cluster.provider), garden.access, child).access
             for s in plan.seeds
-        ]
-        self.clusters = {a.key: a for a in [garden.access, *(s.access for s in seeds)]}
+        }
+        self.shoots = {}
+        for shoot in plan.shoots:
+            seed = seeds[shoot.seed or ""]
+            self.shoots[shoot.cluster.key] = Shoot(
+                f"{name}-shoot-{shoot.project}-{shoot.name}",
+                shoot,
+                providers(shoot.cluster.provider),
+                garden.access,
+                seed,
+                child,
+            )
+        self.clusters = {
+            a.key: a
+            for a in [
+                garden.access.cluster,
+                *(s.cluster for s in seeds.values()),
+                *(s.access for s in self.shoots.values()),
+            ]
+        }
         self.register_outputs({"clusters": sorted(self.clusters)})
 
     def kubeconfigs(self) -> pulumi.Output[dict[str, str]]:

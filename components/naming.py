@@ -50,6 +50,7 @@ def local_cluster_name(stack: str, key: str) -> str:
 
 # arbor's own API group and label prefix; Gardener's names are kept where arbor reuses Gardener's parts.
 API_GROUP = "arbor.dev"
+API_VERSION = "v1alpha1"
 
 
 def label(name: str) -> str:

@@ -8,17 +8,36 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components import naming
-from components.spec import ClusterSpec, LandscapeSpec, ProviderType
+from components.spec import ClusterSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
 
 
 @dataclass(frozen=True)
 class ClusterValues:
-    """What a provider needs to create one cluster."""
+    """What a provider needs to create (or connect to) one cluster."""
 
     key: str
     provider: ProviderType
     name: str
     nodes: int
+    kubeconfig_secret: str | None = None
+
+
+@dataclass(frozen=True)
+class MemberValues:
+    """A project member as an RBAC subject with its role."""
+
+    name: str
+    kind: str
+    role: Role
+
+
+@dataclass(frozen=True)
+class ProjectValues:
+    """A project: its garden namespace and members."""
+
+    name: str
+    namespace: str
+    members: tuple[MemberValues, ...]
 
 
 @dataclass(frozen=True)
@@ -26,14 +45,71 @@ class GardenValues:
     """Values of the Garden component."""
 
     cluster: ClusterValues
+    projects: tuple[ProjectValues, ...] = ()
 
 
 @dataclass(frozen=True)
 class SeedValues:
-    """Values of one Seed component."""
+    """Values of one Seed component; `shoot_namespaces` are those of the shoots it hosts."""
 
     name: str
     cluster: ClusterValues
+    region: str = "local"
+    zones: tuple[str, ...] = ("local-a",)
+    shoot_namespaces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PoolValues:
+    """A worker pool of a shoot."""
+
+    name: str
+    machine_type: str
+    image: str
+    image_version: str
+    minimum: int
+    maximum: int
+    zones: tuple[str, ...]
+    control_plane: bool
+    kubernetes_version: str
+
+
+@dataclass(frozen=True)
+class NetworkValues:
+    """A shoot's networks."""
+
+    ip_families: tuple[str, ...]
+    nodes: str
+    pods: str
+    services: str
+
+
+@dataclass(frozen=True)
+class ShootValues:
+    """Values of one Shoot component."""
+
+    name: str
+    project: str
+    project_namespace: str
+    technical_id: str
+    seed: str | None
+    kubernetes_version: str
+    networking: NetworkValues
+    workers: tuple[PoolValues, ...]
+    encrypted_resources: tuple[str, ...]
+    node_agent_version: str
+    labels: tuple[tuple[str, str], ...]
+    cluster: ClusterValues
+
+    @property
+    def self_hosted(self) -> bool:
+        """Whether the shoot runs its own control plane (static pods) instead of a seed's."""
+        return self.seed is None
+
+    @property
+    def seed_namespace(self) -> str:
+        """The namespace of the shoot's control plane in its seed: its technical ID."""
+        return self.technical_id
 
 
 @dataclass(frozen=True)
@@ -42,20 +118,95 @@ class LandscapePlan:
 
     garden: GardenValues
     seeds: tuple[SeedValues, ...]
+    shoots: tuple[ShootValues, ...] = ()
 
 
 def _cluster(stack: str, key: str, provider: ProviderType, spec: ClusterSpec) -> ClusterValues:
     """Values of one cluster; the name is what the provider calls it."""
-    return ClusterValues(key=key, provider=provider, name=naming.local_cluster_name(stack, key), nodes=spec.nodes)
+    return ClusterValues(
+        key=key,
+        provider=provider,
+        name=naming.local_cluster_name(stack, key),
+        nodes=spec.nodes,
+        kubeconfig_secret=spec.kubeconfig_secret,
+    )
+
+
+def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
+    """Values of one seed, with the namespaces of the shoots it hosts."""
+    hosted = tuple(naming.shoot_namespace(s.project, s.name) for s in shoots if s.seed == spec.name)
+    return SeedValues(
+        name=spec.name,
+        cluster=_cluster(stack, naming.cluster_key("seed", spec.name), spec.provider, spec.cluster),
+        region=spec.region,
+        zones=tuple(spec.zones),
+        shoot_namespaces=hosted,
+    )
+
+
+def _shoot(stack: str, spec: ShootSpec, provider: ProviderType) -> ShootValues:
+    """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
+    key = naming.cluster_key("shoot", f"{spec.project}/{spec.name}")
+    workers = tuple(
+        PoolValues(
+            name=p.name,
+            machine_type=p.machine.type,
+            image=p.machine.image.name,
+            image_version=p.machine.image.version,
+            minimum=p.minimum,
+            maximum=p.maximum,
+            zones=tuple(p.zones),
+            control_plane=p.control_plane,
+            kubernetes_version=p.kubernetes_version or spec.kubernetes.version,
+        )
+        for p in spec.workers
+    )
+    net = spec.networking
+    return ShootValues(
+        name=spec.name,
+        project=spec.project,
+        project_namespace=naming.project_namespace(spec.project),
+        technical_id=naming.shoot_namespace(spec.project, spec.name),
+        seed=None if spec.self_hosted else spec.seed,
+        kubernetes_version=spec.kubernetes.version,
+        networking=NetworkValues(tuple(f.value for f in net.ip_families), net.nodes, net.pods, net.services),
+        workers=workers,
+        encrypted_resources=tuple(spec.encryption.resources),
+        node_agent_version=spec.node_agent.version,
+        labels=tuple(sorted(spec.labels.items())),
+        # On local the shoot's API is a cluster of its own, with a node per pool minimum (workers issue: pools).
+        cluster=_cluster(stack, key, provider, ClusterSpec(nodes=sum(p.minimum for p in spec.workers))),
+    )
 
 
 def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     """The plan of a validated landscape for one stack."""
     garden = GardenValues(
-        cluster=_cluster(stack, naming.cluster_key("garden"), spec.garden.provider, spec.garden.cluster)
+        cluster=_cluster(stack, naming.cluster_key("garden"), spec.garden.provider, spec.garden.cluster),
+        projects=tuple(
+            ProjectValues(
+                name=p.name,
+                namespace=naming.project_namespace(p.name),
+                members=tuple(MemberValues(m.name, m.kind.value, m.role) for m in p.members),
+            )
+            for p in spec.garden.projects
+        ),
     )
-    seeds = tuple(
-        SeedValues(name=s.name, cluster=_cluster(stack, naming.cluster_key("seed", s.name), s.provider, s.cluster))
-        for s in spec.seeds
-    )
-    return LandscapePlan(garden=garden, seeds=seeds)
+    seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
+    providers = {s.name: s.provider for s in spec.seeds}
+    shoots = tuple(_shoot(stack, s, providers.get(s.seed or "", spec.garden.provider)) for s in spec.shoots)
+    return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots)
+
+
+def unsupported(plan: LandscapePlan) -> list[str]:
+    """What a valid landscape asks for that arbor does not run yet, one line each (checked before any change)."""
+    lines = []
+    for i, shoot in enumerate(plan.shoots):
+        if shoot.self_hosted:
+            lines.append(f"landscape.shoots[{i}].selfHosted: self-hosted shoots (static pods) are not supported yet")
+        elif shoot.cluster.provider is not ProviderType.LOCAL:
+            lines.append(
+                f"landscape.shoots[{i}].seed: shoots on {shoot.cluster.provider.value} seeds are not supported yet "
+                "(they need the workers issue)"
+            )
+    return lines

@@ -6,6 +6,7 @@ itself: the next layer depends on the bundle only (as pulumi-eks hands on its cl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,11 +24,21 @@ class ClusterAccess:
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
+    # What must exist before objects are applied to the cluster (its nodes, say); empty when nothing.
+    ready: Sequence[pulumi.Resource] = ()
 
 
 class InfrastructureProvider(Protocol):
     """What a cloud (or the local runtime) provides to the layers."""
 
-    def cluster(self, values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
-        """Registers one cluster, its nodes and a Kubernetes provider for it, as children of `parent`."""
+    def cluster(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """Registers a garden or seed cluster (created or existing), and a Kubernetes provider for it."""
+        ...
+
+    def shoot_api(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """Access to the API a hosted shoot's control plane serves, with the shoot's nodes behind it."""
         ...

@@ -7,6 +7,7 @@ hack/env.sh sets, so the program is the same in `make up`, in tests and in a use
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -46,29 +47,32 @@ def kwok_node(
     return k8s.core.v1.Node(
         name,
         metadata=k8s.meta.v1.ObjectMetaArgs(name=node_name, annotations=KWOK_NODE_ANNOTATION, labels=labels),
-        spec=k8s.core.v1.NodeSpecArgs(
-            taints=[k8s.core.v1.TaintArgs(key="kwok.x-k8s.io/node", value="fake", effect="NoSchedule")]
-        ),
         # A named object: replacing it create-first would apply the new one, then delete that same object.
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, delete_before_replace=True),
     )
 
 
 class LocalProvider:
-    """InfrastructureProvider for the local landscape."""
+    """InfrastructureProvider for the local landscape: every cluster is a kwokctl cluster."""
 
     def __init__(self, settings: LocalSettings) -> None:
         self.settings = settings
 
-    def cluster(self, values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
+    def cluster(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
         """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes."""
+        if values.kubeconfig_secret:
+            raise pulumi.RunError(
+                f"{values.key}: an existing cluster (kubeconfigSecret) is for gcp and aws; local clusters are created"
+            )
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
             f"{prefix}-cluster",
             cluster_name=values.name,
             workdir=self.settings.workdir,
             kubernetes_version=self.settings.kubernetes_version,
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
         )
         provider = k8s.Provider(
             f"{prefix}-k8s",
@@ -79,7 +83,7 @@ class LocalProvider:
             delete_unreachable=True,
             opts=pulumi.ResourceOptions(parent=parent),
         )
-        for i in range(values.nodes):
+        nodes = [
             kwok_node(
                 f"{prefix}-node-{i}",
                 node_name=f"{values.name}-node-{i}",
@@ -87,6 +91,17 @@ class LocalProvider:
                 provider=provider,
                 parent=parent,
             )
+            for i in range(values.nodes)
+        ]
         return ClusterAccess(
-            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider
+            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider, ready=nodes
         )
+
+    def shoot_api(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """On local, a shoot's API is one more kwokctl cluster.
+
+        It stands in for what the hosted control plane serves, since kwok runs no real kube-apiserver in the seed.
+        """
+        return self.cluster(values, parent, depends_on)

@@ -7,16 +7,19 @@ loopback; every binary is passed explicitly (hack/tools.sh puts them on PATH), s
 from __future__ import annotations
 
 import base64
+import contextlib
+import fcntl
 import os
 import shutil
-import ssl
 import subprocess
 import time
-import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+
+from components.reconciler.kube import Kube
 
 # kwokctl flag -> binary on PATH. Every component gets an explicit local binary: kwokctl's defaults are URLs.
 BINARIES = {
@@ -80,20 +83,37 @@ def server_version() -> str:
     return out.stdout.split()[-1]
 
 
+@contextlib.contextmanager
+def _ports_lock(workdir: str) -> Iterator[None]:
+    """Serialises cluster starts in a work directory.
+
+    kwokctl picks free ports when it creates a cluster, but only binds them when the processes start: two
+    clusters created at once (the garden and a seed, say) pick the same ports and one fails to start.
+    """
+    Path(workdir).mkdir(parents=True, exist_ok=True)
+    with open(Path(workdir) / ".ports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def create(cluster: Cluster) -> None:
     """Creates and starts the cluster from the binaries on PATH, waiting until it is ready."""
-    Path(cluster.workdir).mkdir(parents=True, exist_ok=True)
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
-    _kwokctl(
-        cluster, "create", "cluster", "--runtime", "binary", *flags,
-        "--kubeconfig", str(cluster.scratch_kubeconfig), "--wait", f"{READY_TIMEOUT_S}s",
-    )  # fmt: skip
+    with _ports_lock(cluster.workdir):
+        _kwokctl(
+            cluster, "create", "cluster", "--runtime", "binary", *flags,
+            "--kubeconfig", str(cluster.scratch_kubeconfig), "--wait", f"{READY_TIMEOUT_S}s",
+        )  # fmt: skip
 
 
 def start(cluster: Cluster) -> None:
     """Starts the processes of an existing, stopped cluster and waits until it is ready."""
-    _kwokctl(cluster, "start", "cluster")
-    wait_ready(cluster)
+    with _ports_lock(cluster.workdir):
+        _kwokctl(cluster, "start", "cluster")
+        wait_ready(cluster)
 
 
 def delete(cluster: Cluster) -> None:
@@ -122,12 +142,8 @@ def ready(cluster: Cluster) -> bool:
     if not cluster.exists():
         return False
     try:
-        server, ca, cert, key = _kubeconfig_files(cluster)
-        context = ssl.create_default_context(cafile=ca)
-        context.load_cert_chain(cert, key)
-        with urllib.request.urlopen(f"{server}/readyz", context=context, timeout=3) as response:
-            return bool(response.status == 200 and response.read().strip() == b"ok")
-    except (OSError, ValueError, KeyError, yaml.YAMLError):
+        return Kube.from_kubeconfig(kubeconfig(cluster)).ready()
+    except (OSError, ValueError, KeyError, StopIteration, yaml.YAMLError):
         return False
 
 

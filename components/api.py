@@ -1,0 +1,208 @@
+"""arbor's own API in the garden (group `arbor.dev`): CRDs with structural schemas, and the records.
+
+Projects and Seeds are cluster-scoped, Shoots live in their project's namespace, as in Gardener, so
+`kubectl get shoots -A` on the garden lists every shoot with its seed, version and last operation. Pure: every
+function returns plain Kubernetes objects (dicts).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.naming import API_GROUP, API_VERSION
+from components.plan import ProjectValues, SeedValues, ShootValues
+
+Object = dict[str, Any]
+STRING: Object = {"type": "string"}
+STRINGS: Object = {"type": "array", "items": STRING}
+CONDITION: Object = {
+    "type": "object",
+    "required": ["type", "status"],
+    "properties": {
+        "type": STRING,
+        "status": {"type": "string", "enum": ["True", "False", "Unknown", "Progressing"]},
+        "reason": STRING,
+        "message": STRING,
+        "lastTransitionTime": {"type": "string", "format": "date-time"},
+        "lastUpdateTime": {"type": "string", "format": "date-time"},
+    },
+}
+NETWORKING: Object = {
+    "type": "object",
+    "properties": {"ipFamilies": STRINGS, "nodes": STRING, "pods": STRING, "services": STRING},
+}
+
+
+def _crd(kind: str, plural: str, scope: str, spec: Object, status: Object | None, columns: list[Object]) -> Object:
+    """A CRD of arbor's group with one served, stored version, a structural schema and printer columns."""
+    properties: Object = {"spec": spec}
+    version: Object = {
+        "name": API_VERSION,
+        "served": True,
+        "storage": True,
+        "additionalPrinterColumns": [
+            *columns,
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+        ],
+    }
+    if status is not None:
+        properties["status"] = status
+        version["subresources"] = {"status": {}}
+    version["schema"] = {"openAPIV3Schema": {"type": "object", "required": ["spec"], "properties": properties}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{API_GROUP}"},
+        "spec": {
+            "group": API_GROUP,
+            "scope": scope,
+            "names": {"kind": kind, "plural": plural, "singular": kind.lower(), "listKind": f"{kind}List"},
+            "versions": [version],
+        },
+    }
+
+
+def project_crd() -> Object:
+    """Project: a namespace in the garden and its members."""
+    member = {
+        "type": "object",
+        "required": ["name", "kind", "role"],
+        "properties": {"name": STRING, "kind": STRING, "role": {"type": "string", "enum": ["admin", "viewer"]}},
+    }
+    spec = {
+        "type": "object",
+        "required": ["namespace"],
+        "properties": {"namespace": STRING, "members": {"type": "array", "items": member}},
+    }
+    return _crd("Project", "projects", "Cluster", spec, None,
+                [{"name": "Namespace", "type": "string", "jsonPath": ".spec.namespace"}])  # fmt: skip
+
+
+def seed_crd() -> Object:
+    """Seed: a cluster that hosts shoot control planes."""
+    spec = {
+        "type": "object",
+        "required": ["provider"],
+        "properties": {
+            "provider": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {"type": STRING, "region": STRING, "zones": STRINGS},
+            },
+            "networks": NETWORKING,
+        },
+    }
+    return _crd("Seed", "seeds", "Cluster", spec, None, [
+        {"name": "Provider", "type": "string", "jsonPath": ".spec.provider.type"},
+        {"name": "Region", "type": "string", "jsonPath": ".spec.provider.region"},
+    ])  # fmt: skip
+
+
+def shoot_crd() -> Object:
+    """Shoot: a cluster users get; its status is written from the real clusters (ShootStatus)."""
+    worker = {
+        "type": "object",
+        "required": ["name", "minimum", "maximum"],
+        "properties": {
+            "name": STRING,
+            "machine": {"type": "object", "properties": {"type": STRING, "image": {
+                "type": "object", "properties": {"name": STRING, "version": STRING}}}},
+            "minimum": {"type": "integer", "minimum": 0},
+            "maximum": {"type": "integer", "minimum": 0},
+            "zones": STRINGS,
+            "controlPlane": {"type": "boolean"},
+            "kubernetesVersion": STRING,
+        },
+    }  # fmt: skip
+    spec = {
+        "type": "object",
+        "required": ["kubernetes", "networking"],
+        "properties": {
+            "seedName": STRING,
+            "selfHosted": {"type": "boolean"},
+            "kubernetes": {"type": "object", "required": ["version"], "properties": {"version": STRING}},
+            "networking": NETWORKING,
+            "provider": {"type": "object", "properties": {"workers": {"type": "array", "items": worker}}},
+            "encryption": {"type": "object", "properties": {"resources": STRINGS}},
+            "nodeAgent": {"type": "object", "properties": {"version": STRING}},
+        },
+    }
+    status = {
+        "type": "object",
+        "properties": {
+            "technicalID": STRING,
+            "lastOperation": {
+                "type": "object",
+                "properties": {
+                    "type": {"type": "string", "enum": ["Create", "Reconcile", "Delete", "Migrate", "Restore"]},
+                    "state": {"type": "string", "enum": ["Processing", "Succeeded", "Error", "Failed", "Pending"]},
+                    "progress": {"type": "integer", "minimum": 0, "maximum": 100},
+                    "lastUpdateTime": {"type": "string", "format": "date-time"},
+                    "description": STRING,
+                },
+            },
+            "conditions": {"type": "array", "items": CONDITION},
+        },
+    }
+    return _crd("Shoot", "shoots", "Namespaced", spec, status, [
+        {"name": "Seed", "type": "string", "jsonPath": ".spec.seedName"},
+        {"name": "Version", "type": "string", "jsonPath": ".spec.kubernetes.version"},
+        {"name": "Operation", "type": "string", "jsonPath": ".status.lastOperation.type"},
+        {"name": "State", "type": "string", "jsonPath": ".status.lastOperation.state"},
+        {"name": "Progress", "type": "integer", "jsonPath": ".status.lastOperation.progress"},
+        {"name": "APIServer", "type": "string",
+         "jsonPath": ".status.conditions[?(@.type=='APIServerAvailable')].status"},
+    ])  # fmt: skip
+
+
+def crds() -> tuple[Object, ...]:
+    """Every CRD of arbor's API."""
+    return (project_crd(), seed_crd(), shoot_crd())
+
+
+def _record(kind: str, name: str, spec: Object, namespace: str | None = None) -> Object:
+    """An object of arbor's API."""
+    metadata: Object = {"name": name} | ({"namespace": namespace} if namespace else {})
+    return {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": kind, "metadata": metadata, "spec": spec}
+
+
+def project_record(project: ProjectValues) -> Object:
+    """The Project record of a project."""
+    members = [{"name": m.name, "kind": m.kind, "role": m.role.value} for m in project.members]
+    return _record("Project", project.name, {"namespace": project.namespace, "members": members})
+
+
+def seed_record(seed: SeedValues) -> Object:
+    """The Seed record of a seed."""
+    provider = {"type": seed.cluster.provider.value, "region": seed.region, "zones": list(seed.zones)}
+    return _record("Seed", seed.name, {"provider": provider})
+
+
+def shoot_record(shoot: ShootValues) -> Object:
+    """The Shoot record of a shoot, in its project's namespace."""
+    net = shoot.networking
+    workers = [
+        {
+            "name": p.name,
+            "machine": {"type": p.machine_type, "image": {"name": p.image, "version": p.image_version}},
+            "minimum": p.minimum,
+            "maximum": p.maximum,
+            "zones": list(p.zones),
+            "controlPlane": p.control_plane,
+            "kubernetesVersion": p.kubernetes_version,
+        }
+        for p in shoot.workers
+    ]
+    spec: Object = {
+        "kubernetes": {"version": shoot.kubernetes_version},
+        "networking": {"ipFamilies": list(net.ip_families), "nodes": net.nodes, "pods": net.pods,
+                       "services": net.services},
+        "provider": {"workers": workers},
+        "encryption": {"resources": list(shoot.encrypted_resources)},
+        "nodeAgent": {"version": shoot.node_agent_version},
+    }  # fmt: skip
+    spec |= {"selfHosted": True} if shoot.self_hosted else {"seedName": shoot.seed}
+    record = _record("Shoot", shoot.name, spec, namespace=shoot.project_namespace)
+    if shoot.labels:  # an empty map is dropped by the API server, and would show as a change on every preview
+        record["metadata"]["labels"] = dict(shoot.labels)
+    return record

@@ -1,0 +1,88 @@
+"""A minimal Kubernetes REST client for the reconciler: GET and merge-PATCH with an admin kubeconfig.
+
+Dynamic providers run in their own process and must not capture clients; this module makes one per call from
+the kubeconfig text (certificates embedded), with nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TIMEOUT_S = 10
+
+
+class KubeError(RuntimeError):
+    """An API call that failed; `status` is the HTTP status (0 when the server was not reached)."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Kube:
+    """One cluster's API: server URL and a TLS context with the admin's client certificate."""
+
+    server: str
+    context: ssl.SSLContext
+
+    @staticmethod
+    def from_kubeconfig(kubeconfig: str) -> Kube:
+        """A client for the current context of a kubeconfig with embedded certificate data."""
+        config = yaml.safe_load(kubeconfig)
+        current = config.get("current-context")
+        ctx = next(c["context"] for c in config["contexts"] if c["name"] == current)
+        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
+        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+        context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+        # ssl loads client certificates from files only; the files live just long enough to be read.
+        with tempfile.TemporaryDirectory() as tmp:
+            cert, key = Path(tmp, "cert"), Path(tmp, "key")
+            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+            key.write_bytes(base64.b64decode(user["client-key-data"]))
+            context.load_cert_chain(str(cert), str(key))
+        return Kube(server=cluster["server"], context=context)
+
+    def _call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        """One request; the decoded JSON answer."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.server + path, data=data, method=method)
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", content_type)
+        try:
+            with urllib.request.urlopen(request, context=self.context, timeout=TIMEOUT_S) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as err:
+            raise KubeError(
+                f"{method} {path}: {err.code} {err.read().decode(errors='replace')[:300]}", err.code
+            ) from None
+        except (OSError, ValueError) as err:
+            raise KubeError(f"{method} {path}: {err}") from None
+
+    def get(self, path: str) -> Any:
+        """GET `path` (e.g. `/api/v1/nodes`)."""
+        return self._call("GET", path)
+
+    def merge_patch(self, path: str, body: Any) -> Any:
+        """A JSON merge patch of `path`."""
+        return self._call("PATCH", path, body, "application/merge-patch+json")
+
+    def ready(self) -> bool:
+        """Whether /readyz answers ok."""
+        try:
+            request = urllib.request.Request(self.server + "/readyz")
+            with urllib.request.urlopen(request, context=self.context, timeout=3) as response:
+                return bool(response.status == 200)
+        except (OSError, ValueError):
+            return False

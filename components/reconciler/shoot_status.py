@@ -1,0 +1,156 @@
+"""ShootStatus: after a shoot converged, writes its record's status in the garden from the real clusters.
+
+The status carries Gardener's last operation (type, state, progress, time) and the conditions
+APIServerAvailable, ControlPlaneHealthy and EveryNodeReady (components/health.py). The resource's outputs hold
+the condition states without timestamps, so `pulumi refresh` shows a diff exactly when the health changed,
+and `up` writes the record again.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components import health
+from components.naming import API_GROUP, API_VERSION
+from components.reconciler.kube import Kube, KubeError
+
+PROVIDER_VERSION = "1"
+
+
+def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
+    """The shoot's conditions as its clusters report them now."""
+    seed, shoot = Kube.from_kubeconfig(props["seedKubeconfig"]), Kube.from_kubeconfig(props["shootKubeconfig"])
+    ns = props["seedNamespace"]
+    try:
+        workloads = [
+            {**o, "kind": kind}
+            for kind, path in (("Deployment", "deployments"), ("StatefulSet", "statefulsets"))
+            for o in seed.get(f"/apis/apps/v1/namespaces/{ns}/{path}")["items"]
+        ]
+    except KubeError:
+        workloads = []
+    try:
+        nodes = shoot.get("/api/v1/nodes")["items"]
+    except KubeError:
+        nodes = []
+    return health.evaluate(shoot.ready(), workloads, nodes, int(props["expectedNodes"]))
+
+
+def _outputs(props: dict[str, Any], conditions: tuple[health.Condition, ...]) -> dict[str, Any]:
+    """Inputs plus condition states and the last operation's state (no timestamps: they would always drift)."""
+    return {
+        **props,
+        "conditions": {c.type: "True" if c.status else "False" for c in conditions},
+        "state": health.last_operation_state(conditions),
+    }
+
+
+def _write(props: dict[str, Any], operation: str) -> dict[str, Any]:
+    """Observes the shoot and writes its record's status in the garden; returns the outputs."""
+    conditions = _observe(props)
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    state = health.last_operation_state(conditions)
+    status = {
+        "status": {
+            "technicalID": props["seedNamespace"],
+            "lastOperation": {
+                "type": operation,
+                "state": state,
+                "progress": 100,
+                "lastUpdateTime": now,
+                "description": "Shoot cluster has been successfully reconciled."
+                if state == "Succeeded"
+                else "Shoot cluster reconciled, but not every condition holds.",
+            },
+            "conditions": [
+                {
+                    "type": c.type,
+                    "status": "True" if c.status else "False",
+                    "reason": c.reason,
+                    "message": c.message,
+                    "lastTransitionTime": now,
+                    "lastUpdateTime": now,
+                }
+                for c in conditions
+            ],
+        }
+    }
+    garden = Kube.from_kubeconfig(props["gardenKubeconfig"])
+    path = f"/apis/{API_GROUP}/{API_VERSION}/namespaces/{props['namespace']}/shoots/{props['name']}/status"
+    garden.merge_patch(path, status)
+    return _outputs(props, conditions)
+
+
+class ShootStatusProvider(ResourceProvider):
+    """Writes a Shoot record's status; read() observes the clusters again."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """First status of a new shoot: last operation Create."""
+        return CreateResult(id_=f"{props['namespace']}/{props['name']}", outs=_write(props, "Create"))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """Reconcile when an input changed (the shoot was changed) or refresh found the health changed."""
+        inputs = [k for k in news if k not in ("conditions", "state") and olds.get(k) != news.get(k)]
+        unhealthy = olds.get("state") not in (None, "Succeeded")
+        return DiffResult(changes=bool(inputs) or unhealthy, replaces=[k for k in ("namespace", "name") if k in inputs])
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Status after a change: last operation Reconcile."""
+        return UpdateResult(outs=_write(news, "Reconcile"))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The shoot's health now; a record that is gone makes the resource gone."""
+        garden = Kube.from_kubeconfig(props["gardenKubeconfig"])
+        try:
+            garden.get(f"/apis/{API_GROUP}/{API_VERSION}/namespaces/{props['namespace']}/shoots/{props['name']}")
+        except KubeError as err:
+            if err.status == 404:
+                return ReadResult(id_="", outs={})
+            raise
+        return ReadResult(id_=id_, outs=_outputs(props, _observe(props)))
+
+    def delete(self, _id: str, _props: dict[str, Any]) -> None:
+        """Nothing to undo: the status goes with its record."""
+
+
+class ShootStatus(Resource, module="arbor", name="ShootStatus"):
+    """The status of one Shoot record, written from the real clusters after the shoot converged."""
+
+    conditions: pulumi.Output[dict[str, str]]
+    state: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        namespace: str,
+        shoot: str,
+        seed_namespace: str,
+        expected_nodes: int,
+        garden_kubeconfig: pulumi.Input[str],
+        seed_kubeconfig: pulumi.Input[str],
+        shoot_kubeconfig: pulumi.Input[str],
+        kubernetes_version: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "namespace": namespace,
+            "name": shoot,
+            "seedNamespace": seed_namespace,
+            "expectedNodes": expected_nodes,
+            "gardenKubeconfig": garden_kubeconfig,
+            "seedKubeconfig": seed_kubeconfig,
+            "shootKubeconfig": shoot_kubeconfig,
+            "kubernetesVersion": kubernetes_version,
+            "version": PROVIDER_VERSION,
+            "conditions": None,
+            "state": None,
+        }
+        secrets = pulumi.ResourceOptions(
+            additional_secret_outputs=["gardenKubeconfig", "seedKubeconfig", "shootKubeconfig"]
+        )
+        super().__init__(ShootStatusProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

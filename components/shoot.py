@@ -1,0 +1,116 @@
+"""The Shoot component (`arbor:shoot:Shoot`): a cluster users get, in the order of Gardener's reconciliation.
+
+Flow, each step depending only on what it needs: the seed namespace (Seed) -> the Shoot record -> etcd main
+and events -> kube-apiserver -> kube-controller-manager and kube-scheduler -> the shoot's API and nodes
+(workers) -> system components in kube-system -> health (ShootStatus writes the record's status).
+Infrastructure and the backup entry join the flow with the networking and backup issues.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import api, controlplane
+from components.garden import GardenAccess
+from components.plan import ShootValues
+from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.reconciler.shoot_status import ShootStatus
+from components.seed import SeedAccess
+
+
+def shoot_info(shoot: ShootValues) -> dict[str, str]:
+    """The data of `kube-system/shoot-info`, as Gardener publishes it inside every shoot."""
+    return {
+        "shootName": shoot.name,
+        "projectName": shoot.project,
+        "technicalID": shoot.technical_id,
+        "kubernetesVersion": shoot.kubernetes_version,
+        "nodeNetwork": shoot.networking.nodes,
+        "podNetwork": shoot.networking.pods,
+        "serviceNetwork": shoot.networking.services,
+        "ipFamilies": ",".join(shoot.networking.ip_families),
+        "seedName": shoot.seed or "",
+    }
+
+
+class Shoot(pulumi.ComponentResource):
+    """One hosted shoot."""
+
+    access: ClusterAccess
+    status: ShootStatus
+
+    def __init__(
+        self,
+        name: str,
+        values: ShootValues,
+        infra: InfrastructureProvider,
+        garden: GardenAccess,
+        seed: SeedAccess,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("arbor:shoot:Shoot", name, None, opts)
+        record = api.shoot_record(values)
+        shoot_record = k8s.apiextensions.CustomResource(
+            f"{name}-record",
+            api_version=record["apiVersion"],
+            kind=record["kind"],
+            metadata=record["metadata"],
+            spec=record["spec"],
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                provider=garden.cluster.provider,
+                depends_on=[*garden.api, garden.namespaces[values.project]],
+            ),
+        )
+
+        # Control plane in the seed namespace, each component after what it talks to.
+        namespace = seed.namespaces[values.seed_namespace]
+        # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
+        wait = pulumi.CustomTimeouts(create="5m", update="5m")
+        on_seed = pulumi.ResourceOptions(parent=self, provider=seed.cluster.provider)
+        done: dict[str, pulumi.Resource] = {}
+        for workload in controlplane.control_plane(values):
+            after = [done[d] for d in workload.depends_on] or [namespace]
+            opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
+            service = workload.service
+            if service:
+                k8s.core.v1.Service(
+                    f"{name}-{service['metadata']['name']}",
+                    metadata=service["metadata"],
+                    spec=service["spec"],
+                    opts=pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace])),
+                )
+            kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
+            done[workload.component] = kind(
+                f"{name}-{workload.component}",
+                metadata=workload.object["metadata"],
+                spec=workload.object["spec"],
+                opts=opts,
+            )
+
+        # The shoot's API and nodes come once its control plane runs.
+        after_control_plane = [done["kube-controller-manager"], done["kube-scheduler"]]
+        self.access = infra.shoot_api(values.cluster, parent=self, depends_on=after_control_plane)
+        system = k8s.core.v1.ConfigMap(
+            f"{name}-shoot-info",
+            metadata={"name": "shoot-info", "namespace": "kube-system"},
+            data=shoot_info(values),
+            opts=pulumi.ResourceOptions(parent=self, provider=self.access.provider, depends_on=list(self.access.ready)),
+        )
+
+        self.status = ShootStatus(
+            f"{name}-status",
+            namespace=values.project_namespace,
+            shoot=values.name,
+            seed_namespace=values.seed_namespace,
+            expected_nodes=sum(p.minimum for p in values.workers),
+            garden_kubeconfig=garden.cluster.kubeconfig,
+            seed_kubeconfig=seed.cluster.kubeconfig,
+            shoot_kubeconfig=self.access.kubeconfig,
+            kubernetes_version=values.kubernetes_version,
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[shoot_record, system, *done.values(), *self.access.ready]
+            ),
+        )
+        self.register_outputs({"endpoint": self.access.endpoint, "state": self.status.state})
