@@ -49,7 +49,7 @@ def _labels(shoot: ShootValues, app: str, role: str) -> dict[str, str]:
 
 def _metadata(shoot: ShootValues, name: str, labels: dict[str, str]) -> Object:
     """Metadata in the shoot's seed namespace."""
-    return {"name": name, "namespace": shoot.seed_namespace, "labels": labels}
+    return {"name": name, "namespace": shoot.seed_namespace, "labels": dict(labels)}
 
 
 def _container(
@@ -107,9 +107,9 @@ def etcd(shoot: ShootValues, role: str) -> Workload:
         "spec": {
             "replicas": 1,
             "serviceName": f"{name}-peer",
-            "selector": {"matchLabels": labels},
+            "selector": {"matchLabels": dict(labels)},
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": dict(labels)},
                 "spec": {"containers": [container], "volumes": [{"name": "data", "emptyDir": {}}]},
             },
         },
@@ -120,7 +120,7 @@ def etcd(shoot: ShootValues, role: str) -> Workload:
         "metadata": _metadata(shoot, f"{name}-client", labels),
         "spec": {
             "type": "ClusterIP",
-            "selector": labels,
+            "selector": dict(labels),
             "ports": [{"name": "client", "port": ETCD_CLIENT_PORT, "targetPort": ETCD_CLIENT_PORT}],
         },
     }
@@ -135,9 +135,9 @@ def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], container
         "metadata": _metadata(shoot, name, labels),
         "spec": {
             "replicas": replicas,
-            "selector": {"matchLabels": labels},
+            "selector": {"matchLabels": dict(labels)},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
         },
     }
 
@@ -165,7 +165,7 @@ def kube_apiserver(shoot: ShootValues) -> Workload:
         "metadata": _metadata(shoot, "kube-apiserver", labels),
         "spec": {
             "type": "ClusterIP",
-            "selector": labels,
+            "selector": dict(labels),
             "ports": [{"name": "kube-apiserver", "port": APISERVER_PORT, "targetPort": APISERVER_PORT}],
         },
     }

@@ -81,7 +81,7 @@ class LocalProvider:
             cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
             # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
             delete_unreachable=True,
-            opts=pulumi.ResourceOptions(parent=parent),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
         )
         nodes = [
             kwok_node(

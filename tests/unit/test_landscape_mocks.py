@@ -1,36 +1,19 @@
-"""The Landscape under Pulumi mocks: which resources, their parents and key inputs, and a URN snapshot."""
+"""The Landscape under Pulumi mocks: which resources, their parents, key inputs, flow order, a tree snapshot."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 import pulumi
 import pytest
+import yaml
 
-from components.landscape import Landscape
-from components.plan import plan_landscape
-from components.providers.local import LocalProvider, LocalSettings
-from components.spec import parse_landscape
+from tests.unit.landscape_mocks import Mocks, build
 
-LOCAL = {"garden": {"cluster": {"nodes": 1}}, "seeds": [{"name": "local-1", "provider": "local"}]}
-
-
-class Mocks(pulumi.runtime.Mocks):
-    """Records every resource's inputs; outputs echo the inputs, plus what LocalCluster computes."""
-
-    def __init__(self) -> None:
-        self.inputs: dict[str, dict[str, Any]] = {}
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.inputs[args.name] = args.inputs
-        outputs = dict(args.inputs)
-        if args.typ == "pulumi-python:dynamic/arbor:LocalCluster":
-            outputs |= {"endpoint": "https://127.0.0.1:1", "kubeconfig": f"kubeconfig of {args.name}", "running": True}
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+with open("stacks/Pulumi.local.yaml") as f:
+    LOCAL = yaml.safe_load(f)["config"]["arbor:landscape"]
 
 
 @pytest.fixture
@@ -41,83 +24,117 @@ def mocks() -> Mocks:
     return m
 
 
-def build(
-    raw: dict[str, Any], tree: list[str] | None = None, options: dict[str, pulumi.ResourceOptions] | None = None
-) -> Landscape:
-    """The Landscape of a raw spec on the local provider.
+@pulumi.runtime.test
+def test_resource_tree_snapshot(mocks: Mocks, golden: Callable[[str, str], None]) -> pulumi.Output[None]:
+    """GIVEN the local stack WHEN registered THEN types, names and parents match the snapshot.
 
-    `tree` collects `type name <- parent` lines, `options` each resource's options by name.
+    Type tokens, names and parents make the URNs: a change here needs an alias, or resources are replaced.
     """
-
-    def record(args: pulumi.ResourceTransformationArgs) -> None:
-        parent = args.opts.parent._name if args.opts.parent else "-"
-        if tree is not None:
-            tree.append(f"{args.type_} {args.name} <- {parent}")
-        if options is not None:
-            options[args.name] = args.opts
-
-    settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
-    return Landscape(
-        "arbor",
-        plan_landscape(parse_landscape(raw), "local"),
-        lambda _: LocalProvider(settings),
-        pulumi.ResourceOptions(transformations=[record]),
-    )
-
-
-def urns(landscape: Landscape) -> pulumi.Output[list[str]]:
-    """URNs of the landscape and the providers below it; resolving them waits for registration."""
-    resources: list[pulumi.Resource] = [landscape]
-    for access in landscape.clusters.values():
-        resources.append(access.provider)
-    return pulumi.Output.all(*[r.urn for r in resources]).apply(sorted)
+    built = build(LOCAL)
+    return built.settled().apply(lambda _: golden("local-tree.txt", "\n".join(sorted(built.tree)) + "\n"))
 
 
 @pulumi.runtime.test
-def test_local_landscape_resources_and_inputs(mocks: Mocks, golden: Callable[[str, str], None]) -> pulumi.Output[None]:
-    """GIVEN the local landscape WHEN registered THEN clusters, providers and nodes are as the snapshot says."""
-    landscape = build(LOCAL)
+def test_cluster_inputs(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN the local stack WHEN registered THEN clusters, providers and nodes carry the planned names."""
+    built = build(LOCAL)
 
     def check(_: list[str]) -> None:
-        names = sorted(mocks.inputs)
-        golden("local-resources.txt", "\n".join(names) + "\n")
         cluster = mocks.inputs["arbor-seed-local-1-cluster"]
         assert (cluster["clusterName"], cluster["workdir"], cluster["kubernetesVersion"]) == (
-            "local-seed-local-1", "/work/.kwok", "v1.34.4",
-        )  # fmt: skip
-        provider = mocks.inputs["arbor-garden-k8s"]
-        assert provider["clusterIdentifier"] == "local:local-garden"
+            "local-seed-local-1",
+            "/work/.kwok",
+            "v1.34.4",
+        )
+        assert mocks.inputs["arbor-garden-k8s"]["clusterIdentifier"] == "local:local-garden"
+        assert mocks.inputs["arbor-shoot-dev-web-k8s"]["clusterIdentifier"] == "local:local-shoot-dev-web"
         node = mocks.inputs["arbor-garden-node-0"]
         assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
         assert node["metadata"]["name"] == "local-garden-node-0"
 
-    return urns(landscape).apply(check)
+    return built.settled().apply(check)
 
 
 @pulumi.runtime.test
-def test_resource_tree_snapshot(mocks: Mocks, golden: Callable[[str, str], None]) -> pulumi.Output[None]:
-    """GIVEN the local landscape WHEN registered THEN types, names and parents match the snapshot.
+def test_garden_projects_and_rbac(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN two projects WHEN registered THEN each has a record, a namespace and bindings per role."""
+    built = build(LOCAL)
 
-    Type tokens, names and parents make the URNs: a change here needs an alias, or resources are replaced.
-    """
-    tree: list[str] = []
-    landscape = build(LOCAL, tree)
-    return urns(landscape).apply(lambda _: golden("local-tree.txt", "\n".join(sorted(tree)) + "\n"))
+    def check(_: list[str]) -> None:
+        assert mocks.inputs["arbor-garden-project-dev-namespace"]["metadata"]["name"] == "garden-dev"
+        admins = mocks.inputs["arbor-garden-project-dev-admins"]
+        assert admins["subjects"] == [
+            {"kind": "User", "name": "alice@example.com", "apiGroup": "rbac.authorization.k8s.io"}
+        ]
+        assert admins["roleRef"]["name"] == "arbor.dev:project:admin"
+        assert mocks.inputs["arbor-garden-project-dev-viewers"]["roleRef"]["name"] == "arbor.dev:project:viewer"
+        assert "arbor-garden-project-ops-viewers" not in mocks.inputs  # no viewer in ops: no empty binding
+        crds = sorted(n for n, t in mocks.types.items() if t.endswith("CustomResourceDefinition"))
+        assert crds == ["arbor-garden-crd-projects", "arbor-garden-crd-seeds", "arbor-garden-crd-shoots"]
+
+    return built.settled().apply(check)
+
+
+@pulumi.runtime.test
+def test_shoot_control_plane_in_its_seed_namespace(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN a hosted shoot WHEN registered THEN its control plane lives in `shoot--<project>--<shoot>`."""
+    built = build(LOCAL)
+
+    def check(_: list[str]) -> None:
+        for component in ("etcd-main", "etcd-events", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
+            assert mocks.inputs[f"arbor-shoot-dev-web-{component}"]["metadata"]["namespace"] == "shoot--dev--web"
+        assert mocks.inputs["arbor-seed-local-1-shoot--ops--db"]["metadata"]["name"] == "shoot--ops--db"
+        record = mocks.inputs["arbor-shoot-ops-db-record"]
+        assert (record["metadata"]["namespace"], record["spec"]["seedName"]) == ("garden-ops", "local-1")
+        status = mocks.inputs["arbor-shoot-dev-web-status"]
+        assert (status["namespace"], status["name"], status["seedNamespace"]) == (
+            "garden-dev",
+            "web",
+            "shoot--dev--web",
+        )
+
+    return built.settled().apply(check)
+
+
+FLOW = [
+    "arbor-seed-local-1-shoot--dev--web",  # namespace
+    "arbor-shoot-dev-web-etcd-main",
+    "arbor-shoot-dev-web-kube-apiserver",
+    "arbor-shoot-dev-web-kube-controller-manager",
+    "arbor-shoot-dev-web-cluster",  # the shoot's API (workers and node configuration follow)
+    "arbor-shoot-dev-web-node-0",
+    "arbor-shoot-dev-web-shoot-info",  # system components
+    "arbor-shoot-dev-web-status",  # health
+]
+
+
+@pulumi.runtime.test
+def test_reconciliation_flow_order(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN a shoot WHEN registered THEN each step of the flow waits for the one before it."""
+    built = build(LOCAL)
+
+    def check(_: list[str]) -> None:
+        for earlier, later in itertools.pairwise(FLOW):
+            assert earlier in built.before(later), f"{later} does not wait for {earlier}"
+        assert "arbor-shoot-dev-web-etcd-events" in built.before("arbor-shoot-dev-web-kube-apiserver")
+        assert "arbor-shoot-dev-web-kube-apiserver" in built.before("arbor-shoot-dev-web-kube-scheduler")
+        # Minimal: the two shoots never wait for each other.
+        assert not any(n.startswith("arbor-shoot-ops-db") for n in built.before("arbor-shoot-dev-web-status"))
+
+    return built.settled().apply(check)
 
 
 @pulumi.runtime.test
 def test_kubeconfigs_are_one_secret_map(mocks: Mocks) -> pulumi.Output[None]:
-    """GIVEN two clusters WHEN exported THEN kubeconfigs is a secret map keyed garden and seed/<name>."""
-    landscape = build(LOCAL)
-    out = landscape.kubeconfigs()
+    """GIVEN the local stack WHEN exported THEN kubeconfigs is a secret map keyed by cluster."""
+    built = build(LOCAL)
+    out = built.landscape.kubeconfigs()
 
     def check(args: list[Any]) -> None:
         value, secret = args
         assert secret is True
-        assert value == {
-            "garden": "kubeconfig of arbor-garden-cluster",
-            "seed/local-1": "kubeconfig of arbor-seed-local-1-cluster",
-        }
+        assert sorted(value) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db"]
+        assert value["shoot/dev/web"] == "kubeconfig of arbor-shoot-dev-web-cluster"
 
     return pulumi.Output.all(out, pulumi.Output.from_input(out).is_secret()).apply(check)
 
@@ -125,7 +142,7 @@ def test_kubeconfigs_are_one_secret_map(mocks: Mocks) -> pulumi.Output[None]:
 @pulumi.runtime.test
 def test_node_count_follows_the_spec(mocks: Mocks) -> pulumi.Output[None]:
     """GIVEN a garden with three nodes and a seed with none WHEN registered THEN exactly those nodes exist."""
-    landscape = build(
+    built = build(
         {"garden": {"cluster": {"nodes": 3}}, "seeds": [{"name": "s", "provider": "local", "cluster": {"nodes": 0}}]}
     )
 
@@ -133,20 +150,19 @@ def test_node_count_follows_the_spec(mocks: Mocks) -> pulumi.Output[None]:
         nodes = sorted(n for n in mocks.inputs if "-node-" in n)
         assert nodes == ["arbor-garden-node-0", "arbor-garden-node-1", "arbor-garden-node-2"]
 
-    return urns(landscape).apply(check)
+    return built.settled().apply(check)
 
 
 @pulumi.runtime.test
 def test_named_objects_are_replaced_delete_first(mocks: Mocks) -> pulumi.Output[None]:
-    """GIVEN kwok nodes (named objects) WHEN registered THEN a replacement deletes before it creates.
+    """GIVEN kwok nodes and namespaces (named objects) WHEN registered THEN a replacement deletes first.
 
-    Create-first would apply the new Node and then delete that very object: the node would be lost.
+    Create-first would apply the new object and then delete that very object: it would be lost.
     """
-    options: dict[str, pulumi.ResourceOptions] = {}
-    landscape = build(LOCAL, options=options)
+    built = build(LOCAL)
 
     def check(_: list[str]) -> None:
-        nodes = {n: o for n, o in options.items() if "-node-" in n}
-        assert nodes and all(o.delete_before_replace for o in nodes.values())
+        named = {n: o for n, o in built.options.items() if "-node-" in n or n.endswith("-namespace")}
+        assert named and all(o.delete_before_replace for o in named.values())
 
-    return urns(landscape).apply(check)
+    return built.settled().apply(check)

@@ -1,0 +1,88 @@
+"""Pulumi mocks for the landscape: every resource's inputs, options and place in the tree, recorded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+
+from components.landscape import Landscape
+from components.plan import plan_landscape
+from components.providers.local import LocalProvider, LocalSettings
+from components.spec import parse_landscape
+
+OUTPUTS: dict[str, dict[str, Any]] = {
+    "pulumi-python:dynamic/arbor:LocalCluster": {"endpoint": "https://127.0.0.1:1", "running": True},
+    "pulumi-python:dynamic/arbor:ShootStatus": {"conditions": {}, "state": "Succeeded"},
+}
+
+
+class Mocks(pulumi.runtime.Mocks):
+    """Records every resource's inputs; outputs echo the inputs, plus what the reconciler computes."""
+
+    def __init__(self) -> None:
+        self.inputs: dict[str, dict[str, Any]] = {}
+        self.types: dict[str, str] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self.inputs[args.name] = args.inputs
+        self.types[args.name] = args.typ
+        outputs = dict(args.inputs) | OUTPUTS.get(args.typ, {})
+        if args.typ.endswith(":LocalCluster"):
+            outputs["kubeconfig"] = f"kubeconfig of {args.name}"
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, None
+
+
+@dataclass
+class Built:
+    """A landscape registered under mocks, with what the transformation saw of each resource."""
+
+    landscape: Landscape
+    resources: list[pulumi.Resource] = field(default_factory=list)
+    tree: list[str] = field(default_factory=list)
+    options: dict[str, pulumi.ResourceOptions] = field(default_factory=dict)
+    edges: dict[str, set[str]] = field(default_factory=dict)
+
+    def settled(self) -> pulumi.Output[list[str]]:
+        """Resolves once every resource is registered: the sorted URNs."""
+        return pulumi.Output.all(*[r.urn for r in self.resources]).apply(sorted)
+
+    def before(self, name: str) -> set[str]:
+        """Every resource `name` waits for: explicit depends_on and providers, transitively."""
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            for dep in self.edges.get(todo.pop(), set()):
+                if dep not in seen:
+                    seen.add(dep)
+                    todo.append(dep)
+        return seen
+
+
+def build(raw: dict[str, Any]) -> Built:
+    """The Landscape of a raw spec on the local provider, for the stack `local`."""
+    built = Built(landscape=None)  # type: ignore[arg-type]
+
+    def record(args: pulumi.ResourceTransformationArgs) -> None:
+        opts = args.opts
+        built.resources.append(args.resource)
+        built.tree.append(f"{args.type_} {args.name} <- {opts.parent._name if opts.parent else '-'}")
+        built.options[args.name] = opts
+        deps = opts.depends_on if isinstance(opts.depends_on, list) else [opts.depends_on] if opts.depends_on else []
+        edges = {d._name for d in deps if isinstance(d, pulumi.Resource)}
+        if isinstance(opts.provider, pulumi.ProviderResource):
+            edges.add(opts.provider._name)
+        built.edges[args.name] = edges
+
+    settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
+    built.landscape = Landscape(
+        "arbor",
+        plan_landscape(parse_landscape(raw), "local"),
+        lambda _: LocalProvider(settings),
+        pulumi.ResourceOptions(transformations=[record]),
+    )
+    return built
