@@ -110,7 +110,8 @@ class ShootStatusProvider(ResourceProvider):
         except KubeError as err:
             if err.status == 404:
                 return ReadResult(id_="", outs={})
-            raise
+            # The garden cannot be asked: the health is unknown, and the next `up` writes the status again.
+            return ReadResult(id_=id_, outs={**props, "state": "Unknown"})
         return ReadResult(id_=id_, outs=_outputs(props, _observe(props)))
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
