@@ -82,12 +82,33 @@ def test_refresh_notices_a_killed_cluster_and_up_restores_it(local_stack: Stack,
 
 def test_destroy_leaves_no_cluster_and_no_process() -> None:
     """GIVEN a converged stack WHEN destroyed THEN its clusters' files and processes are gone."""
-    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": {**LOCAL_LANDSCAPE, "seeds": []}})
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": {**LOCAL_LANDSCAPE, "seeds": [], "shoots": []}})
     try:
         stack.up()
         assert processes_of(f"{stack.name}-garden/")
         stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress")
         assert processes_of(f"{stack.name}-") == []
         assert not cluster_dir(f"{stack.name}-garden").exists()
+    finally:
+        remove_stack(stack)
+
+
+def test_invalid_landscape_stops_before_any_change_with_one_line_per_problem() -> None:
+    """GIVEN a landscape with two mistakes WHEN previewed THEN both lines are printed, no traceback, nothing planned."""
+    broken = {**LOCAL_LANDSCAPE, "seeds": [{"name": "local-1", "provider": "local", "zones": ["local-a", "local-a"]}]}
+    broken["shoots"] = [{**LOCAL_LANDSCAPE["shoots"][0], "kubernetes": {"version": "1.29.0"}}]
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": broken})
+    try:
+        proc = stack.run("preview", "--json", check=False)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode != 0
+        assert "landscape.seeds[0].zones: duplicate 'local-a'" in out
+        assert (
+            "landscape.shoots[0].kubernetes.version: Kubernetes 1.29.0 is not supported (supported minors: 1.32, 1.33, "
+            "1.34)" in out
+        )
+        assert "Traceback" not in out
+        steps = json.loads(proc.stdout).get("steps") or []
+        assert [s["op"] for s in steps if s["op"] != "same" and "Stack" not in s["urn"]] == []
     finally:
         remove_stack(stack)
