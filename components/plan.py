@@ -20,6 +20,8 @@ class ClusterValues:
     name: str
     nodes: int
     kubeconfig_secret: str | None = None
+    region: str = "local"
+    zones: tuple[str, ...] = ("local-a",)
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,9 @@ class LandscapePlan:
     shoots: tuple[ShootValues, ...] = ()
 
 
-def _cluster(stack: str, key: str, provider: ProviderType, spec: ClusterSpec) -> ClusterValues:
+def _cluster(
+    stack: str, key: str, provider: ProviderType, spec: ClusterSpec, region: str = "local", zones: tuple[str, ...] = ()
+) -> ClusterValues:
     """Values of one cluster; the name is what the provider calls it."""
     return ClusterValues(
         key=key,
@@ -129,6 +133,8 @@ def _cluster(stack: str, key: str, provider: ProviderType, spec: ClusterSpec) ->
         name=naming.local_cluster_name(stack, key),
         nodes=spec.nodes,
         kubeconfig_secret=spec.kubeconfig_secret,
+        region=region,
+        zones=zones or ("local-a",),
     )
 
 
@@ -137,7 +143,9 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
     hosted = tuple(naming.shoot_namespace(s.project, s.name) for s in shoots if s.seed == spec.name)
     return SeedValues(
         name=spec.name,
-        cluster=_cluster(stack, naming.cluster_key("seed", spec.name), spec.provider, spec.cluster),
+        cluster=_cluster(
+            stack, naming.cluster_key("seed", spec.name), spec.provider, spec.cluster, spec.region, tuple(spec.zones)
+        ),
         region=spec.region,
         zones=tuple(spec.zones),
         shoot_namespaces=hosted,
@@ -182,7 +190,14 @@ def _shoot(stack: str, spec: ShootSpec, provider: ProviderType) -> ShootValues:
 def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     """The plan of a validated landscape for one stack."""
     garden = GardenValues(
-        cluster=_cluster(stack, naming.cluster_key("garden"), spec.garden.provider, spec.garden.cluster),
+        cluster=_cluster(
+            stack,
+            naming.cluster_key("garden"),
+            spec.garden.provider,
+            spec.garden.cluster,
+            spec.garden.region,
+            tuple(spec.garden.zones),
+        ),
         projects=tuple(
             ProjectValues(
                 name=p.name,

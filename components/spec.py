@@ -167,6 +167,8 @@ class GardenSpec(Model):
     """The garden: the API where projects, seeds and shoots are recorded."""
 
     provider: ProviderType = ProviderType.LOCAL
+    region: str = Field("local", min_length=1)
+    zones: Zones = Field(default_factory=lambda: ["local-a"], min_length=1)
     cluster: ClusterSpec = ClusterSpec()
     projects: list[ProjectSpec] = Field(default_factory=list)
 

@@ -34,7 +34,7 @@ class Mocks(pulumi.runtime.Mocks):
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+        return {}, []  # the SDK iterates the failures: None would crash it
 
 
 @dataclass

@@ -1,0 +1,109 @@
+"""The AWS provider: garden and seed clusters as EKS clusters, or existing clusters by kubeconfig.
+
+Created clusters get their IAM roles (cluster and nodes, AWS managed policies only), a managed node group of
+`nodes` across the seed's zones, and a private and public API endpoint. Subnets are those of the account's
+default VPC in the seed's zones until the networking issue brings arbor's own VPC.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_aws as aws
+
+from components import naming
+from components.plan import ClusterValues
+from components.providers import cloud
+from components.providers.contract import ClusterAccess
+from components.providers.kubeconfig import exec_kubeconfig
+from components.spec import SUPPORTED_MINORS
+
+EKS_NAME_MAX = 100
+INSTANCE_TYPE = "m5.large"
+# The newest minor arbor supports; EKS upgrades one minor at a time, so a change here is a reviewed update.
+EKS_VERSION = "{}.{}".format(*SUPPORTED_MINORS[-1])
+CLUSTER_POLICIES = ["arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"]
+NODE_POLICIES = [
+    "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+]
+
+
+def _role(name: str, service: str, policies: list[str], parent: pulumi.Resource) -> aws.iam.Role:
+    """An IAM role that `service` assumes, with AWS managed policies attached."""
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+    }
+    role = aws.iam.Role(name, assume_role_policy=json.dumps(trust), opts=pulumi.ResourceOptions(parent=parent))
+    for i, policy in enumerate(policies):
+        aws.iam.RolePolicyAttachment(
+            f"{name}-{i}", role=role.name, policy_arn=policy, opts=pulumi.ResourceOptions(parent=parent)
+        )
+    return role
+
+
+def _default_subnets(zones: Sequence[str]) -> pulumi.Output[list[str]]:
+    """The default VPC's subnets in `zones`."""
+
+    def in_vpc(vpc_id: str) -> pulumi.Output[list[str]]:
+        filters = [
+            aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc_id]),
+            aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=list(zones)),
+        ]
+        return aws.ec2.get_subnets_output(filters=filters).ids
+
+    return aws.ec2.get_vpc_output(default=True).id.apply(in_vpc)
+
+
+class AwsProvider:
+    """InfrastructureProvider on AWS (region and credentials from the `aws:` config, as usual)."""
+
+    def cluster(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """An EKS cluster with its roles and node group, or an existing cluster."""
+        if values.kubeconfig_secret:
+            return cloud.existing(values, parent)
+        name = naming.capped(values.name, EKS_NAME_MAX)
+        prefix = parent._name
+        subnets = _default_subnets(values.zones)
+        cluster_role = _role(f"{prefix}-cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES, parent)
+        node_role = _role(f"{prefix}-node-role", "ec2.amazonaws.com", NODE_POLICIES, parent)
+        cluster = aws.eks.Cluster(
+            f"{prefix}-eks",
+            name=name,
+            role_arn=cluster_role.arn,
+            version=EKS_VERSION,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=subnets, endpoint_private_access=True, endpoint_public_access=True
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(authentication_mode="API"),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        )
+        nodes = aws.eks.NodeGroup(
+            f"{prefix}-nodes",
+            cluster_name=cluster.name,
+            node_role_arn=node_role.arn,
+            subnet_ids=subnets,
+            instance_types=[INSTANCE_TYPE],
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=values.nodes, min_size=values.nodes, max_size=max(values.nodes, 1) * 2
+            ),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        kubeconfig = cloud.secret(
+            pulumi.Output.all(cluster.endpoint, cluster.certificate_authority.data).apply(
+                lambda a: exec_kubeconfig(name, a[0], a[1] or "", "aws", ["eks", "get-token", "--cluster-name", name])
+            )
+        )
+        return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
+
+    def shoot_api(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """Not yet: shoots on AWS seeds need machines (workers issue)."""
+        return cloud.no_shoot_api(values)

@@ -1,0 +1,60 @@
+"""What the cloud providers share: a Kubernetes provider for a created or an existing cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components import naming
+from components.plan import ClusterValues
+from components.providers.contract import ClusterAccess
+
+
+def access(
+    values: ClusterValues,
+    parent: pulumi.Resource,
+    kubeconfig: pulumi.Output[str],
+    endpoint: pulumi.Output[str],
+    ready: Sequence[pulumi.Resource] = (),
+) -> ClusterAccess:
+    """A Kubernetes provider for the cluster, identified by `<provider>:<name>`, and its access bundle."""
+    provider = k8s.Provider(
+        f"{parent._name}-k8s",
+        kubeconfig=kubeconfig,
+        cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(ready)),
+    )
+    return ClusterAccess(key=values.key, endpoint=endpoint, kubeconfig=kubeconfig, provider=provider, ready=ready)
+
+
+def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
+    """An existing cluster, reached with the kubeconfig kept in the stack's secret config key."""
+    assert values.kubeconfig_secret
+    kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
+    endpoint = kubeconfig.apply(_server)
+    return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint))
+
+
+def _server(kubeconfig: str) -> str:
+    """The API server URL of a kubeconfig's current context."""
+    import yaml
+
+    config = yaml.safe_load(kubeconfig) or {}
+    current = config.get("current-context")
+    contexts = {c["name"]: c["context"] for c in config.get("contexts", [])}
+    clusters = {c["name"]: c["cluster"] for c in config.get("clusters", [])}
+    context: dict[str, str] = contexts.get(current) or next(iter(contexts.values()), {})
+    return str(clusters.get(context.get("cluster"), {}).get("server", ""))
+
+
+def no_shoot_api(values: ClusterValues) -> ClusterAccess:
+    """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
+    raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")
+
+
+def secret(value: pulumi.Output[str]) -> pulumi.Output[str]:
+    """`value`, marked secret."""
+    return cast(pulumi.Output[str], pulumi.Output.secret(value))

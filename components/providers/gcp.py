@@ -1,0 +1,79 @@
+"""The GCP provider: garden and seed clusters as regional GKE clusters, or existing clusters by kubeconfig.
+
+Created clusters keep deletion protection on (deleting a seed loses its shoots' control planes: a user must
+turn it off on purpose), release on the regular channel, run VPC-native with workload identity, and get one
+node pool of `nodes` per zone. Networks come with the networking issue; until then the default network is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components import naming
+from components.plan import ClusterValues
+from components.providers import cloud
+from components.providers.contract import ClusterAccess
+from components.providers.kubeconfig import exec_kubeconfig
+
+GKE_NAME_MAX = 40
+MACHINE_TYPE = "e2-standard-4"
+
+
+class GcpProvider:
+    """InfrastructureProvider on Google Cloud (project and credentials from the `gcp:` config, as usual)."""
+
+    def cluster(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """A GKE cluster with its node pool, or an existing cluster."""
+        if values.kubeconfig_secret:
+            return cloud.existing(values, parent)
+        name = naming.capped(values.name, GKE_NAME_MAX)
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+        cluster = gcp.container.Cluster(
+            f"{parent._name}-gke",
+            name=name,
+            location=values.region,
+            node_locations=list(values.zones),
+            remove_default_node_pool=True,
+            initial_node_count=1,
+            deletion_protection=True,
+            networking_mode="VPC_NATIVE",
+            ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(stack_type="IPV4"),
+            release_channel=gcp.container.ClusterReleaseChannelArgs(channel="REGULAR"),
+            workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+                workload_pool=gcp.organizations.get_client_config_output().project.apply(lambda p: f"{p}.svc.id.goog")
+            ),
+            opts=opts,
+        )
+        pool = gcp.container.NodePool(
+            f"{parent._name}-pool",
+            cluster=cluster.id,
+            location=values.region,
+            node_count=values.nodes,
+            node_config=gcp.container.NodePoolNodeConfigArgs(
+                machine_type=MACHINE_TYPE,
+                oauth_scopes=["https://www.googleapis.com/auth/cloud-platform"],
+                workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
+                    mode="GKE_METADATA"
+                ),
+            ),
+            management=gcp.container.NodePoolManagementArgs(auto_repair=True, auto_upgrade=True),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+        endpoint = cluster.endpoint.apply(lambda e: f"https://{e}")
+        kubeconfig = cloud.secret(
+            pulumi.Output.all(endpoint, cluster.master_auth.cluster_ca_certificate).apply(
+                lambda a: exec_kubeconfig(name, a[0], a[1] or "", "gke-gcloud-auth-plugin", [])
+            )
+        )
+        return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool])
+
+    def shoot_api(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """Not yet: shoots on GCP seeds need machines (workers issue)."""
+        return cloud.no_shoot_api(values)

@@ -1,0 +1,33 @@
+"""Pure kubeconfig rendering for cloud clusters: exec credentials, so nothing long-lived is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+
+def exec_kubeconfig(name: str, server: str, ca_data: str, command: str, args: list[str]) -> str:
+    """A kubeconfig whose user runs `command args` for a token (gke-gcloud-auth-plugin, aws eks get-token)."""
+    config: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": name, "cluster": {"server": server, "certificate-authority-data": ca_data}}],
+        "users": [
+            {
+                "name": name,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": command,
+                        "args": args,
+                        "interactiveMode": "Never",
+                        "provideClusterInfo": True,
+                    }
+                },
+            }
+        ],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+        "current-context": name,
+    }
+    return yaml.safe_dump(config, sort_keys=False)

@@ -1,0 +1,18 @@
+"""The infrastructure provider of each provider type, as the program and the tests use them."""
+
+from __future__ import annotations
+
+from components.providers.aws import AwsProvider
+from components.providers.contract import InfrastructureProvider
+from components.providers.gcp import GcpProvider
+from components.providers.local import LocalProvider, LocalSettings
+from components.spec import ProviderType
+
+
+def provider_for(kind: ProviderType) -> InfrastructureProvider:
+    """The provider for a layer; local reads its settings from hack/env.sh's environment only when used."""
+    if kind is ProviderType.LOCAL:
+        return LocalProvider(LocalSettings.from_environment())
+    if kind is ProviderType.GCP:
+        return GcpProvider()
+    return AwsProvider()
