@@ -36,7 +36,8 @@ down: ## destroy the local landscape; no cluster or process is left behind
 
 preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
 	@mkdir -p out
-	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || { cat out/preview.json >&2; exit 1; }
+	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || \
+	  { .venv/bin/python hack/preview_summary.py out/preview.json --errors; exit 1; }
 	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json $(STACK) > out/preview.md
 	@cat out/preview.md
 

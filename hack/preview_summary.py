@@ -77,10 +77,24 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+def errors(preview: dict[str, Any]) -> list[str]:
+    """The error diagnostics of a failed preview, as the lines the program wrote (e.g. spec problems)."""
+    return [
+        line
+        for d in preview.get("diagnostics") or []
+        if d.get("severity") == "error"
+        for line in str(d.get("message", "")).strip().splitlines()
+        if line.strip() and not line.startswith("an unhandled error occurred")
+    ]
+
+
 def main() -> None:
-    """Reads the preview JSON file named on the command line and prints the summary."""
+    """Reads the preview JSON file named on the command line and prints the summary, or its errors."""
     with open(sys.argv[1]) as f:
         preview = json.load(f)
+    if "--errors" in sys.argv:
+        print("\n".join(errors(preview)), file=sys.stderr)
+        return
     print(render(preview, stack=sys.argv[2] if len(sys.argv) > 2 else ""), end="")
 
 

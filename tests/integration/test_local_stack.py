@@ -112,3 +112,14 @@ def test_invalid_landscape_stops_before_any_change_with_one_line_per_problem() -
         assert [s["op"] for s in steps if s["op"] != "same" and "Stack" not in s["urn"]] == []
     finally:
         remove_stack(stack)
+
+
+def test_real_urns_match_the_mocked_snapshot(local_stack: Stack) -> None:
+    """GIVEN the converged stack WHEN its state is exported THEN its URNs are the unit tests' snapshot."""
+    snapshot = (ROOT / "tests" / "unit" / "golden" / "local-urns.txt").read_text().split()
+    urns = sorted(
+        r["urn"].replace(f"urn:pulumi:{local_stack.name}::", "urn:pulumi:local::")
+        for r in local_stack.export()["deployment"]["resources"]
+        if not r["type"].startswith(("pulumi:pulumi:Stack", "pulumi:providers:pulumi-python"))
+    )
+    assert urns == snapshot

@@ -46,6 +46,20 @@ class Built:
     tree: list[str] = field(default_factory=list)
     options: dict[str, pulumi.ResourceOptions] = field(default_factory=dict)
     edges: dict[str, set[str]] = field(default_factory=dict)
+    # (type, name, parent name) of every resource; names repeat across types, parents (components) do not.
+    records: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+    def urns(self, stack: str = "local") -> list[str]:
+        """The URN the engine gives each resource: its type chain through its parents (the stack not included)."""
+        components = {name: (type_, parent) for type_, name, parent in self.records if type_.startswith("arbor:")}
+        out = []
+        for type_, name, parent in self.records:
+            chain = [type_]
+            while parent is not None:
+                parent_type, parent = components[parent]
+                chain.insert(0, parent_type)
+            out.append(f"urn:pulumi:{stack}::arbor::{'$'.join(chain)}::{name}")
+        return sorted(out)
 
     def settled(self) -> pulumi.Output[list[str]]:
         """Resolves once every resource is registered: the sorted URNs."""
@@ -72,6 +86,7 @@ def build(raw: dict[str, Any]) -> Built:
         built.resources.append(args.resource)
         built.tree.append(f"{args.type_} {args.name} <- {opts.parent._name if opts.parent else '-'}")
         built.options[args.name] = opts
+        built.records.append((args.type_, args.name, opts.parent._name if opts.parent else None))
         deps = opts.depends_on if isinstance(opts.depends_on, list) else [opts.depends_on] if opts.depends_on else []
         edges = {d._name for d in deps if isinstance(d, pulumi.Resource)}
         if isinstance(opts.provider, pulumi.ProviderResource):

@@ -35,6 +35,13 @@ def test_resource_tree_snapshot(mocks: Mocks, golden: Callable[[str, str], None]
 
 
 @pulumi.runtime.test
+def test_urn_snapshot(mocks: Mocks, golden: Callable[[str, str], None]) -> pulumi.Output[None]:
+    """GIVEN the local stack WHEN registered THEN every URN matches the snapshot (a rename needs an alias)."""
+    built = build(LOCAL)
+    return built.settled().apply(lambda _: golden("local-urns.txt", "\n".join(built.urns()) + "\n"))
+
+
+@pulumi.runtime.test
 def test_cluster_inputs(mocks: Mocks) -> pulumi.Output[None]:
     """GIVEN the local stack WHEN registered THEN clusters, providers and nodes carry the planned names."""
     built = build(LOCAL)

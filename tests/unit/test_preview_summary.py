@@ -69,3 +69,15 @@ def test_no_changes() -> None:
     """GIVEN a preview of unchanged resources WHEN rendered THEN it says so."""
     steps = [step("same", LANDSCAPE, "arbor:landscape:Landscape", "")]
     assert preview_summary.render({"steps": steps}, "local") == "## arbor preview: stack `local`\n\nNo changes.\n"
+
+
+def test_errors_of_a_failed_preview_are_the_program_lines() -> None:
+    """GIVEN a preview that stopped on an invalid spec WHEN its errors are read THEN the spec lines come back."""
+    preview = {
+        "diagnostics": [
+            {"severity": "error", "message": "invalid landscape:\nlandscape.seeds[0].zones: duplicate 'a'\n"},
+            {"severity": "error", "message": "an unhandled error occurred: program exited with non-zero exit code: 1"},
+            {"severity": "warning", "message": "ignored"},
+        ]
+    }
+    assert preview_summary.errors(preview) == ["invalid landscape:", "landscape.seeds[0].zones: duplicate 'a'"]
