@@ -178,41 +178,31 @@ def kube_apiserver(shoot: ShootValues) -> Workload:
     )
 
 
+def _controller(shoot: ShootValues, component: str, role: str, flags: list[str], port: int) -> Workload:
+    """A controller of the control plane: one replica with leader election, started after kube-apiserver."""
+    command = [component, *flags, "--leader-elect=true", f"--secure-port={port}"]
+    image = KUBE_IMAGE.format(component=component, version=shoot.kubernetes_version)
+    container = _container(component, image, command, {"metrics": port}, port, "/healthz")
+    labels = _labels(shoot, "kubernetes", role)
+    deployment = _deployment(shoot, component, labels, container, 1)
+    return Workload(component, "Deployment", deployment, depends_on=("kube-apiserver",))
+
+
 def kube_controller_manager(shoot: ShootValues) -> Workload:
     """kube-controller-manager with the shoot's pod and service ranges."""
-    labels = _labels(shoot, "kubernetes", "controller-manager")
-    command = [
-        "kube-controller-manager",
+    flags = [
         f"--cluster-cidr={shoot.networking.pods}",
         f"--service-cluster-ip-range={shoot.networking.services}",
         "--allocate-node-cidrs=true",
         "--controllers=*,bootstrapsigner,tokencleaner",
         f"--cluster-name={shoot.technical_id}",
-        "--leader-elect=true",
-        "--secure-port=10257",
     ]
-    image = KUBE_IMAGE.format(component="kube-controller-manager", version=shoot.kubernetes_version)
-    container = _container("kube-controller-manager", image, command, {"metrics": 10257}, 10257, "/healthz")
-    return Workload(
-        "kube-controller-manager",
-        "Deployment",
-        _deployment(shoot, "kube-controller-manager", labels, container, 1),
-        depends_on=("kube-apiserver",),
-    )
+    return _controller(shoot, "kube-controller-manager", "controller-manager", flags, 10257)
 
 
 def kube_scheduler(shoot: ShootValues) -> Workload:
     """kube-scheduler."""
-    labels = _labels(shoot, "kubernetes", "scheduler")
-    command = ["kube-scheduler", "--leader-elect=true", "--secure-port=10259", "--profiling=false"]
-    image = KUBE_IMAGE.format(component="kube-scheduler", version=shoot.kubernetes_version)
-    container = _container("kube-scheduler", image, command, {"metrics": 10259}, 10259, "/healthz")
-    return Workload(
-        "kube-scheduler",
-        "Deployment",
-        _deployment(shoot, "kube-scheduler", labels, container, 1),
-        depends_on=("kube-apiserver",),
-    )
+    return _controller(shoot, "kube-scheduler", "scheduler", ["--profiling=false"], 10259)
 
 
 def control_plane(shoot: ShootValues) -> tuple[Workload, ...]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, naming
+from components import api, naming, records
 from components.plan import GardenValues, ProjectValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
 from components.spec import Role
@@ -85,14 +85,7 @@ class Garden(pulumi.ComponentResource):
         """A project's record, namespace and role bindings; returns the namespace."""
         prefix = f"{name}-project-{project.name}"
         record = api.project_record(project)
-        k8s.apiextensions.CustomResource(
-            prefix,
-            api_version=record["apiVersion"],
-            kind=record["kind"],
-            metadata=record["metadata"],
-            spec=record["spec"],
-            opts=pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(depends_on=crds)),
-        )
+        records.record(prefix, record, pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(depends_on=crds)))
         namespace = k8s.core.v1.Namespace(
             f"{prefix}-namespace",
             metadata={"name": project.namespace, "labels": {naming.label("project"): project.name}},

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, naming
+from components import api, naming, records
 from components.garden import GardenAccess
 from components.plan import SeedValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
@@ -42,12 +42,9 @@ class Seed(pulumi.ComponentResource):
         super().__init__("arbor:seed:Seed", name, None, opts)
         cluster = infra.cluster(values.cluster, parent=self)
         record = api.seed_record(values)
-        k8s.apiextensions.CustomResource(
+        records.record(
             f"{name}-record",
-            api_version=record["apiVersion"],
-            kind=record["kind"],
-            metadata=record["metadata"],
-            spec=record["spec"],
+            record,
             opts=pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=garden.api),
         )
         namespaces = {

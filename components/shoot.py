@@ -11,7 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane
+from components import api, controlplane, records
 from components.garden import GardenAccess
 from components.plan import ShootValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
@@ -51,12 +51,9 @@ class Shoot(pulumi.ComponentResource):
     ) -> None:
         super().__init__("arbor:shoot:Shoot", name, None, opts)
         record = api.shoot_record(values)
-        shoot_record = k8s.apiextensions.CustomResource(
+        shoot_record = records.record(
             f"{name}-record",
-            api_version=record["apiVersion"],
-            kind=record["kind"],
-            metadata=record["metadata"],
-            spec=record["spec"],
+            record,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=garden.cluster.provider,

@@ -59,15 +59,13 @@ def _default_subnets(zones: Sequence[str]) -> pulumi.Output[list[str]]:
     return aws.ec2.get_vpc_output(default=True).id.apply(in_vpc)
 
 
-class AwsProvider:
+class AwsProvider(cloud.CloudProvider):
     """InfrastructureProvider on AWS (region and credentials from the `aws:` config, as usual)."""
 
-    def cluster(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    def created(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
     ) -> ClusterAccess:
         """An EKS cluster with its roles and node group, or an existing cluster."""
-        if values.kubeconfig_secret:
-            return cloud.existing(values, parent)
         name = naming.capped(values.name, EKS_NAME_MAX)
         prefix = parent._name
         subnets = _default_subnets(values.zones)
@@ -101,9 +99,3 @@ class AwsProvider:
             )
         )
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
-
-    def shoot_api(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
-    ) -> ClusterAccess:
-        """Not yet: shoots on AWS seeds need machines (workers issue)."""
-        return cloud.no_shoot_api(values)

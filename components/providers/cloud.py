@@ -50,9 +50,28 @@ def _server(kubeconfig: str) -> str:
     return str(clusters.get(context.get("cluster"), {}).get("server", ""))
 
 
-def no_shoot_api(values: ClusterValues) -> ClusterAccess:
-    """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
-    raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")
+class CloudProvider:
+    """What GCP and AWS share: existing clusters by kubeconfig; created ones are each cloud's own."""
+
+    def cluster(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """An existing cluster when the spec names its kubeconfig secret, else one created in the cloud."""
+        if values.kubeconfig_secret:
+            return existing(values, parent)
+        return self.created(values, parent, depends_on)
+
+    def created(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
+    ) -> ClusterAccess:
+        """A cluster created by arbor in this cloud."""
+        raise NotImplementedError
+
+    def shoot_api(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    ) -> ClusterAccess:
+        """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
+        raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")
 
 
 def secret(value: pulumi.Output[str]) -> pulumi.Output[str]:

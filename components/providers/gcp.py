@@ -22,15 +22,13 @@ GKE_NAME_MAX = 40
 MACHINE_TYPE = "e2-standard-4"
 
 
-class GcpProvider:
+class GcpProvider(cloud.CloudProvider):
     """InfrastructureProvider on Google Cloud (project and credentials from the `gcp:` config, as usual)."""
 
-    def cluster(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+    def created(
+        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
     ) -> ClusterAccess:
         """A GKE cluster with its node pool, or an existing cluster."""
-        if values.kubeconfig_secret:
-            return cloud.existing(values, parent)
         name = naming.capped(values.name, GKE_NAME_MAX)
         opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
         cluster = gcp.container.Cluster(
@@ -71,9 +69,3 @@ class GcpProvider:
             )
         )
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool])
-
-    def shoot_api(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
-    ) -> ClusterAccess:
-        """Not yet: shoots on GCP seeds need machines (workers issue)."""
-        return cloud.no_shoot_api(values)
