@@ -80,8 +80,14 @@ def _write(props: dict[str, Any], operation: str) -> dict[str, Any]:
         }
     }
     garden = Kube.from_kubeconfig(props["gardenKubeconfig"])
-    path = f"/apis/{API_GROUP}/{API_VERSION}/namespaces/{props['namespace']}/shoots/{props['name']}/status"
-    garden.merge_patch(path, status)
+    path = f"/apis/{API_GROUP}/{API_VERSION}/namespaces/{props['namespace']}/shoots/{props['name']}"
+    # A condition's lastTransitionTime moves only when its status does, as Gardener keeps it.
+    before = {c["type"]: c for c in ((garden.get(path).get("status") or {}).get("conditions") or []) if "type" in c}
+    for condition in status["status"]["conditions"]:
+        previous = before.get(condition["type"])
+        if previous and previous.get("status") == condition["status"] and previous.get("lastTransitionTime"):
+            condition["lastTransitionTime"] = previous["lastTransitionTime"]
+    garden.merge_patch(f"{path}/status", status)
     return _outputs(props, conditions)
 
 

@@ -41,6 +41,13 @@ def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tm
         assert version["gitVersion"] == os.environ["KUBERNETES_VERSION"]
 
 
+def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:
+    """Per condition of shoot dev/web: its status and lastTransitionTime."""
+    garden = stack.outputs()["kubeconfigs"]["garden"]
+    shoot = json.loads(kubectl(garden, tmp_path, "get", "shoot", "-n", "garden-dev", "web", "-o", "json"))
+    return {c["type"]: (c["status"], c["lastTransitionTime"]) for c in shoot["status"]["conditions"]}
+
+
 def test_second_up_changes_nothing(local_stack: Stack) -> None:
     """GIVEN a converged stack WHEN previewed again with refresh THEN no resource changes."""
     preview = local_stack.preview_json("--refresh")
@@ -58,6 +65,7 @@ def test_kubeconfig_is_secret_in_state(local_stack: Stack) -> None:
 def test_refresh_notices_a_killed_cluster_and_up_restores_it(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN the garden's processes are killed WHEN refreshed THEN LocalCluster drifts; `up` brings it back."""
     garden = f"{local_stack.name}-garden"
+    transitions = shoot_transitions(local_stack, tmp_path)
     killed = processes_of(f"{garden}/")
     assert killed, "the garden cluster should be running"
     for line in killed:
@@ -77,6 +85,9 @@ def test_refresh_notices_a_killed_cluster_and_up_restores_it(local_stack: Stack,
     assert processes_of(f"{garden}/"), "up should have restarted the garden"
     nodes = kubectl(local_stack.outputs()["kubeconfigs"]["garden"], tmp_path, "get", "nodes", "-o", "name")
     assert nodes.split() == [f"node/{garden}-node-0"]
+    # The shoots' status was written again (the garden could not be asked), and conditions that held all along
+    # keep their transition time.
+    assert shoot_transitions(local_stack, tmp_path) == transitions
     assert steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
 
 
