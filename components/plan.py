@@ -216,6 +216,12 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
 def unsupported(plan: LandscapePlan) -> list[str]:
     """What a valid landscape asks for that arbor does not run yet, one line each (checked before any change)."""
     lines = []
+    layers = [("landscape.garden", plan.garden.cluster)] + [
+        (f"landscape.seeds[{i}]", seed.cluster) for i, seed in enumerate(plan.seeds)
+    ]
+    for path, cluster in layers:
+        if cluster.provider is ProviderType.LOCAL and cluster.kubeconfig_secret:
+            lines.append(f"{path}.cluster.kubeconfigSecret: local clusters are created, not connected to")
     for i, shoot in enumerate(plan.shoots):
         if shoot.self_hosted:
             lines.append(f"landscape.shoots[{i}].selfHosted: self-hosted shoots (static pods) are not supported yet")

@@ -62,10 +62,6 @@ class LocalProvider:
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
     ) -> ClusterAccess:
         """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes."""
-        if values.kubeconfig_secret:
-            raise pulumi.RunError(
-                f"{values.key}: an existing cluster (kubeconfigSecret) is for gcp and aws; local clusters are created"
-            )
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
             f"{prefix}-cluster",

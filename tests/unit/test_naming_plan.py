@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from components import naming
-from components.plan import ClusterValues, plan_landscape
+from components.plan import ClusterValues, plan_landscape, unsupported
 from components.spec import DNS_LABEL, ProviderType, parse_landscape
+from tests.unit.spec_cases import base
 
 
 @pytest.mark.parametrize(
@@ -58,3 +59,28 @@ def test_plan_of_the_local_landscape() -> None:
         ClusterValues("seed/s2", ProviderType.GCP, "dev-seed-s2", 0),
     ]
     assert plan_landscape(spec, "dev") == plan  # deterministic
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"),
+    [
+        ({}, []),
+        (
+            {"seeds": [{**base()["seeds"][0], "cluster": {"kubeconfigSecret": "k"}}]},
+            ["landscape.seeds[0].cluster.kubeconfigSecret: local clusters are created, not connected to"],
+        ),
+        (
+            {"shoots": [{**base()["shoots"][2]}]},
+            ["landscape.shoots[0].selfHosted: self-hosted shoots (static pods) are not supported yet"],
+        ),
+        (
+            {"seeds": [{"name": "local-1", "provider": "gcp", "region": "r", "zones": ["local-a", "local-b"]}],
+             "shoots": [{**base()["shoots"][0]}]},
+            ["landscape.shoots[0].seed: shoots on gcp seeds are not supported yet (they need the workers issue)"],
+        ),
+    ],
+)  # fmt: skip
+def test_unsupported_requests_are_refused_before_any_change(change: dict[str, object], lines: list[str]) -> None:
+    """GIVEN a valid landscape asking for what arbor does not run yet WHEN planned THEN each request is a line."""
+    raw = {**base(), "shoots": [base()["shoots"][0], base()["shoots"][1]], **change}
+    assert unsupported(plan_landscape(parse_landscape(raw), "local")) == lines
