@@ -1,0 +1,201 @@
+"""What Gardener's node-agent consumes, rendered pure: node components, the reconcile OSC and its Secret key.
+
+Each node component (containerd, kubelet, node-agent, sysctl, journald) is a function of a pool's NodeValues
+returning its units and files (osc.Part); `reconcile_osc` merges them. `secret_name` is Gardener's worker-pool
+key: a hash of exactly what must roll the pool's machines (Kubernetes minor, machine type, image, CRI, CA
+rotation, kubelet reservations and eviction), so anything else reaches running nodes in place. Names, paths
+and keys follow Gardener's (docs/gardener/node-agent.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import yaml
+
+from components.osc import Command, File, ImageRef, Inline, OperatingSystemConfig, Part, Purpose, Unit, merge
+
+NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
+HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
+NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
+ROOT_CERTS = "/var/lib/ca-certificates-local/ROOTcerts.crt"
+SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward": "1", "vm.max_map_count": "135217728"}
+
+
+@dataclass(frozen=True)
+class NodeValues:
+    """Everything about a worker pool that reaches its nodes."""
+
+    pool: str
+    kubernetes_version: str
+    machine_type: str
+    image: str
+    image_version: str
+    node_agent_version: str
+    cri: str = "containerd"
+    ca_bundle: str = ""
+    ca_rotation: int = 0
+    kubelet: Mapping[str, object] = field(default_factory=dict)  # KubeletConfiguration fields
+    kube_reserved: Mapping[str, str] = field(default_factory=dict)
+    eviction_hard: Mapping[str, str] = field(default_factory=dict)
+    registry_mirrors: Mapping[str, str] = field(default_factory=dict)  # upstream -> mirror URL
+    sysctls: Mapping[str, str] = field(default_factory=dict)
+    journald: Mapping[str, str] = field(default_factory=dict)
+    api_server: str = "https://api.internal"
+
+
+def containerd(v: NodeValues) -> Part:
+    """Containerd with a hosts.toml per registry mirror; the unit restarts when a mirror or the CAs change."""
+    mirrors = tuple(
+        File(
+            path=f"/etc/containerd/certs.d/{upstream}/hosts.toml",
+            content=Inline(f'server = "https://{upstream}"\n\n[host."{url}"]\n  capabilities = ["pull", "resolve"]\n'),
+            permissions=0o644,
+        )
+        for upstream, url in sorted(v.registry_mirrors.items())
+    )
+    certs = File(path=ROOT_CERTS, content=Inline(v.ca_bundle), permissions=0o644)
+    unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS, *(f.path for f in mirrors)))
+    return Part(units=(unit,), files=(certs, *mirrors))
+
+
+def _kubelet_config(v: NodeValues) -> str:
+    """The KubeletConfiguration the pool's kubelets run with."""
+    config: dict[str, object] = {
+        "apiVersion": "kubelet.config.k8s.io/v1beta1",
+        "kind": "KubeletConfiguration",
+        "authentication": {"x509": {"clientCAFile": "/var/lib/kubelet/ca.crt"}, "webhook": {"enabled": True}},
+        "authorization": {"mode": "Webhook"},
+        "cgroupDriver": "systemd",
+        "protectKernelDefaults": True,
+        "kubeReserved": dict(v.kube_reserved),
+        "evictionHard": dict(v.eviction_hard),
+        **dict(v.kubelet),
+    }
+    return yaml.safe_dump(config, sort_keys=True)
+
+
+def kubelet(v: NodeValues) -> Part:
+    """kubelet: its binary from the hyperkube image of the pool's version, its config and the cluster CA."""
+    files = (
+        File("/opt/bin/kubelet", ImageRef(f"{HYPERKUBE_IMAGE}:v{v.kubernetes_version}", "/kubelet"), 0o755),
+        File("/var/lib/kubelet/config/kubelet", Inline(_kubelet_config(v))),
+        File("/var/lib/kubelet/ca.crt", Inline(v.ca_bundle), 0o644),
+    )
+    content = (
+        "[Unit]\nDescription=kubelet daemon\nAfter=containerd.service\n[Install]\nWantedBy=multi-user.target\n"
+        "[Service]\nRestart=always\nRestartSec=5\nEnvironmentFile=/etc/environment\n"
+        "EnvironmentFile=-/var/lib/kubelet/extra_args\n"
+        "ExecStart=/opt/bin/kubelet --config=/var/lib/kubelet/config/kubelet "
+        "--kubeconfig=/var/lib/kubelet/kubeconfig-real --bootstrap-kubeconfig=/var/lib/kubelet/kubeconfig-bootstrap "
+        "$KUBELET_EXTRA_ARGS\n"
+    )
+    unit = Unit("kubelet.service", content=content, file_paths=(*(f.path for f in files), ROOT_CERTS))
+    return Part(units=(unit,), files=files)
+
+
+def node_agent(v: NodeValues) -> Part:
+    """gardener-node-agent: its binary from its image and its config; a new version touches only these."""
+    config = yaml.safe_dump(
+        {
+            "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
+            "kind": "NodeAgentConfiguration",
+            "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
+            "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        },
+        sort_keys=True,
+    )
+    files = (
+        File(
+            "/opt/bin/gardener-node-agent",
+            ImageRef(f"{NODE_AGENT_IMAGE}:{v.node_agent_version}", "/gardener-node-agent"),
+            0o755,
+        ),
+        File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
+    )
+    content = (
+        "[Unit]\nDescription=Gardener Node Agent\nAfter=network-online.target\n[Install]\nWantedBy=multi-user.target\n"
+        f"[Service]\nLimitMEMLOCK=infinity\nLimitNOFILE=1048576\nRestart=always\nRestartSec=5\n"
+        f"ExecStart=/opt/bin/gardener-node-agent --config-dir={NODE_AGENT_DIR}\n"
+    )
+    return Part(
+        units=(Unit("gardener-node-agent.service", content, file_paths=tuple(f.path for f in files)),), files=files
+    )
+
+
+def sysctl(v: NodeValues) -> Part:
+    """Kernel settings: Gardener's defaults, then the pool's; systemd-sysctl re-applies them on change."""
+    settings = {**SYSCTL_DEFAULTS, **v.sysctls}
+    conf = File(
+        "/etc/sysctl.d/99-k8s-general.conf", Inline("".join(f"{k} = {settings[k]}\n" for k in sorted(settings))), 0o644
+    )
+    return Part(
+        units=(Unit("systemd-sysctl.service", command=Command.RESTART, file_paths=(conf.path,)),), files=(conf,)
+    )
+
+
+def journald(v: NodeValues) -> Part:
+    """Journald retention; the journal restarts when it changes (no restart of anything else)."""
+    settings = {"MaxFileSec": "24h", "MaxRetentionSec": "14day", **v.journald}
+    conf = File(
+        "/etc/systemd/journald.conf.d/gardener.conf",
+        Inline("[Journal]\n" + "".join(f"{k}={settings[k]}\n" for k in sorted(settings))),
+        0o644,
+    )
+    unit = Unit("systemd-journald.service", command=Command.RESTART, file_paths=(conf.path,))
+    return Part(units=(unit,), files=(conf,))
+
+
+COMPONENTS = (containerd, journald, sysctl, kubelet, node_agent)
+
+
+def secret_name(v: NodeValues) -> str:
+    """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
+    minor = ".".join(v.kubernetes_version.split(".")[:2])
+    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
+    eviction = "-".join(
+        v.eviction_hard.get(k, "")
+        for k in (
+            "imagefs.available",
+            "imagefs.inodesFree",
+            "memory.available",
+            "nodefs.available",
+            "nodefs.inodesFree",
+        )
+    )
+    data = [
+        minor,
+        v.machine_type,
+        v.image + v.image_version,
+        v.cri,
+        f"ca-rotation-{v.ca_rotation}",
+        reserved,
+        eviction,
+        str(v.kubelet.get("cpuManagerPolicy", "")),
+    ]
+    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
+    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
+
+
+def reconcile_osc(v: NodeValues) -> OperatingSystemConfig:
+    """The configuration node-agent keeps applied on every node of the pool."""
+    return merge(secret_name(v), Purpose.RECONCILE, (c(v) for c in COMPONENTS), {"criConfig": {"name": v.cri}})
+
+
+def osc_secret(v: NodeValues) -> dict[str, object]:
+    """The Secret node-agent reads: `kube-system/<secret_name>`, key `osc.yaml`, checksum and pool labels."""
+    spec = reconcile_osc(v).to_object()["spec"]
+    data = yaml.safe_dump({"spec": {k: spec[k] for k in ("units", "files", "criConfig")}}, sort_keys=False)
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {
+            "name": secret_name(v),
+            "namespace": "kube-system",
+            "labels": {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": v.pool},
+            "annotations": {"checksum/data-script": hashlib.sha256(data.encode()).hexdigest()},
+        },
+        "stringData": {"osc.yaml": data},
+    }

@@ -1,0 +1,122 @@
+"""Node configuration: which units a change restarts, and which changes roll the pool (a new OSC key)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import yaml
+
+from components import nodeagent, osc
+
+BASE = nodeagent.NodeValues(
+    pool="pool-a",
+    kubernetes_version="1.34.3",
+    machine_type="m5.large",
+    image="gardenlinux",
+    image_version="1877.0.0",
+    node_agent_version="v1.120.0",
+    ca_bundle="CA-1",
+    kubelet={"maxPods": 110},
+    kube_reserved={"cpu": "80m", "memory": "1Gi"},
+    eviction_hard={"memory.available": "100Mi"},
+)
+
+
+def changed(**fields: Any) -> nodeagent.NodeValues:
+    """BASE with fields replaced."""
+    return dataclasses.replace(BASE, **fields)
+
+
+SCENARIOS: list[tuple[str, nodeagent.NodeValues, set[str], bool]] = [
+    ("nothing", BASE, set(), False),
+    ("a shoot label (not part of the node values)", changed(), set(), False),
+    ("a kubelet flag", changed(kubelet={"maxPods": 64}), {"kubelet.service"}, False),
+    ("a containerd registry mirror", changed(registry_mirrors={"docker.io": "https://mirror.example.com"}),
+     {"containerd.service"}, False),
+    ("the node-agent version", changed(node_agent_version="v1.121.0"), {"gardener-node-agent.service"}, False),
+    ("a Kubernetes patch release", changed(kubernetes_version="1.34.4"), {"kubelet.service"}, False),
+    ("a Kubernetes minor upgrade", changed(kubernetes_version="1.35.0"), set(), True),
+    ("a sysctl", changed(sysctls={"net.core.somaxconn": "4096"}), {"systemd-sysctl.service"}, False),
+    ("journald retention", changed(journald={"MaxRetentionSec": "7day"}), {"systemd-journald.service"}, False),
+    ("new CA bundle content", changed(ca_bundle="CA-1+CA-2"),
+     {"containerd.service", "kubelet.service", "gardener-node-agent.service"}, False),
+    ("a CA rotation", changed(ca_rotation=1), set(), True),
+    ("the machine type", changed(machine_type="m5.xlarge"), set(), True),
+    ("the image version", changed(image_version="1877.1.0"), set(), True),
+    ("kube reserved", changed(kube_reserved={"cpu": "100m", "memory": "1Gi"}), set(), True),
+    ("eviction thresholds", changed(eviction_hard={"memory.available": "200Mi"}), set(), True),
+    ("the CPU manager policy", changed(kubelet={"maxPods": 110, "cpuManagerPolicy": "static"}), set(), True),
+    ("the API server address", changed(api_server="https://api.new"), {"gardener-node-agent.service"}, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "new", "restart", "rolls"), SCENARIOS, ids=[s[0] for s in SCENARIOS])
+def test_change_restarts_exactly(case: str, new: nodeagent.NodeValues, restart: set[str], rolls: bool) -> None:
+    """GIVEN a pool's node values WHEN one thing changes THEN the pool rolls, or exactly these units restart.
+
+    A new OSC key (what must replace machines) rolls the pool: new machines start from the new configuration,
+    so no unit restarts in place. Any other change restarts exactly the units it touches, on running nodes.
+    """
+    assert (nodeagent.secret_name(new) != nodeagent.secret_name(BASE)) == rolls
+    if not rolls:
+        plan = osc.plan_between(nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(new))
+        assert set(plan.restart) == restart
+        assert plan.stop == ()
+    else:
+        assert restart == set(), "a rolling change restarts nothing in place"
+
+
+def test_there_are_at_least_twelve_scenarios() -> None:
+    """The table covers the issue's twelve scenarios or more."""
+    assert len(SCENARIOS) >= 12
+
+
+def test_node_agent_upgrade_changes_only_its_own_files() -> None:
+    """GIVEN a new node-agent version WHEN planned THEN only its binary file is written, nothing else."""
+    plan = osc.plan_between(
+        nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(changed(node_agent_version="v2.0.0"))
+    )
+    assert plan.write == ("/opt/bin/gardener-node-agent",)
+    assert plan.restart == ("gardener-node-agent.service",)
+
+
+def test_removed_unit_stops_and_removed_file_is_deleted() -> None:
+    """GIVEN an OSC without a mirror WHEN the mirror's file goes THEN it is deleted and containerd restarts."""
+    with_mirror = changed(registry_mirrors={"ghcr.io": "https://m"})
+    plan = osc.plan_between(nodeagent.reconcile_osc(with_mirror), nodeagent.reconcile_osc(BASE))
+    assert plan.delete == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",)
+    assert plan.restart == ("containerd.service",)
+    gone = osc.restart_plan({"a.service": "1", "b.service": "2"}, {"a.service": "1"}, {}, {})
+    assert gone.stop == ("b.service",) and gone.restart == ()
+
+
+def test_merge_refuses_a_unit_twice_and_dangling_file_paths() -> None:
+    """GIVEN two components claiming one unit, or a unit listing an unwritten file WHEN merged THEN refused."""
+    unit = osc.Unit("x.service")
+    with pytest.raises(osc.MergeError, match=r"unit x\.service is defined twice"):
+        osc.merge("n", osc.Purpose.RECONCILE, [osc.Part(units=(unit,)), osc.Part(units=(unit,))])
+    with pytest.raises(osc.MergeError, match="lists files that no component writes: /missing"):
+        osc.merge("n", osc.Purpose.RECONCILE, [osc.Part(units=(osc.Unit("y.service", file_paths=("/missing",)),))])
+
+
+def test_osc_secret_shape() -> None:
+    """GIVEN a pool WHEN its OSC secret is rendered THEN name, labels, checksum and key follow Gardener's."""
+    secret = nodeagent.osc_secret(BASE)
+    meta: dict[str, Any] = secret["metadata"]  # type: ignore[assignment]
+    assert meta["name"].startswith("gardener-node-agent-pool-a-") and len(meta["name"].rsplit("-", 1)[1]) == 16
+    assert meta["labels"] == {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": "pool-a"}
+    data = secret["stringData"]["osc.yaml"]  # type: ignore[index]
+    assert len(meta["annotations"]["checksum/data-script"]) == 64
+    assert {u["name"] for u in yaml.safe_load(data)["spec"]["units"]} == {
+        "containerd.service", "gardener-node-agent.service", "kubelet.service", "systemd-journald.service",
+        "systemd-sysctl.service",
+    }  # fmt: skip
+    assert len(data.encode()) < 1024 * 1024
+
+
+def test_reconcile_osc_golden(golden: Callable[[str, str], None]) -> None:
+    """GIVEN the base pool WHEN its reconcile OSC is rendered THEN it matches the golden file."""
+    golden("osc-reconcile-pool-a.yaml", yaml.safe_dump(nodeagent.reconcile_osc(BASE).to_object(), sort_keys=False))
