@@ -3,6 +3,7 @@
 import pulumi
 
 from components.landscape import Landscape
+from components.nodeagent import user_data_problems
 from components.plan import plan_landscape, unsupported
 from components.providers.registry import provider_for
 from components.spec import SpecError, parse_landscape
@@ -14,7 +15,7 @@ except SpecError as err:
     raise pulumi.RunError("invalid landscape:\n" + "\n".join(err.lines)) from None
 
 plan = plan_landscape(spec, pulumi.get_stack())
-if problems := unsupported(plan):
+if problems := unsupported(plan) + user_data_problems(plan.shoots):
     raise pulumi.RunError("landscape asks for what arbor does not run yet:\n" + "\n".join(problems))
 landscape = Landscape("arbor", plan, provider_for)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())

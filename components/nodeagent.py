@@ -9,13 +9,27 @@ and keys follow Gardener's (docs/gardener/node-agent.md).
 
 from __future__ import annotations
 
+import base64
 import hashlib
-from collections.abc import Mapping
+import posixpath
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
 
-from components.osc import Command, File, ImageRef, Inline, OperatingSystemConfig, Part, Purpose, Unit, merge
+from components.osc import (
+    Command,
+    File,
+    ImageRef,
+    Inline,
+    OperatingSystemConfig,
+    Part,
+    Purpose,
+    Unit,
+    b64,
+    merge,
+)
+from components.plan import PoolValues, ShootValues
 
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
@@ -199,3 +213,113 @@ def osc_secret(v: NodeValues) -> dict[str, object]:
         },
         "stringData": {"osc.yaml": data},
     }
+
+
+# --- provision: the user data of a new machine ------------------------------------------------------------
+
+# What the cloud accepts as user data; over it, the machine cannot be created.
+USER_DATA_BUDGET = {"aws": 16 * 1024, "gcp": 256 * 1024, "local": 256 * 1024}
+BOOTSTRAP_TOKEN = "<<BOOTSTRAP_TOKEN>>"
+MACHINE_NAME = "<<MACHINE_NAME>>"
+
+
+def _init_script(v: NodeValues) -> str:
+    """node-init: pull the node-agent image, install its binary, hand over to `gardener-node-agent bootstrap`."""
+    image = f"{NODE_AGENT_IMAGE}:{v.node_agent_version}"
+    return f"""#!/bin/bash
+set -o errexit -o nounset -o pipefail
+image={image}
+mnt=$(mktemp -d)
+trap 'ctr images unmount "$mnt" >/dev/null 2>&1 || true; rm -rf "$mnt"' EXIT
+until ctr images pull --hosts-dir /etc/containerd/certs.d "$image" >/dev/null; do sleep 5; done
+ctr images mount "$image" "$mnt"
+install -D -m0755 "$mnt/gardener-node-agent" /opt/bin/gardener-node-agent
+exec /opt/bin/gardener-node-agent bootstrap --config-dir={NODE_AGENT_DIR}
+"""
+
+
+def provision_osc(v: NodeValues) -> OperatingSystemConfig:
+    """The OSC of a new machine: only node-init, with the bootstrap token and machine name as placeholders."""
+    config = yaml.safe_dump(
+        {
+            "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
+            "kind": "NodeAgentConfiguration",
+            "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
+            "bootstrap": {"kubeletDataVolumeSize": 0},
+            "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        },
+        sort_keys=True,
+    )
+    files = (
+        File(f"{NODE_AGENT_DIR}/init.sh", b64(_init_script(v)), 0o755),
+        File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
+        File(f"{NODE_AGENT_DIR}/credentials/bootstrap-token", Inline(BOOTSTRAP_TOKEN)),
+        File(f"{NODE_AGENT_DIR}/machine-name", Inline(MACHINE_NAME)),
+    )
+    unit = Unit(
+        "gardener-node-init.service",
+        content=(
+            "[Unit]\nDescription=Downloads the gardener-node-agent binary and starts its bootstrap\n"
+            "After=network-online.target\nWants=network-online.target\n[Service]\nType=oneshot\n"
+            f"Restart=on-failure\nRestartSec=5\nExecStart={NODE_AGENT_DIR}/init.sh\n"
+            "[Install]\nWantedBy=multi-user.target\n"
+        ),
+        file_paths=tuple(f.path for f in files),
+    )
+    return merge(f"{secret_name(v)}-provision", Purpose.PROVISION, [Part(units=(unit,), files=files)])
+
+
+def user_data(o: OperatingSystemConfig) -> str:
+    """A provision OSC as the script a machine runs at first boot: write the files and units, start them."""
+    lines = ["#!/bin/bash", "set -o errexit -o nounset -o pipefail"]
+    for f in o.files:
+        assert isinstance(f.content, Inline), "provision files are inline"
+        data = f.content.data if f.content.encoding == "b64" else base64.b64encode(f.content.data.encode()).decode()
+        lines += [f"mkdir -p '{posixpath.dirname(f.path)}'", f"echo '{data}' | base64 -d > '{f.path}'",
+                  f"chmod {f.permissions:o} '{f.path}'"]  # fmt: skip
+    for u in o.units:
+        content = base64.b64encode((u.content or "").encode()).decode()
+        lines += [f"echo '{content}' | base64 -d > '/etc/systemd/system/{u.name}'"]
+    lines += ["systemctl daemon-reload"] + [f"systemctl enable --now '{u.name}' --no-block" for u in o.units]
+    return "\n".join(lines) + "\n"
+
+
+class UserDataTooLargeError(ValueError):
+    """User data over what the provider accepts."""
+
+
+def check_user_data(provider: str, data: str, where: str) -> None:
+    """Refuses user data over the provider's budget, naming the pool, the size and the budget."""
+    size, budget = len(data.encode()), USER_DATA_BUDGET[provider]
+    if size > budget:
+        raise UserDataTooLargeError(f"{where}: user data is {size} bytes, more than {provider}'s {budget}")
+
+
+def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
+    """A pool's node values from the plan.
+
+    The API address is the kube-apiserver Service in the seed until DNS for shoots arrives; the cluster CA and
+    its rotation arrive with PKI (control-plane issue).
+    """
+    return NodeValues(
+        pool=pool.name,
+        kubernetes_version=pool.kubernetes_version,
+        machine_type=pool.machine_type,
+        image=pool.image,
+        image_version=pool.image_version,
+        node_agent_version=shoot.node_agent_version,
+        api_server=f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local",
+    )
+
+
+def user_data_problems(shoots: Iterable[ShootValues]) -> list[str]:
+    """Every pool whose user data is over its provider's budget, one line each (checked before any change)."""
+    lines = []
+    for i, shoot in enumerate(shoots):
+        for j, pool in enumerate(shoot.workers):
+            data = user_data(provision_osc(node_values(shoot, pool)))
+            try:
+                check_user_data(shoot.cluster.provider.value, data, f"landscape.shoots[{i}].workers[{j}]")
+            except UserDataTooLargeError as err:
+                lines.append(str(err))
+    return lines

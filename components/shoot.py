@@ -11,10 +11,11 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, records
+from components import api, controlplane, nodeagent, osc, records
 from components.garden import GardenAccess
 from components.plan import ShootValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
 from components.seed import SeedAccess
 
@@ -89,6 +90,7 @@ class Shoot(pulumi.ComponentResource):
         # The shoot's API and nodes come once its control plane runs.
         after_control_plane = [done["kube-controller-manager"], done["kube-scheduler"]]
         self.access = infra.shoot_api(values.cluster, parent=self, depends_on=after_control_plane)
+        node_configs = self._node_configuration(name, values, namespace, on_seed)
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
             metadata={"name": "shoot-info", "namespace": "kube-system"},
@@ -107,7 +109,41 @@ class Shoot(pulumi.ComponentResource):
             shoot_kubeconfig=self.access.kubeconfig,
             kubernetes_version=values.kubernetes_version,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[shoot_record, system, *done.values(), *self.access.ready]
+                parent=self, depends_on=[shoot_record, system, *done.values(), *self.access.ready, *node_configs]
             ),
         )
         self.register_outputs({"endpoint": self.access.endpoint, "state": self.status.state})
+
+    def _node_configuration(
+        self, name: str, values: ShootValues, namespace: k8s.core.v1.Namespace, on_seed: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """Per pool: the provision user data in the seed namespace, the reconcile OSC in the shoot."""
+        made: list[pulumi.Resource] = []
+        for pool in values.workers:
+            node = nodeagent.node_values(values, pool)
+            made.append(
+                k8s.core.v1.Secret(
+                    f"{name}-user-data-{pool.name}",
+                    metadata={
+                        "name": f"user-data-{pool.name}",
+                        "namespace": values.seed_namespace,
+                        "labels": {"worker.gardener.cloud/pool": pool.name},
+                    },
+                    string_data={"userData": nodeagent.user_data(nodeagent.provision_osc(node))},
+                    opts=pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace])),
+                )
+            )
+            config = nodeagent.reconcile_osc(node)
+            made.append(
+                OperatingSystemConfig(
+                    f"{name}-osc-{pool.name}",
+                    kubeconfig=self.access.kubeconfig,
+                    pool=pool.name,
+                    secret=nodeagent.osc_secret(node),
+                    unit_hashes=osc.unit_hashes(config),
+                    file_hashes=osc.file_hashes(config),
+                    stopped_units=[u.name for u in config.units if u.command is osc.Command.STOP or not u.enable],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.access.ready)),
+                )
+            )
+        return made

@@ -36,14 +36,46 @@ def _name(urn: str) -> str:
 
 
 def _layer(urn: str, parents: dict[str, str], types: dict[str, str]) -> str:
-    """`garden`, `seed <name>`, `shoot <name>`, or `landscape` for everything outside a layer."""
+    """`garden`, `seed <name>`, `shoot <name>`, or `landscape` for everything outside a layer.
+
+    The nearest layer component among the resource itself and its ancestors; ancestors that the preview left
+    out (unchanged components) are still known from the parent URN, whose type chain ends in their type.
+    """
     current: str | None = urn
     while current:
-        layer = LAYERS.get(types.get(current, ""))
+        type_ = types.get(current) or current.split("::")[-2].split("$")[-1]
+        layer = LAYERS.get(type_)
         if layer:
             return f"{layer} {_name(current)}" if layer != "garden" else layer
         current = parents.get(current)
     return "landscape"
+
+
+OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
+
+
+def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
+    """Per shoot and pool, what a change does to running nodes: the units that restart, or a roll of the pool."""
+    lines = []
+    for step in steps:
+        new, old = step.get("newState") or {}, step.get("oldState") or {}
+        if new.get("type") != OSC or step["op"] in ("same", "read", "refresh"):
+            continue
+        ni, oi = new.get("inputs") or {}, old.get("inputs") or {}
+        where = f"`{_name(step['urn']).replace('-osc-', '` pool `')}`"
+        if step["op"] == "create":
+            lines.append(f"- {where}: new pool configuration")
+        elif oi.get("secretName") != ni.get("secretName"):
+            lines.append(f"- {where}: **rolls** (new OSC key {ni.get('secretName')}: machines are replaced)")
+        else:
+            units = sorted(
+                u for u, h in (ni.get("unitHashes") or {}).items() if (oi.get("unitHashes") or {}).get(u) != h
+            )
+            gone = sorted(set(oi.get("unitHashes") or {}) - set(ni.get("unitHashes") or {}))
+            lines.append(
+                f"- {where}: restarts {', '.join(units) or 'nothing'}" + (f"; stops {', '.join(gone)}" if gone else "")
+            )
+    return lines
 
 
 def render(preview: dict[str, Any], stack: str = "") -> str:
@@ -67,6 +99,9 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     replaced = sum(1 for items in changes.values() for op, _ in items if op in ("replace", "delete"))
     if replaced:
         lines += ["", f"**{replaced} replacement(s) or deletion(s): read them before merging.**"]
+    restarts = node_restarts(steps)
+    if restarts:
+        lines += ["", "### node restarts", "", *restarts]
     for layer in sorted(changes):
         lines += ["", f"### {layer}", ""]
         for op, step in sorted(changes[layer], key=lambda i: (OPS.index(i[0]) if i[0] in OPS else 9, i[1]["urn"])):

@@ -25,6 +25,9 @@ def access(
         f"{parent._name}-k8s",
         kubeconfig=kubeconfig,
         cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
+        # ConfigMaps and Secrets change in place, as kubectl apply does: a replacement would recreate them.
+        enable_config_map_mutable=True,
+        enable_secret_mutable=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(ready)),
     )
     return ClusterAccess(key=values.key, endpoint=endpoint, kubeconfig=kubeconfig, provider=provider, ready=ready)

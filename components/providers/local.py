@@ -77,6 +77,9 @@ class LocalProvider:
             cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
             # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
             delete_unreachable=True,
+            # ConfigMaps and Secrets change in place, as kubectl apply does: a replacement would recreate them.
+            enable_config_map_mutable=True,
+            enable_secret_mutable=True,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
         )
         nodes = [

@@ -74,6 +74,22 @@ class Kube:
         """GET `path` (e.g. `/api/v1/nodes`)."""
         return self._call("GET", path)
 
+    def create(self, path: str, body: Any) -> Any:
+        """POST `body` to the collection at `path`."""
+        return self._call("POST", path, body)
+
+    def replace(self, path: str, body: Any) -> Any:
+        """PUT `body` at `path`."""
+        return self._call("PUT", path, body)
+
+    def delete(self, path: str) -> None:
+        """DELETE `path`; an object already gone is fine."""
+        try:
+            self._call("DELETE", path)
+        except KubeError as err:
+            if err.status != 404:
+                raise
+
     def merge_patch(self, path: str, body: Any) -> Any:
         """A JSON merge patch of `path`."""
         return self._call("PATCH", path, body, "application/merge-patch+json")

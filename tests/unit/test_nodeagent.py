@@ -120,3 +120,44 @@ def test_osc_secret_shape() -> None:
 def test_reconcile_osc_golden(golden: Callable[[str, str], None]) -> None:
     """GIVEN the base pool WHEN its reconcile OSC is rendered THEN it matches the golden file."""
     golden("osc-reconcile-pool-a.yaml", yaml.safe_dump(nodeagent.reconcile_osc(BASE).to_object(), sort_keys=False))
+
+
+def test_user_data_golden(golden: Callable[[str, str], None]) -> None:
+    """GIVEN the base pool WHEN its provision user data is rendered THEN it matches the golden script.
+
+    The script is the same on every provider; only the budget differs (tests below).
+    """
+    golden("user-data-pool-a.sh", nodeagent.user_data(nodeagent.provision_osc(BASE)))
+
+
+def test_provision_osc_golden(golden: Callable[[str, str], None]) -> None:
+    """GIVEN the base pool WHEN its provision OSC is rendered THEN it matches the golden file."""
+    golden("osc-provision-pool-a.yaml", yaml.safe_dump(nodeagent.provision_osc(BASE).to_object(), sort_keys=False))
+
+
+@pytest.mark.parametrize(
+    "new",
+    [s[1] for s in SCENARIOS if not s[3] and s[0] not in ("the node-agent version", "new CA bundle content",
+                                                          "the API server address")],
+)  # fmt: skip
+def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: nodeagent.NodeValues) -> None:
+    """GIVEN a change that only reaches running nodes WHEN the user data is rendered THEN not one byte differs."""
+    before = nodeagent.user_data(nodeagent.provision_osc(BASE))
+    assert nodeagent.user_data(nodeagent.provision_osc(new)) == before
+
+
+def test_user_data_keeps_upstream_placeholders_and_fits_every_budget() -> None:
+    """GIVEN the provision user data WHEN inspected THEN it carries the placeholders and fits AWS's 16 KiB."""
+    data = nodeagent.user_data(nodeagent.provision_osc(BASE))
+    provision = yaml.safe_dump(nodeagent.provision_osc(BASE).to_object())
+    assert "<<BOOTSTRAP_TOKEN>>" in provision and "<<MACHINE_NAME>>" in provision
+    assert len(data.encode()) <= nodeagent.USER_DATA_BUDGET["aws"]
+    for provider in nodeagent.USER_DATA_BUDGET:
+        nodeagent.check_user_data(provider, data, "pool")
+
+
+def test_user_data_over_budget_is_a_clear_error() -> None:
+    """GIVEN user data over the provider's budget WHEN checked THEN the error names the pool, size and budget."""
+    with pytest.raises(nodeagent.UserDataTooLargeError) as err:
+        nodeagent.check_user_data("aws", "x" * 20000, "landscape.shoots[0].workers[1]")
+    assert str(err.value) == "landscape.shoots[0].workers[1]: user data is 20000 bytes, more than aws's 16384"

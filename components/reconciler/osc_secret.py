@@ -1,0 +1,122 @@
+"""OperatingSystemConfig: the reconcile OSC of a worker pool, written as node-agent's Secret in the shoot.
+
+The inputs carry one effective hash per unit and per file (components/osc.py), so the engine's own diff names
+what a change touches (`unitHashes.kubelet.service`), and the output `restartPlan` says what node-agent will
+restart, stop, write and delete on the pool's nodes. A changed `secretName` means the pool rolls. `read()`
+compares the Secret in the cluster with the state: an edited or deleted Secret is drift, and `up` restores it.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.osc import restart_plan
+from components.reconciler.kube import Kube, KubeError
+
+PROVIDER_VERSION = "1"
+SECRETS = "/api/v1/namespaces/kube-system/secrets"
+INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secret", "version")
+
+
+def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
+    """What node-agent does on the pool's nodes going from the old to the new hashes."""
+    plan = restart_plan(
+        olds.get("unitHashes") or {}, news["unitHashes"], olds.get("fileHashes") or {}, news["fileHashes"],
+        news.get("stoppedUnits") or [],
+    )  # fmt: skip
+    return plan.to_object()
+
+
+def _write(props: dict[str, Any], old_name: str | None = None) -> None:
+    """Creates or replaces the Secret; removes the previous one when the pool's key changed."""
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    secret = props["secret"]
+    name = secret["metadata"]["name"]
+    try:
+        kube.create(SECRETS, secret)
+    except KubeError as err:
+        if err.status != 409:
+            raise
+        kube.replace(f"{SECRETS}/{name}", secret)
+    if old_name and old_name != name:
+        kube.delete(f"{SECRETS}/{old_name}")
+
+
+def _osc_yaml(cluster_secret: dict[str, Any]) -> str:
+    """The `osc.yaml` of a Secret as the API returns it."""
+    data = (cluster_secret.get("data") or {}).get("osc.yaml", "")
+    return base64.b64decode(data).decode() if data else ""
+
+
+class OperatingSystemConfigProvider(ResourceProvider):
+    """Keeps a pool's OSC Secret in the shoot and plans what its nodes restart."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """First OSC of a pool: every unit starts on its nodes."""
+        _write(props)
+        return CreateResult(id_=props["secretName"], outs={**props, "restartPlan": _plan({}, props)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """A change of any input is an in-place update; the changed hash keys are what the preview shows."""
+        changed = [k for k in INPUTS if olds.get(k) != news.get(k)]
+        return DiffResult(changes=bool(changed), replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Writes the new OSC; the restart plan is relative to what the nodes had."""
+        _write(news, old_name=olds.get("secretName"))
+        return UpdateResult(outs={**news, "restartPlan": _plan(olds, news)})
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The Secret as the cluster has it: gone, edited (drift in `secret`) or as written."""
+        kube = Kube.from_kubeconfig(props["kubeconfig"])
+        try:
+            actual = kube.get(f"{SECRETS}/{props['secretName']}")
+        except KubeError as err:
+            if err.status == 404:
+                return ReadResult(id_="", outs={})
+            raise
+        wanted = props["secret"]["stringData"]["osc.yaml"]
+        if _osc_yaml(actual) == wanted:
+            return ReadResult(id_=id_, outs=props)
+        drifted = {**props["secret"], "stringData": {"osc.yaml": _osc_yaml(actual)}}
+        return ReadResult(id_=id_, outs={**props, "secret": drifted})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Removes the Secret."""
+        Kube.from_kubeconfig(props["kubeconfig"]).delete(f"{SECRETS}/{props['secretName']}")
+
+
+class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfig"):
+    """The reconcile OSC of one worker pool in its shoot, with the restart plan of the last change."""
+
+    restartPlan: pulumi.Output[dict[str, list[str]]]  # noqa: N815 - the output's name in the state
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kubeconfig: pulumi.Input[str],
+        pool: str,
+        secret: dict[str, Any],
+        unit_hashes: dict[str, str],
+        file_hashes: dict[str, str],
+        stopped_units: list[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "kubeconfig": kubeconfig,
+            "pool": pool,
+            "secretName": secret["metadata"]["name"],
+            "secret": secret,
+            "unitHashes": unit_hashes,
+            "fileHashes": file_hashes,
+            "stoppedUnits": stopped_units,
+            "version": PROVIDER_VERSION,
+            "restartPlan": None,
+        }
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secret"])
+        super().__init__(OperatingSystemConfigProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

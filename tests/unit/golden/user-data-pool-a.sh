@@ -1,0 +1,17 @@
+#!/bin/bash
+set -o errexit -o nounset -o pipefail
+mkdir -p '/var/lib/gardener-node-agent'
+echo 'YXBpU2VydmVyOgogIGNhQnVuZGxlOiBDQS0xCiAgc2VydmVyOiBodHRwczovL2FwaS5pbnRlcm5hbAphcGlWZXJzaW9uOiBub2RlYWdlbnQuY29uZmlnLmdhcmRlbmVyLmNsb3VkL3YxYWxwaGExCmJvb3RzdHJhcDoKICBrdWJlbGV0RGF0YVZvbHVtZVNpemU6IDAKY29udHJvbGxlcnM6CiAgb3BlcmF0aW5nU3lzdGVtQ29uZmlnOgogICAgc2VjcmV0TmFtZTogZ2FyZGVuZXItbm9kZS1hZ2VudC1wb29sLWEtYzFhNDI2OGQ0OWEwYTBhMgpraW5kOiBOb2RlQWdlbnRDb25maWd1cmF0aW9uCg==' | base64 -d > '/var/lib/gardener-node-agent/config.yaml'
+chmod 600 '/var/lib/gardener-node-agent/config.yaml'
+mkdir -p '/var/lib/gardener-node-agent/credentials'
+echo 'PDxCT09UU1RSQVBfVE9LRU4+Pg==' | base64 -d > '/var/lib/gardener-node-agent/credentials/bootstrap-token'
+chmod 600 '/var/lib/gardener-node-agent/credentials/bootstrap-token'
+mkdir -p '/var/lib/gardener-node-agent'
+echo 'IyEvYmluL2Jhc2gKc2V0IC1vIGVycmV4aXQgLW8gbm91bnNldCAtbyBwaXBlZmFpbAppbWFnZT1ldXJvcGUtZG9ja2VyLnBrZy5kZXYvZ2FyZGVuZXItcHJvamVjdC9yZWxlYXNlcy9nYXJkZW5lci9ub2RlLWFnZW50OnYxLjEyMC4wCm1udD0kKG1rdGVtcCAtZCkKdHJhcCAnY3RyIGltYWdlcyB1bm1vdW50ICIkbW50IiA+L2Rldi9udWxsIDI+JjEgfHwgdHJ1ZTsgcm0gLXJmICIkbW50IicgRVhJVAp1bnRpbCBjdHIgaW1hZ2VzIHB1bGwgLS1ob3N0cy1kaXIgL2V0Yy9jb250YWluZXJkL2NlcnRzLmQgIiRpbWFnZSIgPi9kZXYvbnVsbDsgZG8gc2xlZXAgNTsgZG9uZQpjdHIgaW1hZ2VzIG1vdW50ICIkaW1hZ2UiICIkbW50IgppbnN0YWxsIC1EIC1tMDc1NSAiJG1udC9nYXJkZW5lci1ub2RlLWFnZW50IiAvb3B0L2Jpbi9nYXJkZW5lci1ub2RlLWFnZW50CmV4ZWMgL29wdC9iaW4vZ2FyZGVuZXItbm9kZS1hZ2VudCBib290c3RyYXAgLS1jb25maWctZGlyPS92YXIvbGliL2dhcmRlbmVyLW5vZGUtYWdlbnQK' | base64 -d > '/var/lib/gardener-node-agent/init.sh'
+chmod 755 '/var/lib/gardener-node-agent/init.sh'
+mkdir -p '/var/lib/gardener-node-agent'
+echo 'PDxNQUNISU5FX05BTUU+Pg==' | base64 -d > '/var/lib/gardener-node-agent/machine-name'
+chmod 600 '/var/lib/gardener-node-agent/machine-name'
+echo 'W1VuaXRdCkRlc2NyaXB0aW9uPURvd25sb2FkcyB0aGUgZ2FyZGVuZXItbm9kZS1hZ2VudCBiaW5hcnkgYW5kIHN0YXJ0cyBpdHMgYm9vdHN0cmFwCkFmdGVyPW5ldHdvcmstb25saW5lLnRhcmdldApXYW50cz1uZXR3b3JrLW9ubGluZS50YXJnZXQKW1NlcnZpY2VdClR5cGU9b25lc2hvdApSZXN0YXJ0PW9uLWZhaWx1cmUKUmVzdGFydFNlYz01CkV4ZWNTdGFydD0vdmFyL2xpYi9nYXJkZW5lci1ub2RlLWFnZW50L2luaXQuc2gKW0luc3RhbGxdCldhbnRlZEJ5PW11bHRpLXVzZXIudGFyZ2V0Cg==' | base64 -d > '/etc/systemd/system/gardener-node-init.service'
+systemctl daemon-reload
+systemctl enable --now 'gardener-node-init.service' --no-block
