@@ -308,6 +308,12 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
         image=pool.image,
         image_version=pool.image_version,
         node_agent_version=shoot.node_agent_version,
+        cri=pool.cri,
+        kubelet=pool.kubelet,
+        kube_reserved=pool.kube_reserved,
+        eviction_hard=pool.eviction_hard,
+        registry_mirrors=pool.registry_mirrors,
+        sysctls=pool.sysctls,
         api_server=f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local",
     )
 

@@ -5,7 +5,7 @@ Components get only their values, never the whole spec; everything here is deter
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from components import naming
 from components.spec import ClusterSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
@@ -74,6 +74,12 @@ class PoolValues:
     zones: tuple[str, ...]
     control_plane: bool
     kubernetes_version: str
+    kubelet: dict[str, object] = field(default_factory=dict)
+    kube_reserved: dict[str, str] = field(default_factory=dict)
+    eviction_hard: dict[str, str] = field(default_factory=dict)
+    cri: str = "containerd"
+    registry_mirrors: dict[str, str] = field(default_factory=dict)
+    sysctls: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,12 @@ def _shoot(stack: str, spec: ShootSpec, provider: ProviderType) -> ShootValues:
             zones=tuple(p.zones),
             control_plane=p.control_plane,
             kubernetes_version=p.kubernetes_version or spec.kubernetes.version,
+            kubelet=p.kubelet.model_dump(by_alias=True, exclude_none=True, include={"max_pods", "cpu_manager_policy"}),
+            kube_reserved=dict(p.kubelet.kube_reserved),
+            eviction_hard=dict(p.kubelet.eviction_hard),
+            cri=p.cri.name,
+            registry_mirrors=dict(p.cri.registry_mirrors),
+            sysctls=dict(p.sysctls),
         )
         for p in spec.workers
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -237,6 +237,30 @@ class Machine(Model):
     image: MachineImage
 
 
+class KubeletSpec(Model):
+    """The kubelet settings of a pool; reservations, eviction and the CPU manager policy roll the pool."""
+
+    max_pods: int | None = Field(None, alias="maxPods", ge=8, le=1024)
+    cpu_manager_policy: Literal["none", "static"] | None = Field(None, alias="cpuManagerPolicy")
+    kube_reserved: dict[str, str] = Field(default_factory=dict, alias="kubeReserved")
+    eviction_hard: dict[str, str] = Field(default_factory=dict, alias="evictionHard")
+
+
+class CriSpec(Model):
+    """The container runtime of a pool."""
+
+    name: Literal["containerd"] = "containerd"
+    registry_mirrors: dict[str, str] = Field(default_factory=dict, alias="registryMirrors")
+
+    @model_validator(mode="after")
+    def _mirrors(self) -> CriSpec:
+        """Each mirror is an https URL for an upstream registry host."""
+        for upstream, url in self.registry_mirrors.items():
+            if "/" in upstream or not url.startswith("https://"):
+                raise ValueError(f"registryMirrors: '{upstream}: {url}' must map a registry host to an https URL")
+        return self
+
+
 class WorkerPool(Model):
     """A worker pool of a shoot."""
 
@@ -247,6 +271,9 @@ class WorkerPool(Model):
     zones: Zones = Field(default_factory=list)
     control_plane: bool = Field(False, alias="controlPlane")
     kubernetes_version: KubernetesVersion | None = Field(None, alias="kubernetesVersion")
+    kubelet: KubeletSpec = KubeletSpec()
+    cri: CriSpec = CriSpec()
+    sysctls: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _bounds(self) -> WorkerPool:

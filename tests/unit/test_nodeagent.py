@@ -161,3 +161,19 @@ def test_user_data_over_budget_is_a_clear_error() -> None:
     with pytest.raises(nodeagent.UserDataTooLargeError) as err:
         nodeagent.check_user_data("aws", "x" * 20000, "landscape.shoots[0].workers[1]")
     assert str(err.value) == "landscape.shoots[0].workers[1]: user data is 20000 bytes, more than aws's 16384"
+
+
+def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a budget smaller than a pool's user data WHEN the plan is checked THEN each pool is one line."""
+    from components.plan import plan_landscape
+    from components.spec import parse_landscape
+    from tests.unit.spec_cases import base
+
+    plan = plan_landscape(parse_landscape({**base(), "shoots": base()["shoots"][:2]}), "local")
+    monkeypatch.setitem(nodeagent.USER_DATA_BUDGET, "local", 100)
+    size = len(
+        nodeagent.user_data(nodeagent.provision_osc(nodeagent.node_values(plan.shoots[0], plan.shoots[0].workers[0])))
+    )
+    lines = nodeagent.user_data_problems(plan.shoots)
+    assert lines[0] == f"landscape.shoots[0].workers[0]: user data is {size} bytes, more than local's 100"
+    assert len(lines) == 2

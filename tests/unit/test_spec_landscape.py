@@ -209,6 +209,26 @@ INVALID: list[tuple[str, object, list[str]]] = [
         changed("shoots[2].workers[0].controlPlane", False),
         ["landscape.shoots[2].workers: a self-hosted shoot needs a pool with controlPlane: true"],
     ),
+    (
+        "kubelet max pods too low",
+        changed("shoots[0].workers[0].kubelet", {"maxPods": 4}),
+        [f"{S0}.workers[0].kubelet.maxPods: input should be greater than or equal to 8"],
+    ),
+    (
+        "unknown cpu manager policy",
+        changed("shoots[0].workers[0].kubelet", {"cpuManagerPolicy": "dynamic"}),
+        [f"{S0}.workers[0].kubelet.cpuManagerPolicy: input should be 'none' or 'static'"],
+    ),
+    (
+        "registry mirror over http",
+        changed("shoots[0].workers[0].cri", {"registryMirrors": {"docker.io": "http://m"}}),
+        [f"{S0}.workers[0].cri: registryMirrors: 'docker.io: http://m' must map a registry host to an https URL"],
+    ),
+    (
+        "another container runtime",
+        changed("shoots[0].workers[0].cri", {"name": "docker"}),
+        [f"{S0}.workers[0].cri.name: input should be 'containerd'"],
+    ),
     # networking
     (
         "pods not canonical",
