@@ -110,17 +110,21 @@ def kubelet(v: NodeValues) -> Part:
     return Part(units=(unit,), files=files)
 
 
+def _node_agent_config(v: NodeValues, **extra: object) -> str:
+    """node-agent's configuration: the API it talks to and the Secret it reads its OSC from."""
+    config = {
+        "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
+        "kind": "NodeAgentConfiguration",
+        "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
+        "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        **extra,
+    }
+    return yaml.safe_dump(config, sort_keys=True)
+
+
 def node_agent(v: NodeValues) -> Part:
     """gardener-node-agent: its binary from its image and its config; a new version touches only these."""
-    config = yaml.safe_dump(
-        {
-            "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
-            "kind": "NodeAgentConfiguration",
-            "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
-            "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
-        },
-        sort_keys=True,
-    )
+    config = _node_agent_config(v)
     files = (
         File(
             "/opt/bin/gardener-node-agent",
@@ -240,16 +244,7 @@ exec /opt/bin/gardener-node-agent bootstrap --config-dir={NODE_AGENT_DIR}
 
 def provision_osc(v: NodeValues) -> OperatingSystemConfig:
     """The OSC of a new machine: only node-init, with the bootstrap token and machine name as placeholders."""
-    config = yaml.safe_dump(
-        {
-            "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
-            "kind": "NodeAgentConfiguration",
-            "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
-            "bootstrap": {"kubeletDataVolumeSize": 0},
-            "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
-        },
-        sort_keys=True,
-    )
+    config = _node_agent_config(v, bootstrap={"kubeletDataVolumeSize": 0})
     files = (
         File(f"{NODE_AGENT_DIR}/init.sh", b64(_init_script(v)), 0o755),
         File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
