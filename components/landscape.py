@@ -13,6 +13,21 @@ from components.seed import Seed
 from components.shoot import Shoot
 from components.spec import ProviderType
 
+# arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
+# manager per resource state; after a refresh drops an unreachable cluster's objects from the state, `up`
+# adopts them under a new manager, and without this the next change would conflict with the old one.
+FORCE = {"pulumi.com/patchForce": "true"}
+
+
+def _own_fields(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+    """Adds the force annotation to every Kubernetes object arbor applies (not to providers)."""
+    metadata = args.props.get("metadata")
+    if not args.type_.startswith("kubernetes:") or not isinstance(metadata, dict):
+        return None
+    annotations = {**(metadata.get("annotations") or {}), **FORCE}
+    props = {**args.props, "metadata": {**metadata, "annotations": annotations}}
+    return pulumi.ResourceTransformationResult(props, args.opts)
+
 
 class Landscape(pulumi.ComponentResource):
     """A whole landscape; `clusters` maps every cluster key to its access bundle."""
@@ -28,7 +43,7 @@ class Landscape(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("arbor:landscape:Landscape", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = pulumi.ResourceOptions(parent=self, transformations=[_own_fields])
         garden = Garden(f"{name}-garden", plan.garden, providers(plan.garden.cluster.provider), child)
         seeds = {
             s.name: Seed(f"{name}-seed-{s.name}", s, providers(s.cluster.provider), garden.access, child).access

@@ -46,7 +46,7 @@ def kwok_node(
     """A node that kwok simulates: it turns Ready and runs the pods scheduled to it."""
     return k8s.core.v1.Node(
         name,
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=node_name, annotations=KWOK_NODE_ANNOTATION, labels=labels),
+        metadata={"name": node_name, "annotations": dict(KWOK_NODE_ANNOTATION), "labels": labels},
         # A named object: replacing it create-first would apply the new one, then delete that same object.
         opts=pulumi.ResourceOptions(parent=parent, provider=provider, delete_before_replace=True),
     )

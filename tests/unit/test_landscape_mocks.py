@@ -56,7 +56,7 @@ def test_cluster_inputs(mocks: Mocks) -> pulumi.Output[None]:
         assert mocks.inputs["arbor-garden-k8s"]["clusterIdentifier"] == "local:local-garden"
         assert mocks.inputs["arbor-shoot-dev-web-k8s"]["clusterIdentifier"] == "local:local-shoot-dev-web"
         node = mocks.inputs["arbor-garden-node-0"]
-        assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
+        assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake", "pulumi.com/patchForce": "true"}
         assert node["metadata"]["name"] == "local-garden-node-0"
 
     return built.settled().apply(check)
