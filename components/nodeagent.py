@@ -202,17 +202,17 @@ def reconcile_osc(v: NodeValues) -> OperatingSystemConfig:
     return merge(secret_name(v), Purpose.RECONCILE, (c(v) for c in COMPONENTS), {"criConfig": {"name": v.cri}})
 
 
-def osc_secret(v: NodeValues) -> dict[str, object]:
-    """The Secret node-agent reads: `kube-system/<secret_name>`, key `osc.yaml`, checksum and pool labels."""
-    spec = reconcile_osc(v).to_object()["spec"]
+def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
+    """The Secret node-agent reads for a pool's reconcile OSC: its name (the pool key), `osc.yaml`, labels."""
+    spec = config.to_object()["spec"]
     data = yaml.safe_dump({"spec": {k: spec[k] for k in ("units", "files", "criConfig")}}, sort_keys=False)
     return {
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {
-            "name": secret_name(v),
+            "name": config.name,
             "namespace": "kube-system",
-            "labels": {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": v.pool},
+            "labels": {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": pool},
             "annotations": {"checksum/data-script": hashlib.sha256(data.encode()).hexdigest()},
         },
         "stringData": {"osc.yaml": data},

@@ -139,7 +139,7 @@ class Shoot(pulumi.ComponentResource):
                     f"{name}-osc-{pool.name}",
                     kubeconfig=self.access.kubeconfig,
                     pool=pool.name,
-                    secret=nodeagent.osc_secret(node),
+                    secret=nodeagent.osc_secret(config, pool.name),
                     unit_hashes=osc.unit_hashes(config),
                     file_hashes=osc.file_hashes(config),
                     stopped_units=[u.name for u in config.units if u.command is osc.Command.STOP or not u.enable],

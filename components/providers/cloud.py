@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from components import naming
 from components.plan import ClusterValues
 from components.providers.contract import ClusterAccess
+from components.reconciler.kube import server_of
 
 
 def access(
@@ -37,20 +38,8 @@ def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
     """An existing cluster, reached with the kubeconfig kept in the stack's secret config key."""
     assert values.kubeconfig_secret
     kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
-    endpoint = kubeconfig.apply(_server)
+    endpoint = kubeconfig.apply(server_of)
     return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint))
-
-
-def _server(kubeconfig: str) -> str:
-    """The API server URL of a kubeconfig's current context."""
-    import yaml
-
-    config = yaml.safe_load(kubeconfig) or {}
-    current = config.get("current-context")
-    contexts = {c["name"]: c["context"] for c in config.get("contexts", [])}
-    clusters = {c["name"]: c["cluster"] for c in config.get("clusters", [])}
-    context: dict[str, str] = contexts.get(current) or next(iter(contexts.values()), {})
-    return str(clusters.get(context.get("cluster"), {}).get("server", ""))
 
 
 class CloudProvider:

@@ -29,6 +29,20 @@ class KubeError(RuntimeError):
         self.status = status
 
 
+def current(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The cluster and user entries of a kubeconfig's current context (else its first context); {} when absent."""
+    contexts = {c["name"]: c["context"] for c in config.get("contexts") or []}
+    context: dict[str, Any] = contexts.get(config.get("current-context")) or next(iter(contexts.values()), {})
+    clusters = {c["name"]: c["cluster"] for c in config.get("clusters") or []}
+    users = {u["name"]: u["user"] for u in config.get("users") or []}
+    return clusters.get(context.get("cluster"), {}), users.get(context.get("user"), {})
+
+
+def server_of(kubeconfig: str) -> str:
+    """The API server URL of a kubeconfig's current context, "" when it names none."""
+    return str(current(yaml.safe_load(kubeconfig) or {})[0].get("server", ""))
+
+
 @dataclass(frozen=True)
 class Kube:
     """One cluster's API: server URL and a TLS context with the admin's client certificate."""
@@ -39,11 +53,7 @@ class Kube:
     @staticmethod
     def from_kubeconfig(kubeconfig: str) -> Kube:
         """A client for the current context of a kubeconfig with embedded certificate data."""
-        config = yaml.safe_load(kubeconfig)
-        current = config.get("current-context")
-        ctx = next(c["context"] for c in config["contexts"] if c["name"] == current)
-        cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in config["users"] if u["name"] == ctx["user"])
+        cluster, user = current(yaml.safe_load(kubeconfig))
         context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
         # ssl loads client certificates from files only; the files live just long enough to be read.
         with tempfile.TemporaryDirectory() as tmp:

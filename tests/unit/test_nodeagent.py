@@ -104,7 +104,7 @@ def test_merge_refuses_a_unit_twice_and_dangling_file_paths() -> None:
 
 def test_osc_secret_shape() -> None:
     """GIVEN a pool WHEN its OSC secret is rendered THEN name, labels, checksum and key follow Gardener's."""
-    secret = nodeagent.osc_secret(BASE)
+    secret = nodeagent.osc_secret(nodeagent.reconcile_osc(BASE), BASE.pool)
     meta: dict[str, Any] = secret["metadata"]  # type: ignore[assignment]
     assert meta["name"].startswith("gardener-node-agent-pool-a-") and len(meta["name"].rsplit("-", 1)[1]) == 16
     assert meta["labels"] == {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": "pool-a"}
