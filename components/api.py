@@ -29,7 +29,7 @@ CONDITION: Object = {
 }
 NETWORKING: Object = {
     "type": "object",
-    "properties": {"ipFamilies": STRINGS, "nodes": STRING, "pods": STRING, "services": STRING},
+    "properties": {"ipFamilies": STRINGS, "nodes": STRINGS, "pods": STRINGS, "services": STRINGS},
 }
 
 
@@ -195,8 +195,8 @@ def shoot_record(shoot: ShootValues) -> Object:
     ]
     spec: Object = {
         "kubernetes": {"version": shoot.kubernetes_version},
-        "networking": {"ipFamilies": list(net.ip_families), "nodes": net.nodes, "pods": net.pods,
-                       "services": net.services},
+        "networking": {"ipFamilies": list(net.ip_families), "nodes": list(net.nodes), "pods": list(net.pods),
+                       "services": list(net.services)},
         "provider": {"workers": workers},
         "encryption": {"resources": list(shoot.encrypted_resources)},
         "nodeAgent": {"version": shoot.node_agent_version},

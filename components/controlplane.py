@@ -150,7 +150,7 @@ def kube_apiserver(shoot: ShootValues) -> Workload:
         "kube-apiserver",
         f"--etcd-servers=http://etcd-main-client.{ns}.svc:{ETCD_CLIENT_PORT}",
         f"--etcd-servers-overrides=/events#http://etcd-events-client.{ns}.svc:{ETCD_CLIENT_PORT}",
-        f"--service-cluster-ip-range={shoot.networking.services}",
+        f"--service-cluster-ip-range={','.join(shoot.networking.services)}",
         f"--secure-port={APISERVER_PORT}",
         "--allow-privileged=true",
         "--authorization-mode=Node,RBAC",
@@ -190,10 +190,19 @@ def _controller(shoot: ShootValues, component: str, role: str, flags: list[str],
 
 def kube_controller_manager(shoot: ShootValues) -> Workload:
     """kube-controller-manager with the shoot's pod and service ranges."""
+    net = shoot.networking
+    masks = net.node_masks
+    # kube-controller-manager takes one mask size single-stack and one per family dual-stack.
+    mask_flags = (
+        [f"--node-cidr-mask-size-{f.lower()}={masks[f]}" for f in net.ip_families]
+        if len(net.ip_families) > 1
+        else [f"--node-cidr-mask-size={masks[f]}" for f in net.ip_families]
+    )
     flags = [
-        f"--cluster-cidr={shoot.networking.pods}",
-        f"--service-cluster-ip-range={shoot.networking.services}",
+        f"--cluster-cidr={','.join(net.pods)}",
+        f"--service-cluster-ip-range={','.join(net.services)}",
         "--allocate-node-cidrs=true",
+        *mask_flags,
         "--controllers=*,bootstrapsigner,tokencleaner",
         f"--cluster-name={shoot.technical_id}",
     ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components import naming
-from components.spec import ClusterSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
+from components.spec import ClusterSpec, GardenSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
 
 
 @dataclass(frozen=True)
@@ -84,12 +84,18 @@ class PoolValues:
 
 @dataclass(frozen=True)
 class NetworkValues:
-    """A shoot's networks."""
+    """A shoot's networks: families, ranges per family (IPv6 ones omitted where a cloud assigns them), and where."""
 
+    technical_id: str
+    provider: ProviderType
+    region: str
+    zones: tuple[str, ...]
     ip_families: tuple[str, ...]
-    nodes: str
-    pods: str
-    services: str
+    nodes: tuple[str, ...]
+    pods: tuple[str, ...]
+    services: tuple[str, ...]
+    node_masks: dict[str, int] = field(default_factory=dict)
+    ipv6_ipam_pool: str | None = None
 
 
 @dataclass(frozen=True)
@@ -158,9 +164,18 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
     )
 
 
-def _shoot(stack: str, spec: ShootSpec, provider: ProviderType) -> ShootValues:
+def _zones(spec: ShootSpec, default: list[str]) -> tuple[str, ...]:
+    """The shoot's zones: those its pools name, in order of first mention, else its seed's (or garden's)."""
+    named = [z for p in spec.workers for z in p.zones]
+    return tuple(dict.fromkeys(named)) or tuple(default)
+
+
+def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
     """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
     key = naming.cluster_key("shoot", f"{spec.project}/{spec.name}")
+    technical_id = naming.shoot_namespace(spec.project, spec.name)
+    provider, region, zones = (seed.provider, seed.region, seed.zones) if seed else (
+        garden.provider, garden.region, garden.zones)  # fmt: skip
     workers = tuple(
         PoolValues(
             name=p.name,
@@ -182,14 +197,26 @@ def _shoot(stack: str, spec: ShootSpec, provider: ProviderType) -> ShootValues:
         for p in spec.workers
     )
     net = spec.networking
+    networking = NetworkValues(
+        technical_id=technical_id,
+        provider=provider,
+        region=region,
+        zones=_zones(spec, zones),
+        ip_families=tuple(f.value for f in net.ip_families),
+        nodes=net.nodes,
+        pods=net.pods,
+        services=net.services,
+        node_masks=net.node_masks(),
+        ipv6_ipam_pool=net.ipv6_ipam_pool,
+    )
     return ShootValues(
         name=spec.name,
         project=spec.project,
         project_namespace=naming.project_namespace(spec.project),
-        technical_id=naming.shoot_namespace(spec.project, spec.name),
+        technical_id=technical_id,
         seed=None if spec.self_hosted else spec.seed,
         kubernetes_version=spec.kubernetes.version,
-        networking=NetworkValues(tuple(f.value for f in net.ip_families), net.nodes, net.pods, net.services),
+        networking=networking,
         workers=workers,
         encrypted_resources=tuple(spec.encryption.resources),
         node_agent_version=spec.node_agent.version,
@@ -220,8 +247,8 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
         ),
     )
     seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
-    providers = {s.name: s.provider for s in spec.seeds}
-    shoots = tuple(_shoot(stack, s, providers.get(s.seed or "", spec.garden.provider)) for s in spec.shoots)
+    by_name = {s.name: s for s in spec.seeds}
+    shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden) for s in spec.shoots)
     return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots)
 
 

@@ -27,9 +27,9 @@ def shoot_info(shoot: ShootValues) -> dict[str, str]:
         "projectName": shoot.project,
         "technicalID": shoot.technical_id,
         "kubernetesVersion": shoot.kubernetes_version,
-        "nodeNetwork": shoot.networking.nodes,
-        "podNetwork": shoot.networking.pods,
-        "serviceNetwork": shoot.networking.services,
+        "nodeNetwork": ",".join(shoot.networking.nodes),
+        "podNetwork": ",".join(shoot.networking.pods),
+        "serviceNetwork": ",".join(shoot.networking.services),
         "ipFamilies": ",".join(shoot.networking.ip_families),
         "seedName": shoot.seed or "",
     }

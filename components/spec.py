@@ -14,9 +14,9 @@ import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from components import naming
+from components import cidrs, naming
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 # Kubernetes minors arbor can run, oldest first; workers may trail the control plane by up to three minors.
@@ -25,6 +25,10 @@ MAX_WORKER_SKEW = 3
 VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+# kubelet's default when a pool sets no maxPods.
+KUBELET_MAX_PODS = 110
+# Who assigns IPv6 ranges on a cloud: the user gives only the IPv4 ones there.
+CLOUD_IPV6 = {"gcp": "Google (each subnet's /64)", "aws": "Amazon (the VPC's /56)"}
 # Resources kube-apiserver always encrypts (secrets) or that cannot be encrypted usefully, as Gardener refuses.
 ENCRYPTION_REFUSED = {
     "secrets": "always encrypted, leave it out",
@@ -70,6 +74,20 @@ def _cidr(value: str) -> str:
     return value
 
 
+def _one_or_more(value: object) -> object:
+    """A single CIDR is a range of one family: `pods: 10.0.0.0/12` reads as `pods: [10.0.0.0/12]`."""
+    return [value] if isinstance(value, str) else value
+
+
+def _cidrs(value: tuple[str, ...]) -> tuple[str, ...]:
+    """Each entry a canonical CIDR, at most one per family."""
+    if len(value) > len(IPFamily):
+        raise ValueError(f"{len(value)} ranges, at most one per IP family")
+    for cidr in value:
+        _cidr(cidr)
+    return value
+
+
 def _labels(value: dict[str, str]) -> dict[str, str]:
     """Kubernetes label keys (optional DNS prefix, name up to 63) and values (up to 63)."""
     for key, val in value.items():
@@ -92,6 +110,8 @@ def _unique(values: list[str]) -> list[str]:
 DnsLabel = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(_dns_label)]
 KubernetesVersion = Annotated[str, AfterValidator(_version)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
+# One CIDR per IP family, in the order of ipFamilies; one CIDR alone may be written as a string.
+Ranges = Annotated[tuple[str, ...], BeforeValidator(_one_or_more), AfterValidator(_cidrs)]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 Zones = Annotated[list[str], AfterValidator(_unique)]
 
@@ -176,9 +196,14 @@ class GardenSpec(Model):
 class SeedNetworks(Model):
     """The seed cluster's own ranges; shoots hosted on the seed must not overlap them."""
 
-    nodes: Cidr | None = None
-    pods: Cidr
-    services: Cidr
+    ip_families: tuple[IPFamily, ...] = Field((IPFamily.IPV4,), alias="ipFamilies")
+    nodes: Ranges = ()
+    pods: Ranges
+    services: Ranges
+
+    def networks(self) -> cidrs.Networks:
+        """The families and ranges as plain values for the CIDR rules."""
+        return _networks(self.ip_families, nodes=self.nodes, pods=self.pods, services=self.services)
 
 
 class BackupSpec(Model):
@@ -196,7 +221,7 @@ class SeedSpec(Model):
     region: str = Field("local", min_length=1)
     zones: Zones = Field(default_factory=lambda: ["local-a"], min_length=1)
     cluster: ClusterSpec = ClusterSpec()
-    networks: SeedNetworks = SeedNetworks(pods="10.0.0.0/12", services="10.16.0.0/16")
+    networks: SeedNetworks = SeedNetworks(pods=("10.0.0.0/12",), services=("10.16.0.0/16",))
     backup: BackupSpec | None = None
     extensions: Annotated[list[str], AfterValidator(_unique)] = Field(default_factory=list)
 
@@ -208,19 +233,38 @@ class KubernetesSpec(Model):
 
 
 class Networking(Model):
-    """A shoot's networks: one family or both, with node, pod and service ranges."""
+    """A shoot's networks: IPv4, IPv6 or both, with node, pod and service ranges per family.
 
-    ip_families: list[IPFamily] = Field([IPFamily.IPV4], alias="ipFamilies", min_length=1, max_length=2)
-    nodes: Cidr
-    pods: Cidr
-    services: Cidr
+    On gcp and aws the cloud assigns the IPv6 ranges (the subnets' /64s, the VPC's /56), so only IPv4 ranges
+    are given there; on local every family needs its ranges.
+    """
 
-    @model_validator(mode="after")
-    def _families(self) -> Networking:
-        """Families are unique; each range belongs to the first family (dual-stack details: networking issue)."""
-        if len(set(self.ip_families)) != len(self.ip_families):
-            raise ValueError("ipFamilies has a duplicate family")
-        return self
+    ip_families: tuple[IPFamily, ...] = Field((IPFamily.IPV4,), alias="ipFamilies")
+    nodes: Ranges = ()
+    pods: Ranges = ()
+    services: Ranges = ()
+    node_mask_sizes: dict[IPFamily, int] = Field(
+        default_factory=dict,
+        alias="nodeMaskSizes",
+        description="Prefix length of each node's pod range per family (default IPv4 24, IPv6 64).",
+    )
+    ipv6_ipam_pool: str | None = Field(
+        None, alias="ipv6IpamPool", min_length=1, description="aws: take the VPC's IPv6 /56 from this IPAM pool."
+    )
+
+    def networks(self) -> cidrs.Networks:
+        """The families and ranges as plain values for the CIDR rules."""
+        return _networks(self.ip_families, nodes=self.nodes, pods=self.pods, services=self.services)
+
+    def node_masks(self) -> dict[str, int]:
+        """Every family's node mask size, the default where none is given."""
+        given = {f.value: m for f, m in self.node_mask_sizes.items()}
+        return {f.value: given.get(f.value, cidrs.NODE_MASK_DEFAULT[f.value]) for f in self.ip_families}
+
+
+def _networks(families: tuple[IPFamily, ...], **ranges: tuple[str, ...]) -> cidrs.Networks:
+    """Plain values of a network for the CIDR rules."""
+    return cidrs.Networks(tuple(f.value for f in families), ranges)
 
 
 class MachineImage(Model):
@@ -370,13 +414,46 @@ def _duplicates(names: list[str], path: str, what: str) -> list[str]:
     return lines
 
 
-def _overlaps(a: str, b: str) -> bool:
-    """Whether two CIDRs of the same family share an address."""
-    x, y = ipaddress.ip_network(a), ipaddress.ip_network(b)
-    return x.version == y.version and x.overlaps(y)
+def _check_networking(
+    shoot_at: str, shoot: ShootSpec, provider: ProviderType, others: dict[str, cidrs.Networks]
+) -> list[str]:
+    """A shoot's families and ranges, as Gardener validates them, for the provider it runs on."""
+    at = f"{shoot_at}.networking"
+    spec = shoot.networking
+    net = spec.networks()
+    lines = cidrs.check_families(at, net.ip_families)
+    if lines:
+        return lines
+    if provider is ProviderType.GCP and net.ip_families == (cidrs.IPV6,):
+        lines.append(f"{at}.ipFamilies: GCP does not run IPv6-only shoots, use [IPv4, IPv6]")
+    if spec.ipv6_ipam_pool and (provider is not ProviderType.AWS or cidrs.IPV6 not in net.ip_families):
+        lines.append(f"{at}.ipv6IpamPool: only an aws shoot with IPv6 takes its /56 from an IPAM pool")
+    max_pods = [
+        (f"{shoot_at}.workers[{j}].kubelet.maxPods", p.kubelet.max_pods or KUBELET_MAX_PODS)
+        for j, p in enumerate(shoot.workers)
+    ]
+    lines += cidrs.check_ranges(at, net, CLOUD_IPV6.get(provider, ""))
+    lines += cidrs.check_reserved(at, net)
+    lines += cidrs.check_node_masks(at, net, {f.value: m for f, m in spec.node_mask_sizes.items()}, max_pods)
+    lines += cidrs.check_overlaps(at, net, others)
+    return lines
 
 
-def _check_shoot(i: int, shoot: ShootSpec, projects: set[str], seeds: dict[str, SeedSpec]) -> list[str]:
+def _check_seed(i: int, seed: SeedSpec) -> list[str]:
+    """A seed's own networks."""
+    at = f"landscape.seeds[{i}].networks"
+    net = seed.networks.networks()
+    lines = cidrs.check_families(at, net.ip_families)
+    if lines:
+        return lines
+    # The seed's node range is optional: it is only there to keep shoots from overlapping it.
+    lines += cidrs.check_ranges(at, net, CLOUD_IPV6.get(seed.provider, ""), optional=("nodes",))
+    return lines + cidrs.check_reserved(at, net)
+
+
+def _check_shoot(
+    i: int, shoot: ShootSpec, projects: set[str], seeds: dict[str, SeedSpec], garden_provider: ProviderType
+) -> list[str]:
     """Checks of one shoot against the rest of the landscape."""
     at = f"landscape.shoots[{i}]"
     lines = []
@@ -423,18 +500,9 @@ def _check_shoot(i: int, shoot: ShootSpec, projects: set[str], seeds: dict[str, 
     if shoot.self_hosted and not any(p.control_plane for p in shoot.workers):
         lines.append(f"{at}.workers: a self-hosted shoot needs a pool with controlPlane: true")
 
-    ranges = {"nodes": shoot.networking.nodes, "pods": shoot.networking.pods, "services": shoot.networking.services}
-    names = list(ranges)
-    for a_i, a in enumerate(names):
-        for b in names[a_i + 1 :]:
-            if _overlaps(ranges[a], ranges[b]):
-                lines.append(f"{at}.networking.{b}: {ranges[b]} overlaps the shoot's {a} {ranges[a]}")
-    if seed:
-        seed_ranges = {k: v for k, v in seed.networks.model_dump().items() if v}
-        for own, cidr in ranges.items():
-            for kind, other in seed_ranges.items():
-                if _overlaps(cidr, other):
-                    lines.append(f"{at}.networking.{own}: {cidr} overlaps seed '{seed.name}' {kind} {other}")
+    provider = seed.provider if seed else garden_provider
+    others = {f"seed '{seed.name}'": seed.networks.networks()} if seed else {}
+    lines += _check_networking(at, shoot, provider, others)
     return lines
 
 
@@ -453,8 +521,10 @@ def _cross_checks(spec: LandscapeSpec) -> list[str]:
         seen.add((shoot.project, shoot.name))
     projects = {p.name for p in spec.garden.projects}
     seeds = {s.name: s for s in spec.seeds}
+    for i, seed in enumerate(spec.seeds):
+        lines += _check_seed(i, seed)
     for i, shoot in enumerate(spec.shoots):
-        lines += _check_shoot(i, shoot, projects, seeds)
+        lines += _check_shoot(i, shoot, projects, seeds, spec.garden.provider)
     return lines
 
 

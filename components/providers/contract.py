@@ -13,6 +13,7 @@ from typing import Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.network import NetworkPlan
 from components.plan import ClusterValues
 
 
@@ -28,6 +29,19 @@ class ClusterAccess:
     ready: Sequence[pulumi.Resource] = ()
 
 
+@dataclass(frozen=True)
+class NetworkAccess:
+    """A shoot's network as the later steps use it: every range resolved, and what must exist first.
+
+    `ranges` maps `nodes`, `pods` and `services` to their CIDRs in the order of the shoot's families, with the
+    IPv6 ones the cloud assigned; `subnets` maps each planned subnet name to its ID (empty on local).
+    """
+
+    ranges: pulumi.Output[dict[str, list[str]]]
+    subnets: pulumi.Output[dict[str, str]]
+    ready: Sequence[pulumi.Resource] = ()
+
+
 class InfrastructureProvider(Protocol):
     """What a cloud (or the local runtime) provides to the layers."""
 
@@ -35,6 +49,10 @@ class InfrastructureProvider(Protocol):
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
     ) -> ClusterAccess:
         """Registers a garden or seed cluster (created or existing), and a Kubernetes provider for it."""
+        ...
+
+    def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """The shoot's infrastructure network (VPC, subnets, gateways, routes, firewall), in place on migration."""
         ...
 
     def shoot_api(

@@ -66,7 +66,7 @@ def test_api_server_talks_to_both_etcds_and_uses_the_shoot_ranges() -> None:
     command = controlplane.kube_apiserver(WEB).pod_spec["containers"][0]["command"]
     assert "--etcd-servers=http://etcd-main-client.shoot--dev--web.svc:2379" in command
     assert "--etcd-servers-overrides=/events#http://etcd-events-client.shoot--dev--web.svc:2379" in command
-    assert f"--service-cluster-ip-range={WEB.networking.services}" in command
+    assert f"--service-cluster-ip-range={WEB.networking.services[0]}" in command
     image = controlplane.kube_apiserver(WEB).pod_spec["containers"][0]["image"]
     assert image == "registry.k8s.io/kube-apiserver:v1.34.4"
 

@@ -243,7 +243,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "nodes missing",
         changed("shoots[0].networking.nodes", DELETE),
-        [f"{S0}.networking.nodes: required field is missing"],
+        [f"{S0}.networking.nodes: an IPv4 range is required (ipFamilies has IPv4)"],
     ),
     (
         "unknown IP family",
@@ -253,7 +253,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "duplicate IP family",
         changed("shoots[0].networking.ipFamilies", ["IPv4", "IPv4"]),
-        [f"{S0}.networking: ipFamilies has a duplicate family"],
+        [f"{S0}.networking.ipFamilies: [IPv4, IPv4] is not one of [IPv4], [IPv6], [IPv4, IPv6]"],
     ),
     (
         "pods overlap services",
@@ -339,7 +339,18 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("base", base()),
     ("same shoot name in two projects", changed("shoots[1].name", "web")),
     ("worker three minors behind", changed("shoots[0].workers[0].kubernetesVersion", "1.32.0")),
-    ("dual-stack families", changed("shoots[0].networking.ipFamilies", ["IPv4", "IPv6"])),
+    (
+        "dual-stack",
+        changed(
+            "shoots[0].networking",
+            {
+                "ipFamilies": ["IPv4", "IPv6"],
+                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+            },
+        ),
+    ),
     ("existing seed cluster", changed("seeds[0].cluster", {"kubeconfigSecret": "seedKubeconfig"})),
     ("encrypted resources", changed("shoots[0].encryption", {"resources": ["configmaps", "deployments.apps"]})),
     ("no shoots", changed("shoots", [])),

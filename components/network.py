@@ -1,0 +1,256 @@
+"""Dual-stack CIDR planning: every subnet of a shoot's infrastructure, derived from its ranges; pure.
+
+IPv4 subnets are carved from the shoot's `nodes` range. IPv6 ranges on a cloud are known only once the cloud
+assigns them, so the plan holds them as `Carve`s (the n-th /prefix of a parent block) that the provider resolves
+from the real block; on local every range is given and each node gets addresses of every family.
+
+- aws: the VPC is the `nodes` range plus a /56 from Amazon (or an IPAM pool); per zone a workers, a public and
+  an internal subnet, each with a /64 of the /56; the IPv6 services range is the last /108 of the first
+  workers /64 (reserved there, so no node or pod takes an address from it).
+- gcp: a nodes subnet (IPv4 `nodes`, an external /64 from Google, pods as a secondary range) and a separate
+  services subnet (IPv4 `services`, an internal /64 whose first /108 is the IPv6 services range).
+- local: no infrastructure; the ranges are recorded on the Shoot and the kwok nodes carry addresses.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from components.cidrs import IPV4, IPV6, family
+from components.plan import NetworkValues
+from components.spec import ProviderType
+
+# An AWS VPC always has an IPv4 block; an IPv6-only shoot's public subnets (NAT gateway for NAT64) use this one.
+AWS_IPV6_ONLY_VPC_IPV4 = "10.180.0.0/16"
+# /64s of the VPC's /56 per subnet role: room for 16 zones each.
+AWS_IPV6_ROLE_OFFSET = {"nodes": 0, "public": 16, "internal": 32}
+SERVICES_IPV6_PREFIX = 108
+# Node i's address is host 2 + i of the nodes range: the first hosts are the network's and its gateway's.
+FIRST_NODE_HOST = 2
+
+
+@dataclass(frozen=True)
+class Carve:
+    """An IPv6 range the cloud assigns, or one carved from it: the `index`-th /`prefix` of `parent`.
+
+    `parent` is `vpc` (aws: the /56) or a subnet name (its /64); index -1 is the last one.
+    """
+
+    parent: str
+    prefix: int
+    index: int = 0
+
+    def of(self, block: str) -> str:
+        """The concrete range, given the parent's real block."""
+        network = ipaddress.IPv6Network(block)
+        count = 2 ** (self.prefix - network.prefixlen)
+        index = self.index % count
+        size = 2 ** (128 - self.prefix)
+        return str(ipaddress.IPv6Network((int(network.network_address) + index * size, self.prefix)))
+
+    def __str__(self) -> str:
+        which = "last" if self.index == -1 else f"#{self.index}"
+        return f"{self.parent} {which} /{self.prefix}"
+
+
+# Where a cloud assigns a block itself, the plan says so: the user never gives these ranges.
+Ipv6 = str | Carve | None
+
+
+@dataclass(frozen=True)
+class Subnet:
+    """One subnet of the shoot's network: its role (nodes, public, internal, services), zone and ranges."""
+
+    name: str
+    role: str
+    zone: str
+    ipv4: str | None
+    ipv6: Ipv6
+
+    @property
+    def ipv6_only(self) -> bool:
+        """A subnet without IPv4 (aws: IPv6-native, with DNS64)."""
+        return self.ipv4 is None
+
+
+@dataclass(frozen=True)
+class NetworkPlan:
+    """Every range of one shoot's network; `Carve`s are resolved by the provider at deployment."""
+
+    technical_id: str
+    provider: ProviderType
+    region: str
+    ip_families: tuple[str, ...]
+    vpc_ipv4: str | None
+    vpc_ipv6: Ipv6
+    subnets: tuple[Subnet, ...]
+    pods: tuple[str | Carve, ...]
+    services: tuple[str | Carve, ...]
+    ipv6_ipam_pool: str | None = None
+
+    @property
+    def dual_stack(self) -> bool:
+        """Whether the network has both families."""
+        return self.ip_families == (IPV4, IPV6)
+
+    def subnet(self, role: str, zone: str = "") -> Subnet:
+        """The subnet of a role (and zone)."""
+        return next(s for s in self.subnets if s.role == role and (not zone or s.zone == zone))
+
+
+@dataclass(frozen=True)
+class NodeAddresses:
+    """A local node's InternalIP and pod range per family, in the order of the shoot's families."""
+
+    addresses: tuple[str, ...]
+    pod_cidrs: tuple[str, ...]
+
+
+def _split(cidr: str, parts: int) -> list[str]:
+    """`cidr` cut into the smallest power of two of equal parts that holds `parts`."""
+    network = ipaddress.ip_network(cidr)
+    bits = max(parts - 1, 0).bit_length()
+    return [str(n) for n in network.subnets(prefixlen_diff=bits)][:parts]
+
+
+def _by_family(ranges: tuple[str, ...], fam: str) -> str | None:
+    """The range of one family, if given."""
+    return next((c for c in ranges if family(c) == fam), None)
+
+
+def _aws(values: NetworkValues) -> NetworkPlan:
+    """VPC, and per zone a workers, a public and an internal subnet; IPv6 /64s carved from the VPC's /56."""
+    ipv4 = IPV4 in values.ip_families
+    ipv6 = IPV6 in values.ip_families
+    vpc_ipv4 = _by_family(values.nodes, IPV4) if ipv4 else AWS_IPV6_ONLY_VPC_IPV4
+    assert vpc_ipv4, "validated: an IPv4 network has an IPv4 nodes range"
+    zones = values.zones
+    # First half of the VPC for workers, second half split between public and internal utility subnets.
+    workers_half, utility_half = _split(vpc_ipv4, 2)
+    public_quarter, internal_quarter = _split(utility_half, 2)
+    blocks = {
+        "nodes": _split(workers_half, len(zones)),
+        "public": _split(public_quarter, len(zones)),
+        "internal": _split(internal_quarter, len(zones)),
+    }
+    subnets = []
+    for role, cidrs in blocks.items():
+        for z, zone in enumerate(zones):
+            # IPv6-only keeps IPv4 on the public subnets only: the NAT gateway (NAT64) needs one.
+            keeps_ipv4 = ipv4 or role == "public"
+            subnets.append(
+                Subnet(
+                    name=f"{role}-z{z}",
+                    role=role,
+                    zone=zone,
+                    ipv4=cidrs[z] if keeps_ipv4 else None,
+                    ipv6=Carve("vpc", 64, AWS_IPV6_ROLE_OFFSET[role] + z) if ipv6 else None,
+                )
+            )
+    pods: list[str | Carve] = [c for c in values.pods if family(c) == IPV4]
+    services: list[str | Carve] = [c for c in values.services if family(c) == IPV4]
+    if ipv6:
+        # Pods get /80 prefixes delegated from their node's subnet: the whole /56 is the pods range.
+        pods.append(Carve("vpc", 56))
+        services.append(Carve("nodes-z0", SERVICES_IPV6_PREFIX, -1))
+    return NetworkPlan(
+        technical_id=values.technical_id,
+        provider=values.provider,
+        region=values.region,
+        ip_families=values.ip_families,
+        vpc_ipv4=vpc_ipv4,
+        vpc_ipv6=Carve("vpc", 56) if ipv6 else None,
+        subnets=tuple(subnets),
+        pods=tuple(pods),
+        services=tuple(services),
+        ipv6_ipam_pool=values.ipv6_ipam_pool,
+    )
+
+
+def _gcp(values: NetworkValues) -> NetworkPlan:
+    """A nodes subnet with the pods secondary range, and a services subnet; Google assigns their /64s."""
+    ipv6 = IPV6 in values.ip_families
+    nodes = _by_family(values.nodes, IPV4)
+    services = _by_family(values.services, IPV4)
+    subnets = (
+        Subnet("nodes", "nodes", "", nodes, Carve("nodes", 64) if ipv6 else None),
+        Subnet("services", "services", "", services, Carve("services", 64) if ipv6 else None),
+    )
+    pods: list[str | Carve] = list(values.pods)
+    service_ranges: list[str | Carve] = list(values.services)
+    if ipv6:
+        # Each VM gets a /96 of the nodes subnet's /64 for its pods; services take a /108 of their own subnet.
+        pods.append(Carve("nodes", 64))
+        service_ranges.append(Carve("services", SERVICES_IPV6_PREFIX))
+    return NetworkPlan(
+        technical_id=values.technical_id,
+        provider=values.provider,
+        region=values.region,
+        ip_families=values.ip_families,
+        vpc_ipv4=None,
+        vpc_ipv6=None,
+        subnets=subnets,
+        pods=tuple(pods),
+        services=tuple(service_ranges),
+    )
+
+
+def _local(values: NetworkValues) -> NetworkPlan:
+    """No infrastructure: one nodes subnet with the shoot's own ranges."""
+    return NetworkPlan(
+        technical_id=values.technical_id,
+        provider=values.provider,
+        region=values.region,
+        ip_families=values.ip_families,
+        vpc_ipv4=None,
+        vpc_ipv6=None,
+        subnets=(Subnet("nodes", "nodes", "", _by_family(values.nodes, IPV4), _by_family(values.nodes, IPV6)),),
+        pods=values.pods,
+        services=values.services,
+    )
+
+
+def plan_network(values: NetworkValues) -> NetworkPlan:
+    """Every subnet and range of a shoot's network on its provider."""
+    planners = {ProviderType.AWS: _aws, ProviderType.GCP: _gcp, ProviderType.LOCAL: _local}
+    return planners[values.provider](values)
+
+
+def node_addresses(values: NetworkValues, count: int) -> tuple[NodeAddresses, ...]:
+    """Addresses and pod ranges of `count` local nodes: node i gets host 2+i and the i-th node pod range."""
+    nodes = []
+    for i in range(count):
+        addresses, pod_cidrs = [], []
+        for fam in values.ip_families:
+            node_range = ipaddress.ip_network(_by_family(values.nodes, fam) or "")
+            pods = ipaddress.ip_network(_by_family(values.pods, fam) or "")
+            mask = values.node_masks[fam]
+            addresses.append(str(node_range.network_address + FIRST_NODE_HOST + i))
+            size = 2 ** (node_range.max_prefixlen - mask)
+            pod_cidrs.append(str(ipaddress.ip_network((int(pods.network_address) + i * size, mask))))
+        nodes.append(NodeAddresses(tuple(addresses), tuple(pod_cidrs)))
+    return tuple(nodes)
+
+
+def _cell(value: str | Carve | None) -> str:
+    """A table cell: a range, a carve from an assigned block, or '-'."""
+    return "-" if value is None else str(value)
+
+
+def table(plan: NetworkPlan) -> str:
+    """The plan as a readable fixed-width table, one row per block, subnet and range."""
+    families = ", ".join(plan.ip_families)
+    head = f"{plan.technical_id} on {plan.provider.value} ({plan.region}), ipFamilies [{families}]"
+    rows = [("range", "zone", "IPv4", "IPv6")]
+    if plan.vpc_ipv4 or plan.vpc_ipv6:
+        vpc_ipv6 = f"/56 from IPAM pool {plan.ipv6_ipam_pool}" if plan.ipv6_ipam_pool else "/56 from Amazon"
+        rows.append(("vpc", "", _cell(plan.vpc_ipv4), vpc_ipv6 if plan.vpc_ipv6 else "-"))
+    rows += [(s.name, s.zone, _cell(s.ipv4), _cell(s.ipv6)) for s in plan.subnets]
+    for kind, ranges in (("pods", plan.pods), ("services", plan.services)):
+        v4 = next((r for r in ranges if isinstance(r, str) and family(r) == IPV4), None)
+        v6 = next((r for r in ranges if isinstance(r, Carve) or family(r) == IPV6), None)
+        rows.append((kind, "", _cell(v4), _cell(v6)))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
