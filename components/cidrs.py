@@ -175,15 +175,20 @@ def check_overlaps(at: str, net: Networks, others: Mapping[str, Networks]) -> li
     return lines
 
 
-def check_change(at: str, previous: Networks, current: Networks) -> list[str]:
+def check_change(at: str, previous: Networks, current: Networks, provider: str = "local") -> list[str]:
     """Changes from the previous update: only IPv4 <-> dual-stack, and no set range of a family changes."""
     lines = []
-    if previous.ip_families != current.ip_families and (
-        (previous.ip_families, current.ip_families) not in ALLOWED_MIGRATIONS
-    ):
+    change = (previous.ip_families, current.ip_families)
+    if previous.ip_families != current.ip_families and change not in ALLOWED_MIGRATIONS:
         lines.append(
             f"{at}.ipFamilies: cannot change from {names(previous.ip_families)} to {names(current.ip_families)}; "
             f"only {names((IPV4,))} -> {names((IPV4, IPV6))} and back run in place"
+        )
+    elif change == ((IPV4, IPV6), (IPV4,)) and provider == "aws":
+        # AWS replaces a subnet whose IPv6 block goes away while it assigns IPv6 on creation: its nodes would go.
+        lines.append(
+            f"{at}.ipFamilies: cannot change from {names(previous.ip_families)} to {names(current.ip_families)} "
+            "on aws: dropping the subnets' IPv6 /64s replaces them"
         )
     for kind in RANGES:
         before, now = previous.by_family(kind), current.by_family(kind)

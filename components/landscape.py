@@ -74,6 +74,12 @@ class Landscape(pulumi.ComponentResource):
         """Every cluster's admin kubeconfig by key, as one secret map."""
         return pulumi.Output.secret(pulumi.Output.all(**{k: a.kubeconfig for k, a in self.clusters.items()}))
 
+    def network_ranges(self) -> pulumi.Output[dict[str, dict[str, list[str]]]]:
+        """Every shoot's ranges by `<project>/<name>`, with the IPv6 ones its cloud assigned."""
+        return pulumi.Output.all(
+            **{f"{s.values.project}/{s.values.name}": s.network.ranges for s in self.shoots.values()}
+        )
+
     def endpoints(self) -> pulumi.Output[dict[str, str]]:
         """Every cluster's API endpoint by key."""
         return pulumi.Output.all(**{k: a.endpoint for k, a in self.clusters.items()})

@@ -4,11 +4,14 @@ IPv4 subnets are carved from the shoot's `nodes` range. IPv6 ranges on a cloud a
 assigns them, so the plan holds them as `Carve`s (the n-th /prefix of a parent block) that the provider resolves
 from the real block; on local every range is given and each node gets addresses of every family.
 
-- aws: the VPC is the `nodes` range plus a /56 from Amazon (or an IPAM pool); per zone a workers, a public and
-  an internal subnet, each with a /64 of the /56; the IPv6 services range is the last /108 of the first
-  workers /64 (reserved there, so no node or pod takes an address from it).
-- gcp: a nodes subnet (IPv4 `nodes`, an external /64 from Google, pods as a secondary range) and a separate
-  services subnet (IPv4 `services`, an internal /64 whose first /108 is the IPv6 services range).
+- aws (as Gardener's provider-aws): the VPC is the `nodes` range plus a /56 from Amazon (or an IPAM pool); per
+  zone i a workers (`nodes-z<i>`), an internal (`private-utility-z<i>`) and a public (`public-utility-z<i>`)
+  subnet with the /64s number 3i, 3i+1 and 3i+2 of the /56; the IPv6 services range is the second /108 of the
+  first workers /64, reserved there so no node or pod takes an address from it. IPv6-only workers subnets are
+  IPv6-native with DNS64; the utility subnets keep IPv4 (load balancers and the NAT gateway need it).
+- gcp (as provider-gcp): a nodes subnet (IPv4 `nodes`, an external /64 from Google, pods as the secondary range
+  `ipv4-pod-cidr`) and, with IPv6, a services subnet (IPv4 `services`, an internal /64 whose first /108 is the
+  IPv6 services range: GCP cannot reserve an IPv6 range otherwise).
 - local: no infrastructure; the ranges are recorded on the Shoot and the kwok nodes carry addresses.
 """
 
@@ -21,11 +24,12 @@ from components.cidrs import IPV4, IPV6, family
 from components.plan import NetworkValues
 from components.spec import ProviderType
 
-# An AWS VPC always has an IPv4 block; an IPv6-only shoot's public subnets (NAT gateway for NAT64) use this one.
+# An AWS VPC always has an IPv4 block; an IPv6-only shoot's utility subnets (NAT64, load balancers) use this one.
 AWS_IPV6_ONLY_VPC_IPV4 = "10.180.0.0/16"
-# /64s of the VPC's /56 per subnet role: room for 16 zones each.
-AWS_IPV6_ROLE_OFFSET = {"nodes": 0, "public": 16, "internal": 32}
+# Per zone: subnet name and the position of its /64 among the zone's three (Gardener's numbering 3i + offset).
+AWS_SUBNETS = {"nodes": ("nodes", 0), "internal": ("private-utility", 1), "public": ("public-utility", 2)}
 SERVICES_IPV6_PREFIX = 108
+GCP_PODS_RANGE = "ipv4-pod-cidr"
 # Node i's address is host 2 + i of the nodes range: the first hosts are the network's and its gateway's.
 FIRST_NODE_HOST = 2
 
@@ -34,7 +38,7 @@ FIRST_NODE_HOST = 2
 class Carve:
     """An IPv6 range the cloud assigns, or one carved from it: the `index`-th /`prefix` of `parent`.
 
-    `parent` is `vpc` (aws: the /56) or a subnet name (its /64); index -1 is the last one.
+    `parent` is `vpc` (aws: the /56) or a subnet name (its /64).
     """
 
     parent: str
@@ -45,13 +49,13 @@ class Carve:
         """The concrete range, given the parent's real block."""
         network = ipaddress.IPv6Network(block)
         count = 2 ** (self.prefix - network.prefixlen)
-        index = self.index % count
+        if not 0 <= self.index < count:
+            raise ValueError(f"{block} has no /{self.prefix} number {self.index}")
         size = 2 ** (128 - self.prefix)
-        return str(ipaddress.IPv6Network((int(network.network_address) + index * size, self.prefix)))
+        return str(ipaddress.IPv6Network((int(network.network_address) + self.index * size, self.prefix)))
 
     def __str__(self) -> str:
-        which = "last" if self.index == -1 else f"#{self.index}"
-        return f"{self.parent} {which} /{self.prefix}"
+        return f"/{self.prefix} #{self.index} of {self.parent}"
 
 
 # Where a cloud assigns a block itself, the plan says so: the user never gives these ranges.
@@ -100,7 +104,7 @@ class NetworkPlan:
 
 
 @dataclass(frozen=True)
-class NodeAddresses:
+class NodeNetwork:
     """A local node's InternalIP and pod range per family, in the order of the shoot's families."""
 
     addresses: tuple[str, ...]
@@ -126,26 +130,26 @@ def _aws(values: NetworkValues) -> NetworkPlan:
     vpc_ipv4 = _by_family(values.nodes, IPV4) if ipv4 else AWS_IPV6_ONLY_VPC_IPV4
     assert vpc_ipv4, "validated: an IPv4 network has an IPv4 nodes range"
     zones = values.zones
-    # First half of the VPC for workers, second half split between public and internal utility subnets.
+    # First half of the VPC for workers, second half split between internal and public utility subnets.
     workers_half, utility_half = _split(vpc_ipv4, 2)
-    public_quarter, internal_quarter = _split(utility_half, 2)
+    internal_quarter, public_quarter = _split(utility_half, 2)
     blocks = {
         "nodes": _split(workers_half, len(zones)),
-        "public": _split(public_quarter, len(zones)),
         "internal": _split(internal_quarter, len(zones)),
+        "public": _split(public_quarter, len(zones)),
     }
     subnets = []
-    for role, cidrs in blocks.items():
-        for z, zone in enumerate(zones):
-            # IPv6-only keeps IPv4 on the public subnets only: the NAT gateway (NAT64) needs one.
-            keeps_ipv4 = ipv4 or role == "public"
+    for z, zone in enumerate(zones):
+        for role, cidrs in blocks.items():
+            name, offset = AWS_SUBNETS[role]
             subnets.append(
                 Subnet(
-                    name=f"{role}-z{z}",
+                    name=f"{name}-z{z}",
                     role=role,
                     zone=zone,
-                    ipv4=cidrs[z] if keeps_ipv4 else None,
-                    ipv6=Carve("vpc", 64, AWS_IPV6_ROLE_OFFSET[role] + z) if ipv6 else None,
+                    # IPv6-only workers are IPv6-native; utility subnets keep IPv4 for NAT64 and load balancers.
+                    ipv4=cidrs[z] if ipv4 or role != "nodes" else None,
+                    ipv6=Carve("vpc", 64, 3 * z + offset) if ipv6 else None,
                 )
             )
     pods: list[str | Carve] = [c for c in values.pods if family(c) == IPV4]
@@ -153,7 +157,7 @@ def _aws(values: NetworkValues) -> NetworkPlan:
     if ipv6:
         # Pods get /80 prefixes delegated from their node's subnet: the whole /56 is the pods range.
         pods.append(Carve("vpc", 56))
-        services.append(Carve("nodes-z0", SERVICES_IPV6_PREFIX, -1))
+        services.append(Carve("nodes-z0", SERVICES_IPV6_PREFIX, 1))
     return NetworkPlan(
         technical_id=values.technical_id,
         provider=values.provider,
@@ -173,10 +177,9 @@ def _gcp(values: NetworkValues) -> NetworkPlan:
     ipv6 = IPV6 in values.ip_families
     nodes = _by_family(values.nodes, IPV4)
     services = _by_family(values.services, IPV4)
-    subnets = (
-        Subnet("nodes", "nodes", "", nodes, Carve("nodes", 64) if ipv6 else None),
-        Subnet("services", "services", "", services, Carve("services", 64) if ipv6 else None),
-    )
+    subnets = [Subnet("nodes", "nodes", "", nodes, Carve("nodes", 64) if ipv6 else None)]
+    if ipv6:
+        subnets.append(Subnet("services", "services", "", services, Carve("services", 64)))
     pods: list[str | Carve] = list(values.pods)
     service_ranges: list[str | Carve] = list(values.services)
     if ipv6:
@@ -190,7 +193,7 @@ def _gcp(values: NetworkValues) -> NetworkPlan:
         ip_families=values.ip_families,
         vpc_ipv4=None,
         vpc_ipv6=None,
-        subnets=subnets,
+        subnets=tuple(subnets),
         pods=tuple(pods),
         services=tuple(service_ranges),
     )
@@ -217,8 +220,13 @@ def plan_network(values: NetworkValues) -> NetworkPlan:
     return planners[values.provider](values)
 
 
-def node_addresses(values: NetworkValues, count: int) -> tuple[NodeAddresses, ...]:
-    """Addresses and pod ranges of `count` local nodes: node i gets host 2+i and the i-th node pod range."""
+def node_networks(values: NetworkValues, count: int) -> tuple[NodeNetwork, ...]:
+    """Addresses and pod ranges of `count` local nodes: node i gets host 2+i and the i-th node pod range.
+
+    Only local nodes are addressed by arbor; a cloud gives its machines their addresses.
+    """
+    if values.provider is not ProviderType.LOCAL:
+        return ()
     nodes = []
     for i in range(count):
         addresses, pod_cidrs = [], []
@@ -229,28 +237,30 @@ def node_addresses(values: NetworkValues, count: int) -> tuple[NodeAddresses, ..
             addresses.append(str(node_range.network_address + FIRST_NODE_HOST + i))
             size = 2 ** (node_range.max_prefixlen - mask)
             pod_cidrs.append(str(ipaddress.ip_network((int(pods.network_address) + i * size, mask))))
-        nodes.append(NodeAddresses(tuple(addresses), tuple(pod_cidrs)))
+        nodes.append(NodeNetwork(tuple(addresses), tuple(pod_cidrs)))
     return tuple(nodes)
 
 
-def _cell(value: str | Carve | None) -> str:
-    """A table cell: a range, a carve from an assigned block, or '-'."""
+def _cell(value: str | Carve | None, subnet: str = "") -> str:
+    """A table cell: a range, a carve from an assigned block (a subnet's own block is Google's), or '-'."""
+    if isinstance(value, Carve) and value.parent == subnet:
+        return f"/{value.prefix} from Google"
     return "-" if value is None else str(value)
 
 
 def table(plan: NetworkPlan) -> str:
-    """The plan as a readable fixed-width table, one row per block, subnet and range."""
+    """The plan as a readable fixed-width table: the VPC, each subnet, then the pods and services ranges."""
     families = ", ".join(plan.ip_families)
     head = f"{plan.technical_id} on {plan.provider.value} ({plan.region}), ipFamilies [{families}]"
-    rows = [("range", "zone", "IPv4", "IPv6")]
+    rows = [("kind", "name", "zone", "IPv4", "IPv6")]
     if plan.vpc_ipv4 or plan.vpc_ipv6:
         vpc_ipv6 = f"/56 from IPAM pool {plan.ipv6_ipam_pool}" if plan.ipv6_ipam_pool else "/56 from Amazon"
-        rows.append(("vpc", "", _cell(plan.vpc_ipv4), vpc_ipv6 if plan.vpc_ipv6 else "-"))
-    rows += [(s.name, s.zone, _cell(s.ipv4), _cell(s.ipv6)) for s in plan.subnets]
+        rows.append(("vpc", "vpc", "", _cell(plan.vpc_ipv4), vpc_ipv6 if plan.vpc_ipv6 else "-"))
+    rows += [("subnet", s.name, s.zone, _cell(s.ipv4), _cell(s.ipv6, s.name)) for s in plan.subnets]
     for kind, ranges in (("pods", plan.pods), ("services", plan.services)):
         v4 = next((r for r in ranges if isinstance(r, str) and family(r) == IPV4), None)
         v6 = next((r for r in ranges if isinstance(r, Carve) or family(r) == IPV6), None)
-        rows.append((kind, "", _cell(v4), _cell(v6)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        rows.append(("range", kind, "", _cell(v4), _cell(v6)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = [head] + ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines)

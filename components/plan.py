@@ -5,9 +5,11 @@ Components get only their values, never the whole spec; everything here is deter
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from components import naming
+from components import cidrs, naming
 from components.spec import ClusterSpec, GardenSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
 
 
@@ -250,6 +252,31 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     by_name = {s.name: s for s in spec.seeds}
     shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden) for s in spec.shoots)
     return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots)
+
+
+def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
+    """Each shoot's families and given ranges by `<project>/<name>`: the stack output later updates check against."""
+    return {
+        f"{s.project}/{s.name}": {
+            "ipFamilies": list(s.networking.ip_families),
+            **{kind: list(getattr(s.networking, kind)) for kind in cidrs.RANGES},
+        }
+        for s in plan.shoots
+    }
+
+
+def network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Network changes the previous update's outputs (`network_outputs`) do not allow, one line each."""
+    lines = []
+    for i, shoot in enumerate(plan.shoots):
+        before = previous.get(f"{shoot.project}/{shoot.name}")
+        if not isinstance(before, Mapping):
+            continue
+        old = cidrs.Networks(tuple(before.get("ipFamilies", ())), {k: tuple(before.get(k, ())) for k in cidrs.RANGES})
+        net = shoot.networking
+        new = cidrs.Networks(net.ip_families, {"nodes": net.nodes, "pods": net.pods, "services": net.services})
+        lines += cidrs.check_change(f"landscape.shoots[{i}].networking", old, new, net.provider.value)
+    return lines
 
 
 def unsupported(plan: LandscapePlan) -> list[str]:

@@ -1,9 +1,10 @@
 """The Shoot component (`arbor:shoot:Shoot`): a cluster users get, in the order of Gardener's reconciliation.
 
-Flow, each step depending only on what it needs: the seed namespace (Seed) -> the Shoot record -> etcd main
-and events -> kube-apiserver -> kube-controller-manager and kube-scheduler -> the shoot's API and nodes
-(workers) -> system components in kube-system -> health (ShootStatus writes the record's status).
-Infrastructure and the backup entry join the flow with the networking and backup issues.
+Flow, each step depending only on what it needs: the seed namespace (Seed) -> the Shoot record ->
+infrastructure (the shoot's network: VPC, subnets, gateways; nothing on local) -> etcd main and events ->
+kube-apiserver -> kube-controller-manager and kube-scheduler -> the shoot's API and nodes (workers) -> system
+components in kube-system -> health (ShootStatus writes the record's status). The backup entry joins the flow
+with the backup issue.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, nodeagent, osc, records
+from components import api, controlplane, network, nodeagent, osc, records
 from components.garden import GardenAccess
 from components.plan import ShootValues
-from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
 from components.seed import SeedAccess
@@ -38,7 +39,9 @@ def shoot_info(shoot: ShootValues) -> dict[str, str]:
 class Shoot(pulumi.ComponentResource):
     """One hosted shoot."""
 
+    values: ShootValues
     access: ClusterAccess
+    network: NetworkAccess
     status: ShootStatus
 
     def __init__(
@@ -51,6 +54,7 @@ class Shoot(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("arbor:shoot:Shoot", name, None, opts)
+        self.values = values
         record = api.shoot_record(values)
         shoot_record = records.record(
             f"{name}-record",
@@ -62,6 +66,9 @@ class Shoot(pulumi.ComponentResource):
             ),
         )
 
+        # Infrastructure first: the control plane and nodes need the shoot's network.
+        self.network = infra.network(network.plan_network(values.networking), parent=self)
+
         # Control plane in the seed namespace, each component after what it talks to.
         namespace = seed.namespaces[values.seed_namespace]
         # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
@@ -69,7 +76,7 @@ class Shoot(pulumi.ComponentResource):
         on_seed = pulumi.ResourceOptions(parent=self, provider=seed.cluster.provider)
         done: dict[str, pulumi.Resource] = {}
         for workload in controlplane.control_plane(values):
-            after = [done[d] for d in workload.depends_on] or [namespace]
+            after = [done[d] for d in workload.depends_on] or [namespace, *self.network.ready]
             opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
             service = workload.service
             if service:
@@ -89,7 +96,8 @@ class Shoot(pulumi.ComponentResource):
 
         # The shoot's API and nodes come once its control plane runs.
         after_control_plane = [done["kube-controller-manager"], done["kube-scheduler"]]
-        self.access = infra.shoot_api(values.cluster, parent=self, depends_on=after_control_plane)
+        addresses = network.node_networks(values.networking, values.cluster.nodes)
+        self.access = infra.shoot_api(values.cluster, parent=self, depends_on=after_control_plane, addresses=addresses)
         node_configs = self._node_configuration(name, values, namespace, on_seed)
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
@@ -112,7 +120,9 @@ class Shoot(pulumi.ComponentResource):
                 parent=self, depends_on=[shoot_record, system, *done.values(), *self.access.ready, *node_configs]
             ),
         )
-        self.register_outputs({"endpoint": self.access.endpoint, "state": self.status.state})
+        self.register_outputs(
+            {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
+        )
 
     def _node_configuration(
         self, name: str, values: ShootValues, namespace: k8s.core.v1.Namespace, on_seed: pulumi.ResourceOptions

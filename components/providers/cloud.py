@@ -9,8 +9,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
+from components.network import NetworkPlan, NodeNetwork
 from components.plan import ClusterValues
-from components.providers.contract import ClusterAccess
+from components.providers.contract import ClusterAccess, NetworkAccess
 from components.reconciler.kube import server_of
 
 
@@ -59,8 +60,25 @@ class CloudProvider:
         """A cluster created by arbor in this cloud."""
         raise NotImplementedError
 
+    def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """The shoot's network in this cloud, grouped under one `arbor:shoot:Network` component."""
+        group = pulumi.ComponentResource(
+            "arbor:shoot:Network", f"{parent._name}-network", None, pulumi.ResourceOptions(parent=parent)
+        )
+        access = self.build_network(plan, group)
+        group.register_outputs({"ranges": access.ranges})
+        return access
+
+    def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """VPC or network, subnets, gateways, routes and firewall of one shoot in this cloud."""
+        raise NotImplementedError
+
     def shoot_api(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        addresses: Sequence[NodeNetwork] = (),
     ) -> ClusterAccess:
         """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
         raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")

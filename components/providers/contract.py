@@ -13,7 +13,7 @@ from typing import Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.network import NetworkPlan
+from components.network import NetworkPlan, NodeNetwork
 from components.plan import ClusterValues
 
 
@@ -56,7 +56,11 @@ class InfrastructureProvider(Protocol):
         ...
 
     def shoot_api(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        addresses: Sequence[NodeNetwork] = (),
     ) -> ClusterAccess:
-        """Access to the API a hosted shoot's control plane serves, with the shoot's nodes behind it."""
+        """Access to the API a hosted shoot's control plane serves, with the shoot's nodes (`addresses` planned)."""
         ...

@@ -14,9 +14,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
+from components.network import NetworkPlan, NodeNetwork
 from components.plan import ClusterValues
-from components.providers.contract import ClusterAccess
+from components.providers.contract import ClusterAccess, NetworkAccess
 from components.reconciler.local_cluster import LocalCluster
+from components.reconciler.node_addresses import NodeAddresses
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
@@ -41,14 +43,27 @@ class LocalSettings:
 
 
 def kwok_node(
-    name: str, node_name: str, labels: dict[str, str], provider: k8s.Provider, parent: pulumi.Resource
+    name: str,
+    node_name: str,
+    labels: dict[str, str],
+    provider: k8s.Provider,
+    parent: pulumi.Resource,
+    pod_cidrs: Sequence[str] = (),
 ) -> k8s.core.v1.Node:
-    """A node that kwok simulates: it turns Ready and runs the pods scheduled to it."""
+    """A node that kwok simulates: it turns Ready and runs the pods scheduled to it, with IPs from its pod ranges."""
+    spec = {"podCIDR": pod_cidrs[0], "podCIDRs": list(pod_cidrs)} if pod_cidrs else None
     return k8s.core.v1.Node(
         name,
         metadata={"name": node_name, "annotations": dict(KWOK_NODE_ANNOTATION), "labels": labels},
-        # A named object: replacing it create-first would apply the new one, then delete that same object.
-        opts=pulumi.ResourceOptions(parent=parent, provider=provider, delete_before_replace=True),
+        spec=spec,
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            provider=provider,
+            # A named object: replacing it create-first would apply the new one, then delete that same object.
+            delete_before_replace=True,
+            # The API server never changes a node's pod ranges once set: a new family is a new node (a roll).
+            replace_on_changes=["spec.podCIDRs", "spec.podCIDR"],
+        ),
     )
 
 
@@ -59,9 +74,13 @@ class LocalProvider:
         self.settings = settings
 
     def cluster(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        addresses: Sequence[NodeNetwork] = (),
     ) -> ClusterAccess:
-        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes."""
+        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes (with `addresses`, if given)."""
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
             f"{prefix}-cluster",
@@ -82,25 +101,53 @@ class LocalProvider:
             enable_secret_mutable=True,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
         )
-        nodes = [
-            kwok_node(
+        ready: list[pulumi.Resource] = []
+        for i in range(values.nodes):
+            planned = addresses[i] if i < len(addresses) else None
+            node_name = f"{values.name}-node-{i}"
+            node = kwok_node(
                 f"{prefix}-node-{i}",
-                node_name=f"{values.name}-node-{i}",
+                node_name=node_name,
                 labels={naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"},
                 provider=provider,
                 parent=parent,
+                pod_cidrs=planned.pod_cidrs if planned else (),
             )
-            for i in range(values.nodes)
-        ]
+            ready.append(node)
+            if planned:
+                ready.append(
+                    NodeAddresses(
+                        f"{prefix}-node-{i}-addresses",
+                        kubeconfig=cluster.kubeconfig,
+                        node=node_name,
+                        node_uid=node.metadata.apply(lambda m: m.uid or ""),
+                        addresses=list(planned.addresses),
+                        opts=pulumi.ResourceOptions(parent=parent, depends_on=[node]),
+                    )
+                )
         return ClusterAccess(
-            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider, ready=nodes
+            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider, ready=ready
         )
 
+    def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """Nothing to build on loopback: every range is the shoot's own, recorded on its record and nodes."""
+        nodes = plan.subnet("nodes")
+        ranges = {
+            "nodes": [c for c in (nodes.ipv4, nodes.ipv6) if isinstance(c, str)],
+            "pods": [str(r) for r in plan.pods],
+            "services": [str(r) for r in plan.services],
+        }
+        return NetworkAccess(ranges=pulumi.Output.from_input(ranges), subnets=pulumi.Output.from_input({}))
+
     def shoot_api(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        addresses: Sequence[NodeNetwork] = (),
     ) -> ClusterAccess:
-        """On local, a shoot's API is one more kwokctl cluster.
+        """On local, a shoot's API is one more kwokctl cluster, its nodes addressed from the shoot's ranges.
 
         It stands in for what the hosted control plane serves, since kwok runs no real kube-apiserver in the seed.
         """
-        return self.cluster(values, parent, depends_on)
+        return self.cluster(values, parent, depends_on, addresses)
