@@ -2,7 +2,7 @@
 
 Created clusters get their IAM roles (cluster and nodes, AWS managed policies only), a managed node group of
 `nodes` across the seed's zones, and a private and public API endpoint. Subnets are those of the account's
-default VPC in the seed's zones until the networking issue brings arbor's own VPC.
+default VPC in the seed's zones; shoots get VPCs of their own (aws_network.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import pulumi
 import pulumi_aws as aws
 
 from components import naming
+from components.network import NetworkPlan
 from components.plan import ClusterValues
-from components.providers import cloud
-from components.providers.contract import ClusterAccess
+from components.providers import aws_network, cloud
+from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
 from components.spec import SUPPORTED_MINORS
 
@@ -99,3 +100,7 @@ class AwsProvider(cloud.CloudProvider):
             )
         )
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
+
+    def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """The shoot's VPC, subnets, gateways, routes and nodes security group."""
+        return aws_network.network(plan, parent)

@@ -2,7 +2,7 @@
 
 Created clusters keep deletion protection on (deleting a seed loses its shoots' control planes: a user must
 turn it off on purpose), release on the regular channel, run VPC-native with workload identity, and get one
-node pool of `nodes` per zone. Networks come with the networking issue; until then the default network is used.
+node pool of `nodes` per zone, on the default network; shoots get networks of their own (gcp_network.py).
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components import naming
+from components.network import NetworkPlan
 from components.plan import ClusterValues
-from components.providers import cloud
-from components.providers.contract import ClusterAccess
+from components.providers import cloud, gcp_network
+from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
 
 GKE_NAME_MAX = 40
@@ -69,3 +70,7 @@ class GcpProvider(cloud.CloudProvider):
             )
         )
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool])
+
+    def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
+        """The shoot's network, subnets, Cloud Router and NAT, and firewall rules."""
+        return gcp_network.network(plan, parent)
