@@ -175,7 +175,8 @@ def project_record(project: ProjectValues) -> Object:
 def seed_record(seed: SeedValues) -> Object:
     """The Seed record of a seed."""
     provider = {"type": seed.cluster.provider.value, "region": seed.region, "zones": list(seed.zones)}
-    return _record("Seed", seed.name, {"provider": provider})
+    networks = {"ipFamilies": list(seed.ip_families), **{k: list(v) for k, v in seed.networks.items()}}
+    return _record("Seed", seed.name, {"provider": provider, "networks": networks})
 
 
 def shoot_record(shoot: ShootValues) -> Object:

@@ -61,6 +61,9 @@ class SeedValues:
     region: str = "local"
     zones: tuple[str, ...] = ("local-a",)
     shoot_namespaces: tuple[str, ...] = ()
+    # The seed's own families and ranges (`nodes`, `pods`, `services`), recorded for policies and reviewers.
+    ip_families: tuple[str, ...] = ("IPv4",)
+    networks: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,8 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
         region=spec.region,
         zones=tuple(spec.zones),
         shoot_namespaces=hosted,
+        ip_families=tuple(f.value for f in spec.networks.ip_families),
+        networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
     )
 
 
