@@ -30,6 +30,8 @@ AWS_IPV6_ONLY_VPC_IPV4 = "10.180.0.0/16"
 AWS_SUBNETS = {"nodes": ("nodes", 0), "internal": ("private-utility", 1), "public": ("public-utility", 2)}
 SERVICES_IPV6_PREFIX = 108
 GCP_PODS_RANGE = "ipv4-pod-cidr"
+# How a network table starts where it is logged, so the preview summary finds it among the diagnostics.
+PLAN_PREFIX = "network plan of "
 # Node i's address is host 2 + i of the nodes range: the first hosts are the network's and its gateway's.
 FIRST_NODE_HOST = 2
 

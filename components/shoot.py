@@ -67,7 +67,10 @@ class Shoot(pulumi.ComponentResource):
         )
 
         # Infrastructure first: the control plane and nodes need the shoot's network.
-        self.network = infra.network(network.plan_network(values.networking), parent=self)
+        network_plan = network.plan_network(values.networking)
+        # The table reaches reviewers in the preview (and its JSON) as an info diagnostic on the shoot.
+        pulumi.log.info(network.PLAN_PREFIX + network.table(network_plan), resource=self)
+        self.network = infra.network(network_plan, parent=self)
 
         # Control plane in the seed namespace, each component after what it talks to.
         namespace = seed.namespaces[values.seed_namespace]

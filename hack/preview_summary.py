@@ -78,6 +78,19 @@ def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+# The Shoot component logs its network table with this prefix (components/network.py PLAN_PREFIX).
+NETWORK_PLAN = "network plan of "
+
+
+def network_plans(preview: dict[str, Any]) -> list[str]:
+    """The network tables the shoots logged, without their prefix."""
+    return [
+        str(d["message"]).strip().removeprefix(NETWORK_PLAN)
+        for d in preview.get("diagnostics") or []
+        if d.get("severity") == "info" and str(d.get("message", "")).startswith(NETWORK_PLAN)
+    ]
+
+
 def render(preview: dict[str, Any], stack: str = "") -> str:
     """The Markdown summary of one preview."""
     steps = preview.get("steps") or []
@@ -90,8 +103,10 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
             changes[_layer(step["urn"], parents, types)].append((op, step))
 
     title = f"## arbor preview{f': stack `{stack}`' if stack else ''}"
+    plans = network_plans(preview)
+    networks = ["", "### networks", "", *(f"```\n{p}\n```" for p in plans)] if plans else []
     if not changes:
-        return f"{title}\n\nNo changes.\n"
+        return "\n".join([title, "", "No changes.", *networks]) + "\n"
     lines = [title, "", "| layer | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
     for layer in sorted(changes):
         counts = Counter(op for op, _ in changes[layer])
@@ -109,7 +124,7 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
             why = step.get("replaceReasons") if op == "replace" else step.get("diffReasons")
             reason = f" ({', '.join(why)})" if why else ""
             lines.append(f"- {flag} `{types[step['urn']]}` {_name(step['urn'])}{reason}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + networks) + "\n"
 
 
 def errors(preview: dict[str, Any]) -> list[str]:

@@ -61,8 +61,6 @@ def kwok_node(
             provider=provider,
             # A named object: replacing it create-first would apply the new one, then delete that same object.
             delete_before_replace=True,
-            # The API server never changes a node's pod ranges once set: a new family is a new node (a roll).
-            replace_on_changes=["spec.podCIDRs", "spec.podCIDR"],
         ),
     )
 
@@ -105,6 +103,9 @@ class LocalProvider:
         for i in range(values.nodes):
             planned = addresses[i] if i < len(addresses) else None
             node_name = f"{values.name}-node-{i}"
+            if planned:
+                # A node's pod ranges never change: new ones (a new family) make a new node, as a roll does.
+                node_name += f"-{naming.short_hash(*planned.pod_cidrs, length=5)}"
             node = kwok_node(
                 f"{prefix}-node-{i}",
                 node_name=node_name,

@@ -39,8 +39,10 @@ def values(provider: ProviderType, families: tuple[str, ...], **extra: Any) -> N
         region=REGIONS[provider],
         zones=ZONES[provider],
         ip_families=families,
+        nodes=ranges["nodes"],
+        pods=ranges["pods"],
+        services=ranges["services"],
         node_masks={f: masks[f] for f in families},
-        **ranges,
         **extra,
     )
 

@@ -81,3 +81,19 @@ def test_errors_of_a_failed_preview_are_the_program_lines() -> None:
         ]
     }
     assert preview_summary.errors(preview) == ["invalid landscape:", "landscape.seeds[0].zones: duplicate 'a'"]
+
+
+def test_network_tables_logged_by_the_shoots_end_the_summary() -> None:
+    """GIVEN a preview whose shoots logged their network tables WHEN rendered THEN a networks section shows them."""
+    from components import network
+    from components.spec import ProviderType
+    from tests.unit.test_network_plan import FAMILIES, values
+
+    table = network.table(network.plan_network(values(ProviderType.AWS, FAMILIES["dual"])))
+    diagnostics = [
+        {"severity": "info", "message": network.PLAN_PREFIX + table + "\n"},
+        {"severity": "info", "message": "something else"},
+    ]
+    text = preview_summary.render({"steps": preview()["steps"], "diagnostics": diagnostics}, "local")
+    assert text.endswith(f"### networks\n\n```\n{table}\n```\n")
+    assert text.count("```") == 2
