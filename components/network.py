@@ -18,6 +18,7 @@ from the real block; on local every range is given and each node gets addresses 
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.cidrs import IPV4, IPV6, family
@@ -125,6 +126,29 @@ def _by_family(ranges: tuple[str, ...], fam: str) -> str | None:
     return next((c for c in ranges if family(c) == fam), None)
 
 
+def _plan(
+    values: NetworkValues,
+    subnets: Sequence[Subnet],
+    pods: Sequence[str | Carve],
+    services: Sequence[str | Carve],
+    vpc_ipv4: str | None = None,
+    vpc_ipv6: Ipv6 = None,
+) -> NetworkPlan:
+    """A plan of `values`' shoot with these subnets and ranges."""
+    return NetworkPlan(
+        technical_id=values.technical_id,
+        provider=values.provider,
+        region=values.region,
+        ip_families=values.ip_families,
+        vpc_ipv4=vpc_ipv4,
+        vpc_ipv6=vpc_ipv6,
+        subnets=tuple(subnets),
+        pods=tuple(pods),
+        services=tuple(services),
+        ipv6_ipam_pool=values.ipv6_ipam_pool,
+    )
+
+
 def _aws(values: NetworkValues) -> NetworkPlan:
     """VPC, and per zone a workers, a public and an internal subnet; IPv6 /64s carved from the VPC's /56."""
     ipv4 = IPV4 in values.ip_families
@@ -160,18 +184,7 @@ def _aws(values: NetworkValues) -> NetworkPlan:
         # Pods get /80 prefixes delegated from their node's subnet: the whole /56 is the pods range.
         pods.append(Carve("vpc", 56))
         services.append(Carve("nodes-z0", SERVICES_IPV6_PREFIX, 1))
-    return NetworkPlan(
-        technical_id=values.technical_id,
-        provider=values.provider,
-        region=values.region,
-        ip_families=values.ip_families,
-        vpc_ipv4=vpc_ipv4,
-        vpc_ipv6=Carve("vpc", 56) if ipv6 else None,
-        subnets=tuple(subnets),
-        pods=tuple(pods),
-        services=tuple(services),
-        ipv6_ipam_pool=values.ipv6_ipam_pool,
-    )
+    return _plan(values, subnets, pods, services, vpc_ipv4, Carve("vpc", 56) if ipv6 else None)
 
 
 def _gcp(values: NetworkValues) -> NetworkPlan:
@@ -188,32 +201,13 @@ def _gcp(values: NetworkValues) -> NetworkPlan:
         # Each VM gets a /96 of the nodes subnet's /64 for its pods; services take a /108 of their own subnet.
         pods.append(Carve("nodes", 64))
         service_ranges.append(Carve("services", SERVICES_IPV6_PREFIX))
-    return NetworkPlan(
-        technical_id=values.technical_id,
-        provider=values.provider,
-        region=values.region,
-        ip_families=values.ip_families,
-        vpc_ipv4=None,
-        vpc_ipv6=None,
-        subnets=tuple(subnets),
-        pods=tuple(pods),
-        services=tuple(service_ranges),
-    )
+    return _plan(values, subnets, pods, service_ranges)
 
 
 def _local(values: NetworkValues) -> NetworkPlan:
     """No infrastructure: one nodes subnet with the shoot's own ranges."""
-    return NetworkPlan(
-        technical_id=values.technical_id,
-        provider=values.provider,
-        region=values.region,
-        ip_families=values.ip_families,
-        vpc_ipv4=None,
-        vpc_ipv6=None,
-        subnets=(Subnet("nodes", "nodes", "", _by_family(values.nodes, IPV4), _by_family(values.nodes, IPV6)),),
-        pods=values.pods,
-        services=values.services,
-    )
+    nodes = Subnet("nodes", "nodes", "", _by_family(values.nodes, IPV4), _by_family(values.nodes, IPV6))
+    return _plan(values, [nodes], values.pods, values.services)
 
 
 def plan_network(values: NetworkValues) -> NetworkPlan:

@@ -16,12 +16,6 @@ from pulumi_policy import (
 )
 
 
-def _cluster_identifier(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    message = missing_cluster_identifier(args.resource_type, args.props)
-    if message:
-        report(message, None)
-
-
 def _no_load_balancer_on_local(args: ResourceValidationArgs, report: ReportViolation) -> None:
     provider = args.provider.props if args.provider else {}
     message = load_balancer_on_local(args.resource_type, args.props, provider)
@@ -57,7 +51,7 @@ PolicyPack(
         ResourceValidationPolicy(
             name="kubernetes-provider-cluster-identifier",
             description="Every Kubernetes provider sets cluster_identifier.",
-            validate=_cluster_identifier,
+            validate=_resource_rule(missing_cluster_identifier),
         ),
         ResourceValidationPolicy(
             name="local-no-load-balancer",

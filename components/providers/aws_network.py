@@ -18,6 +18,7 @@ import pulumi_aws as aws
 
 from components.cidrs import IPV4, IPV6, family
 from components.network import Carve, NetworkPlan, Subnet
+from components.providers.cloud import carved, resolve
 from components.providers.contract import NetworkAccess
 
 IPV4_ANY, IPV6_ANY = "0.0.0.0/0", "::/0"
@@ -40,17 +41,6 @@ def _tags(plan: NetworkPlan, thing: str, extra: Mapping[str, str] | None = None)
     """Gardener's tags: a `Name` and the cluster ownership tag the cloud controller manager looks for."""
     name = f"{plan.technical_id}-{thing}" if thing else plan.technical_id
     return {"Name": name, f"kubernetes.io/cluster/{plan.technical_id}": "1", **(extra or {})}
-
-
-def _carved(block: pulumi.Output[str], carve: Carve) -> pulumi.Output[str]:
-    """The carve's concrete range once the parent's IPv6 block is known."""
-
-    def of(value: str | None) -> str:
-        if not value:
-            raise ValueError(f"{carve.parent} has no IPv6 block to carve {carve} from")
-        return carve.of(value)
-
-    return block.apply(of)
 
 
 def _vpc(plan: NetworkPlan, parent: pulumi.Resource) -> aws.ec2.Vpc:
@@ -80,7 +70,7 @@ def _subnet(plan: NetworkPlan, subnet: Subnet, vpc: aws.ec2.Vpc, parent: pulumi.
         vpc_id=vpc.id,
         availability_zone=subnet.zone,
         cidr_block=subnet.ipv4,
-        ipv6_cidr_block=_carved(vpc.ipv6_cidr_block, carve) if carve else None,
+        ipv6_cidr_block=carved(vpc.ipv6_cidr_block, carve) if carve else None,
         assign_ipv6_address_on_creation=True if carve else None,
         ipv6_native=native,
         enable_dns64=native,
@@ -192,7 +182,7 @@ def _reservation(
     return aws.ec2.SubnetCidrReservation(
         f"{parent._name}-services-ipv6",
         subnet_id=subnet.id,
-        cidr_block=_carved(subnet.ipv6_cidr_block, carve),
+        cidr_block=carved(subnet.ipv6_cidr_block, carve),
         reservation_type="explicit",
         opts=_opts(parent),
     )
@@ -262,11 +252,6 @@ def _security_group(
     return group, rules
 
 
-def _resolve(value: str | Carve, blocks: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[str]:
-    """A plan range as a value: a string as it is, a carve from its parent's real block."""
-    return _carved(blocks[value.parent], value) if isinstance(value, Carve) else value
-
-
 def _ranges(
     plan: NetworkPlan, vpc: aws.ec2.Vpc, subnets: Mapping[str, aws.ec2.Subnet]
 ) -> pulumi.Output[dict[str, list[str]]]:
@@ -276,7 +261,7 @@ def _ranges(
     if isinstance(plan.vpc_ipv6, Carve):
         nodes.append(plan.vpc_ipv6)
     kinds = {"nodes": nodes, "pods": list(plan.pods), "services": list(plan.services)}
-    return pulumi.Output.all(**{k: pulumi.Output.all(*[_resolve(v, blocks) for v in vs]) for k, vs in kinds.items()})
+    return pulumi.Output.all(**{k: pulumi.Output.all(*[resolve(v, blocks) for v in vs]) for k, vs in kinds.items()})
 
 
 def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:

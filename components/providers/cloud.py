@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.network import NetworkPlan, NodeNetwork
+from components.network import Carve, NetworkPlan, NodeNetwork
 from components.plan import ClusterValues
 from components.providers.contract import ClusterAccess, NetworkAccess
 from components.reconciler.kube import server_of
@@ -82,6 +82,22 @@ class CloudProvider:
     ) -> ClusterAccess:
         """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
         raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")
+
+
+def carved(block: pulumi.Output[str], carve: Carve) -> pulumi.Output[str]:
+    """The carve's concrete range once the cloud has assigned its parent's IPv6 block."""
+
+    def of(value: str | None) -> str:
+        if not value:
+            raise ValueError(f"{carve.parent} has no IPv6 block to carve {carve} from")
+        return carve.of(value)
+
+    return block.apply(of)
+
+
+def resolve(value: str | Carve, blocks: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[str]:
+    """A plan range as a value: a string as it is, a carve from its parent's real block (`blocks` by name)."""
+    return carved(blocks[value.parent], value) if isinstance(value, Carve) else value
 
 
 def secret(value: pulumi.Output[str]) -> pulumi.Output[str]:

@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 from components.cidrs import IPV4, IPV6, family
 from components.naming import capped
 from components.network import GCP_PODS_RANGE, Carve, NetworkPlan, Subnet
+from components.providers.cloud import carved, resolve
 from components.providers.contract import NetworkAccess
 
 # Google's load balancer health checkers, which reach the nodes' NodePorts from outside the VPC.
@@ -42,17 +43,6 @@ def _opts(parent: pulumi.Resource) -> pulumi.ResourceOptions:
 def _name(plan: NetworkPlan, thing: str = "") -> str:
     """A cloud name like Gardener's, `<technical id>-<thing>`, within GCP's 63 characters."""
     return capped(f"{plan.technical_id}-{thing}" if thing else plan.technical_id)
-
-
-def _carved(block: pulumi.Output[str], carve: Carve) -> pulumi.Output[str]:
-    """The carve's concrete range once the subnet's IPv6 block is known."""
-
-    def of(value: str | None) -> str:
-        if not value:
-            raise ValueError(f"subnet {carve.parent} has no IPv6 block to carve {carve} from")
-        return carve.of(value)
-
-    return block.apply(of)
 
 
 def _ipv4(ranges: Sequence[str | Carve]) -> str:
@@ -166,11 +156,6 @@ def _firewalls(
     return rules
 
 
-def _resolve(value: str | Carve, blocks: Mapping[str, pulumi.Output[str]]) -> pulumi.Input[str]:
-    """A plan range as a value: a string as it is, a carve from its subnet's real /64."""
-    return _carved(blocks[value.parent], value) if isinstance(value, Carve) else value
-
-
 def _ranges(plan: NetworkPlan, blocks: Mapping[str, pulumi.Output[str]]) -> pulumi.Output[dict[str, list[str]]]:
     """Nodes, pods and services per family; the IPv6 nodes range is the nodes subnet's /64."""
     nodes = plan.subnet("nodes")
@@ -178,7 +163,7 @@ def _ranges(plan: NetworkPlan, blocks: Mapping[str, pulumi.Output[str]]) -> pulu
     if isinstance(nodes.ipv6, Carve):
         node_ranges.append(nodes.ipv6)
     kinds = {"nodes": node_ranges, "pods": list(plan.pods), "services": list(plan.services)}
-    return pulumi.Output.all(**{k: pulumi.Output.all(*[_resolve(v, blocks) for v in vs]) for k, vs in kinds.items()})
+    return pulumi.Output.all(**{k: pulumi.Output.all(*[resolve(v, blocks) for v in vs]) for k, vs in kinds.items()})
 
 
 def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
@@ -195,7 +180,7 @@ def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
     subnets = {s.name: _subnet(plan, s, net, parent) for s in plan.subnets}
     # Each /64 as Google assigned it, normalised by carving the whole /64 of itself.
     blocks = {
-        s.name: _carved(_ipv6_block(subnets[s.name], s.role), s.ipv6) for s in plan.subnets if isinstance(s.ipv6, Carve)
+        s.name: carved(_ipv6_block(subnets[s.name], s.role), s.ipv6) for s in plan.subnets if isinstance(s.ipv6, Carve)
     }
     nat = _nat(plan, net, subnets[plan.subnet("nodes").name], parent)
     firewalls = _firewalls(plan, net, list(blocks.values()), parent)
