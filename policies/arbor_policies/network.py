@@ -73,6 +73,7 @@ def overlapping_shoots(records: Iterable[tuple[str, Mapping[str, Any]]]) -> list
             by_seed.setdefault(seed, []).append(props)
     problems = []
     for seed, shoots in sorted(by_seed.items()):
+        shoots.sort(key=_name)  # the engine hands resources over in no fixed order
         for i, a in enumerate(shoots):
             for b in shoots[i + 1 :]:
                 for kind_a, x in _ranges(a):
