@@ -7,17 +7,36 @@ synchronously, so a refused change stops the run before any resource is touched.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
 from pulumi.runtime import invoke
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+# The file backend may be writing this very stack's checkpoint (an update's refresh) while it is read, and then
+# answers with a truncated file: read again after a pause before giving up.
+RETRY_PAUSES_S = (0.5, 1.0, 2.0, 4.0)
 
 
-def previous(name: str) -> Any:
-    """The output `name` of this stack's previous update, or None before the first update."""
-    stack = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+def _read(stack: str) -> dict[str, Any]:
+    """The stack's outputs as the backend has them."""
     result = invoke(READ_STACK_OUTPUTS, {"name": stack})
-    outputs = (result.value or {}).get("outputs") or {}
-    return outputs.get(name)
+    return dict((result.value or {}).get("outputs") or {})
+
+
+def previous(name: str, read: Callable[[str], dict[str, Any]] = _read) -> Any:
+    """The output `name` of this stack's previous update, or None before the first update.
+
+    A read that keeps failing stops the program: without the previous outputs no change can be checked.
+    """
+    stack = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    for pause in (*RETRY_PAUSES_S, None):
+        try:
+            return read(stack).get(name)
+        except Exception as err:  # the engine reports every failure as a plain Exception
+            if pause is None:
+                raise pulumi.RunError(f"cannot read the outputs of the previous update of {stack}: {err}") from None
+            time.sleep(pause)
+    return None
