@@ -2,6 +2,7 @@
 
 import pulumi
 
+from components.encryption import encryption_changes, encryption_outputs
 from components.landscape import Landscape
 from components.network import plan_network, table
 from components.nodeagent import user_data_problems
@@ -19,12 +20,14 @@ except SpecError as err:
 plan = plan_landscape(spec, pulumi.get_stack())
 if problems := unsupported(plan) + user_data_problems(plan.shoots):
     raise pulumi.RunError("landscape asks for what arbor does not run yet:\n" + "\n".join(problems))
-if refused := network_changes(plan, previous("networks") or {}):
+refused = network_changes(plan, previous("networks") or {}) + encryption_changes(plan, previous("encryption") or {})
+if refused:
     raise pulumi.RunError("refused change (compared with the stack's previous update):\n" + "\n".join(refused))
 landscape = Landscape("arbor", plan, provider_for)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
 pulumi.export("endpoints", landscape.endpoints())
 # What later updates are checked against, and the subnet plan as a table a reviewer reads.
 pulumi.export("networks", network_outputs(plan))
+pulumi.export("encryption", encryption_outputs(plan))
 pulumi.export("networkRanges", landscape.network_ranges())
 pulumi.export("networkPlan", "\n\n".join(table(plan_network(s.networking)) for s in plan.shoots))

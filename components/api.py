@@ -112,6 +112,8 @@ def shoot_crd() -> Object:
             "zones": STRINGS,
             "controlPlane": {"type": "boolean"},
             "kubernetesVersion": STRING,
+            "maxSurge": {"type": "integer", "minimum": 0},
+            "maxUnavailable": {"type": "integer", "minimum": 0},
         },
     }  # fmt: skip
     spec = {
@@ -155,9 +157,29 @@ def shoot_crd() -> Object:
     ])  # fmt: skip
 
 
+def internal_secret_crd() -> Object:
+    """InternalSecret: a Secret in a project namespace that project members cannot read (no project role grants it).
+
+    Shaped like a core Secret (`data`, `type`, `immutable` at the top, no spec), as Gardener's InternalSecret.
+    """
+    crd = _crd("InternalSecret", "internalsecrets", "Namespaced", {"type": "object"}, None,
+               [{"name": "Type", "type": "string", "jsonPath": ".type"}])  # fmt: skip
+    crd["spec"]["versions"][0]["schema"] = {
+        "openAPIV3Schema": {
+            "type": "object",
+            "properties": {
+                "data": {"type": "object", "additionalProperties": {"type": "string", "format": "byte"}},
+                "type": STRING,
+                "immutable": {"type": "boolean"},
+            },
+        }
+    }
+    return crd
+
+
 def crds() -> tuple[Object, ...]:
     """Every CRD of arbor's API."""
-    return (project_crd(), seed_crd(), shoot_crd())
+    return (project_crd(), seed_crd(), shoot_crd(), internal_secret_crd())
 
 
 def _record(kind: str, name: str, spec: Object, namespace: str | None = None) -> Object:
@@ -191,6 +213,8 @@ def shoot_record(shoot: ShootValues) -> Object:
             "zones": list(p.zones),
             "controlPlane": p.control_plane,
             "kubernetesVersion": p.kubernetes_version,
+            "maxSurge": p.max_surge,
+            "maxUnavailable": p.max_unavailable,
         }
         for p in shoot.workers
     ]

@@ -2,38 +2,108 @@
 
 The workloads are etcd (main, events), kube-apiserver, kube-controller-manager and kube-scheduler. One
 renderer serves both ways of running a control plane: hosted shoots register the objects as StatefulSets,
-Deployments and Services in their seed namespace; self-hosted shoots (the control-plane issue) turn the same
-pod specs into static pod manifests. Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`,
-`kube-apiserver`, labels `app` and `role`). Certificates, TLS flags and the encryption configuration arrive
-with the control-plane issue (PKI); etcd keeps its data in an emptyDir until backups and volumes do.
+Deployments and Services in their seed namespace; self-hosted shoots turn the same pod specs into static pod
+manifests (components/staticpods.py). The two differ only in their `Topology`: where the components reach each
+other (Services in the seed namespace, or localhost on a control-plane node, where etcd events needs ports of
+its own). Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`, `kube-apiserver`, labels `app`
+and `role`). Every connection is TLS with the shoot's PKI: each credential is a Secret volume named as in
+components/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers' kubeconfigs are ConfigMaps.
+etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and volumes arrive.
 """
 
 from __future__ import annotations
 
+import copy
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import naming
+import yaml
+
+from components import naming, pki
 from components.plan import ShootValues
 
 Object = dict[str, Any]
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
+ETCD_METRICS_PORT = 2381
+# On a control-plane node both etcds share the host network: events listens on ports of its own.
+ETCD_EVENTS_HOST_PORTS = (2382, 2383, 2384)
 APISERVER_PORT = 443
+KCM_PORT, SCHEDULER_PORT = 10257, 10259
+# Where a credential Secret (or a ConfigMap) is mounted: `/srv/kubernetes/<name>/<key>`.
+MOUNT_ROOT = "/srv/kubernetes"
+# The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
+# kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
+CA_SIGNER = "ca-client-signer"
+# The encryption configuration kube-apiserver reads (components/encryption.py renders it).
+ENCRYPTION_SECRET, ENCRYPTION_KEY = "etcd-encryption-secret", "encryption-configuration.yaml"
 ETCD_IMAGE = "registry.k8s.io/etcd:3.6.5-0"
 # Kubernetes images are the control plane's version, from the project's registry.
 KUBE_IMAGE = "registry.k8s.io/{component}:v{version}"
 
 
 @dataclass(frozen=True)
+class Topology:
+    """Where the components reach each other: etcd (client, peer, metrics ports per role) and kube-apiserver."""
+
+    static: bool
+    etcd_hosts: dict[str, str]
+    etcd_ports: dict[str, tuple[int, int, int]]
+    apiserver: str
+
+    def etcd_url(self, role: str) -> str:
+        """The client URL of etcd `main` or `events`."""
+        return f"https://{self.etcd_hosts[role]}:{self.etcd_ports[role][0]}"
+
+
+def hosted(shoot: ShootValues) -> Topology:
+    """A control plane in the seed namespace: Services in front of every component, the same ports for all."""
+    ns = shoot.seed_namespace
+    ports = (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT)
+    return Topology(
+        static=False,
+        etcd_hosts={r: f"etcd-{r}-client.{ns}.svc" for r in ("main", "events")},
+        etcd_ports={"main": ports, "events": ports},
+        apiserver=f"https://kube-apiserver.{ns}.svc:{APISERVER_PORT}",
+    )
+
+
+def static() -> Topology:
+    """A control plane as static pods: every component on the node's loopback."""
+    return Topology(
+        static=True,
+        etcd_hosts={"main": "127.0.0.1", "events": "127.0.0.1"},
+        etcd_ports={"main": (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT), "events": ETCD_EVENTS_HOST_PORTS},
+        apiserver=f"https://127.0.0.1:{APISERVER_PORT}",
+    )
+
+
+def _path(volume: str, key: str) -> str:
+    """The file of a mounted Secret or ConfigMap key."""
+    return f"{MOUNT_ROOT}/{volume}/{key}"
+
+
+def _mount(container: Object, pod: Object, volume: str, kind: str = "secret") -> None:
+    """Mounts the Secret (or ConfigMap) `volume` read-only at /srv/kubernetes/<volume>."""
+    source = {"secret": {"secretName": volume}} if kind == "secret" else {"configMap": {"name": volume}}
+    pod.setdefault("volumes", []).append({"name": volume, **source})
+    container.setdefault("volumeMounts", []).append(
+        {"name": volume, "mountPath": f"{MOUNT_ROOT}/{volume}", "readOnly": True}
+    )
+
+
+@dataclass(frozen=True)
 class Workload:
-    """One control-plane component: its controller kind and object, and the Service in front of it."""
+    """One control-plane component: its controller kind and object, its Service and the ConfigMaps it mounts."""
 
     component: str
     kind: str  # StatefulSet or Deployment
     object: Object
     service: Object | None = None
     depends_on: tuple[str, ...] = field(default=())
+    config_maps: tuple[Object, ...] = field(default=())
 
     @property
     def pod_spec(self) -> Object:
@@ -76,30 +146,47 @@ def _container(
     }
 
 
-def etcd(shoot: ShootValues, role: str) -> Workload:
+def _pod(container: Object, topology: Topology) -> Object:
+    """A pod spec around one container; on a node it shares the host's network, as static pods do."""
+    pod: Object = {"containers": [container]}
+    if topology.static:
+        pod.update(hostNetwork=True, priorityClassName="system-node-critical")
+    return pod
+
+
+def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
     """Etcd `main` (the cluster's objects) or `events`, a one-member StatefulSet with a client Service."""
     name = f"etcd-{role}"
     labels = _labels(shoot, "etcd-statefulset", role)
+    client, peer, metrics = topology.etcd_ports[role]
+    host = topology.etcd_hosts[role]
+    tls = {"server": "etcd-server", "peer": "etcd-peer", "ca": "ca-etcd"}
     command = [
         "etcd",
         f"--name={name}-0",
         "--data-dir=/var/etcd/data",
-        f"--listen-client-urls=http://0.0.0.0:{ETCD_CLIENT_PORT}",
-        f"--advertise-client-urls=http://{name}-client.{shoot.seed_namespace}.svc:{ETCD_CLIENT_PORT}",
-        f"--listen-peer-urls=http://0.0.0.0:{ETCD_PEER_PORT}",
-        "--listen-metrics-urls=http://0.0.0.0:2381",
+        f"--listen-client-urls=https://0.0.0.0:{client}",
+        f"--advertise-client-urls=https://{host}:{client}",
+        f"--listen-peer-urls=https://0.0.0.0:{peer}",
+        f"--initial-advertise-peer-urls=https://{host}:{peer}",
+        f"--initial-cluster={name}-0=https://{host}:{peer}",
+        f"--listen-metrics-urls=http://0.0.0.0:{metrics}",
+        f"--cert-file={_path(tls['server'], 'tls.crt')}",
+        f"--key-file={_path(tls['server'], 'tls.key')}",
+        "--client-cert-auth=true",
+        f"--trusted-ca-file={_path(tls['ca'], 'ca.crt')}",
+        f"--peer-cert-file={_path(tls['peer'], 'tls.crt')}",
+        f"--peer-key-file={_path(tls['peer'], 'tls.key')}",
+        "--peer-client-cert-auth=true",
+        f"--peer-trusted-ca-file={_path(tls['ca'], 'ca.crt')}",
         "--quota-backend-bytes=8589934592",
     ]
-    container = _container(
-        "etcd",
-        ETCD_IMAGE,
-        command,
-        {"client": ETCD_CLIENT_PORT, "peer": ETCD_PEER_PORT},
-        2381,
-        "/health",
-        scheme="HTTP",
-    )
+    container = _container("etcd", ETCD_IMAGE, command, {"client": client, "peer": peer}, metrics, "/health", "HTTP")
     container["volumeMounts"] = [{"name": "data", "mountPath": "/var/etcd/data"}]
+    pod = _pod(container, topology)
+    pod["volumes"] = [{"name": "data", "emptyDir": {}}]
+    for secret in tls.values():
+        _mount(container, pod, secret)
     statefulset = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -108,10 +195,7 @@ def etcd(shoot: ShootValues, role: str) -> Workload:
             "replicas": 1,
             "serviceName": f"{name}-peer",
             "selector": {"matchLabels": dict(labels)},
-            "template": {
-                "metadata": {"labels": dict(labels)},
-                "spec": {"containers": [container], "volumes": [{"name": "data", "emptyDir": {}}]},
-            },
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
     service = {
@@ -121,13 +205,13 @@ def etcd(shoot: ShootValues, role: str) -> Workload:
         "spec": {
             "type": "ClusterIP",
             "selector": dict(labels),
-            "ports": [{"name": "client", "port": ETCD_CLIENT_PORT, "targetPort": ETCD_CLIENT_PORT}],
+            "ports": [{"name": "client", "port": client, "targetPort": client}],
         },
     }
     return Workload(component=name, kind="StatefulSet", object=statefulset, service=service)
 
 
-def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], container: Object, replicas: int) -> Object:
+def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], pod: Object, replicas: int) -> Object:
     """A control-plane Deployment that never has fewer than `replicas` ready pods during a rollout."""
     return {
         "apiVersion": "apps/v1",
@@ -137,21 +221,55 @@ def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], container
             "replicas": replicas,
             "selector": {"matchLabels": dict(labels)},
             "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-            "template": {"metadata": {"labels": dict(labels)}, "spec": {"containers": [container]}},
+            "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
         },
     }
 
 
-def kube_apiserver(shoot: ShootValues) -> Workload:
-    """kube-apiserver, reading etcd main (and events for events), behind a ClusterIP Service."""
+# kube-apiserver's credentials: what it serves with, how it reaches etcd, whom it trusts, what it signs with.
+APISERVER_SECRETS = (
+    "ca",
+    "ca-client",
+    "ca-etcd",
+    "ca-front-proxy",
+    "etcd-client",
+    "kube-apiserver",
+    "kube-apiserver-kubelet",
+    "front-proxy-client",
+    "service-account-key",
+)
+
+
+def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
+    """kube-apiserver, reading etcd main (and events for events) over TLS, behind a ClusterIP Service."""
     labels = _labels(shoot, "kubernetes", "apiserver")
-    ns = shoot.seed_namespace
     command = [
         "kube-apiserver",
-        f"--etcd-servers=http://etcd-main-client.{ns}.svc:{ETCD_CLIENT_PORT}",
-        f"--etcd-servers-overrides=/events#http://etcd-events-client.{ns}.svc:{ETCD_CLIENT_PORT}",
+        f"--etcd-servers={topology.etcd_url('main')}",
+        f"--etcd-servers-overrides=/events#{topology.etcd_url('events')}",
+        f"--etcd-cafile={_path('ca-etcd', 'ca.crt')}",
+        f"--etcd-certfile={_path('etcd-client', 'tls.crt')}",
+        f"--etcd-keyfile={_path('etcd-client', 'tls.key')}",
         f"--service-cluster-ip-range={','.join(shoot.networking.services)}",
         f"--secure-port={APISERVER_PORT}",
+        f"--tls-cert-file={_path('kube-apiserver', 'tls.crt')}",
+        f"--tls-private-key-file={_path('kube-apiserver', 'tls.key')}",
+        f"--client-ca-file={_path('ca-client', 'ca.crt')}",
+        f"--kubelet-client-certificate={_path('kube-apiserver-kubelet', 'tls.crt')}",
+        f"--kubelet-client-key={_path('kube-apiserver-kubelet', 'tls.key')}",
+        f"--requestheader-client-ca-file={_path('ca-front-proxy', 'ca.crt')}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-username-headers=X-Remote-User",
+        f"--proxy-client-cert-file={_path('front-proxy-client', 'tls.crt')}",
+        f"--proxy-client-key-file={_path('front-proxy-client', 'tls.key')}",
+        f"--service-account-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PUBLIC)}",
+        f"--service-account-signing-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
+        f"--service-account-issuer={topology.apiserver}",
+        f"--encryption-provider-config={_path(ENCRYPTION_SECRET, ENCRYPTION_KEY)}",
+        "--encryption-provider-config-automatic-reload=true",
+        "--enable-bootstrap-token-auth=true",
         "--allow-privileged=true",
         "--authorization-mode=Node,RBAC",
         "--enable-admission-plugins=NodeRestriction",
@@ -159,6 +277,9 @@ def kube_apiserver(shoot: ShootValues) -> Workload:
     ]
     image = KUBE_IMAGE.format(component="kube-apiserver", version=shoot.kubernetes_version)
     container = _container("kube-apiserver", image, command, {"https": APISERVER_PORT}, APISERVER_PORT, "/readyz")
+    pod = _pod(container, topology)
+    for secret in (*APISERVER_SECRETS, ENCRYPTION_SECRET):
+        _mount(container, pod, secret)
     service = {
         "apiVersion": "v1",
         "kind": "Service",
@@ -172,24 +293,60 @@ def kube_apiserver(shoot: ShootValues) -> Workload:
     return Workload(
         "kube-apiserver",
         "Deployment",
-        _deployment(shoot, "kube-apiserver", labels, container, 2),
+        _deployment(shoot, "kube-apiserver", labels, pod, 2),
         service,
         depends_on=("etcd-main", "etcd-events"),
     )
 
 
-def _controller(shoot: ShootValues, component: str, role: str, flags: list[str], port: int) -> Workload:
+def kubeconfig(shoot: ShootValues, component: str, topology: Topology) -> Object:
+    """A ConfigMap with the kubeconfig a controller reaches kube-apiserver with: its client certificate files."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "shoot", "cluster": {"server": topology.apiserver,
+                                                   "certificate-authority": _path("ca", "ca.crt")}}],
+        "users": [{"name": component, "user": {"client-certificate": _path(component, "tls.crt"),
+                                               "client-key": _path(component, "tls.key")}}],
+        "contexts": [{"name": "shoot", "context": {"cluster": "shoot", "user": component}}],
+        "current-context": "shoot",
+    }  # fmt: skip
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _metadata(shoot, f"{component}-kubeconfig", _labels(shoot, "kubernetes", component)),
+        "data": {"kubeconfig": yaml.safe_dump(config, sort_keys=False)},
+    }
+
+
+def _controller(
+    shoot: ShootValues, component: str, role: str, flags: list[str], port: int, topology: Topology, secrets: list[str]
+) -> Workload:
     """A controller of the control plane: one replica with leader election, started after kube-apiserver."""
-    command = [component, *flags, "--leader-elect=true", f"--secure-port={port}"]
+    config = f"{component}-kubeconfig"
+    command = [
+        component,
+        *flags,
+        f"--kubeconfig={_path(config, 'kubeconfig')}",
+        f"--authentication-kubeconfig={_path(config, 'kubeconfig')}",
+        f"--authorization-kubeconfig={_path(config, 'kubeconfig')}",
+        "--leader-elect=true",
+        f"--secure-port={port}",
+    ]
     image = KUBE_IMAGE.format(component=component, version=shoot.kubernetes_version)
     container = _container(component, image, command, {"metrics": port}, port, "/healthz")
+    pod = _pod(container, topology)
+    _mount(container, pod, config, kind="configMap")
+    for secret in (component, *secrets):
+        _mount(container, pod, secret)
     labels = _labels(shoot, "kubernetes", role)
-    deployment = _deployment(shoot, component, labels, container, 1)
-    return Workload(component, "Deployment", deployment, depends_on=("kube-apiserver",))
+    deployment = _deployment(shoot, component, labels, pod, 1)
+    configs = (kubeconfig(shoot, component, topology),)
+    return Workload(component, "Deployment", deployment, depends_on=("kube-apiserver",), config_maps=configs)
 
 
-def kube_controller_manager(shoot: ShootValues) -> Workload:
-    """kube-controller-manager with the shoot's pod and service ranges."""
+def kube_controller_manager(shoot: ShootValues, topology: Topology) -> Workload:
+    """kube-controller-manager with the shoot's pod and service ranges; it signs with the cluster CA."""
     net = shoot.networking
     masks = net.node_masks
     # kube-controller-manager takes one mask size single-stack and one per family dual-stack.
@@ -205,21 +362,53 @@ def kube_controller_manager(shoot: ShootValues) -> Workload:
         *mask_flags,
         "--controllers=*,bootstrapsigner,tokencleaner",
         f"--cluster-name={shoot.technical_id}",
+        f"--cluster-signing-cert-file={_path(CA_SIGNER, 'ca.crt')}",
+        f"--cluster-signing-key-file={_path(CA_SIGNER, 'ca.key')}",
+        f"--root-ca-file={_path('ca', 'ca.crt')}",
+        f"--service-account-private-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
+        "--use-service-account-credentials=true",
     ]
-    return _controller(shoot, "kube-controller-manager", "controller-manager", flags, 10257)
+    secrets = ["ca", CA_SIGNER, "service-account-key"]
+    return _controller(shoot, "kube-controller-manager", "controller-manager", flags, KCM_PORT, topology, secrets)
 
 
-def kube_scheduler(shoot: ShootValues) -> Workload:
+def kube_scheduler(shoot: ShootValues, topology: Topology) -> Workload:
     """kube-scheduler."""
-    return _controller(shoot, "kube-scheduler", "scheduler", ["--profiling=false"], 10259)
+    return _controller(shoot, "kube-scheduler", "scheduler", ["--profiling=false"], SCHEDULER_PORT, topology, ["ca"])
 
 
-def control_plane(shoot: ShootValues) -> tuple[Workload, ...]:
-    """Every control-plane workload of a shoot, in the order of the reconciliation flow."""
+def mounted(workload: Workload) -> tuple[str, ...]:
+    """The Secrets and ConfigMaps a workload's pods mount, by name."""
+    names = []
+    for volume in workload.pod_spec.get("volumes", []):
+        if "secret" in volume:
+            names.append(volume["secret"]["secretName"])
+        elif "configMap" in volume:
+            names.append(volume["configMap"]["name"])
+    return tuple(names)
+
+
+def with_checksums(workload: Workload, contents: Mapping[str, Mapping[str, str]]) -> Object:
+    """The workload's object with a `checksum/<name>` pod annotation per mounted Secret or ConfigMap.
+
+    A changed credential then changes the pod template, so exactly the components that mount it roll (and the
+    preview names them), as Gardener's checksum annotations do.
+    """
+    obj = copy.deepcopy(workload.object)
+    annotations = obj["spec"]["template"]["metadata"].setdefault("annotations", {})
+    for name in mounted(workload):
+        data = "".join(f"{k}={v}\n" for k, v in sorted(contents[name].items()))
+        annotations[f"checksum/{name}"] = hashlib.sha256(data.encode()).hexdigest()
+    return obj
+
+
+def control_plane(shoot: ShootValues, topology: Topology | None = None) -> tuple[Workload, ...]:
+    """Every control-plane workload of a shoot, in the order of the reconciliation flow (hosted by default)."""
+    where = topology or hosted(shoot)
     return (
-        etcd(shoot, "main"),
-        etcd(shoot, "events"),
-        kube_apiserver(shoot),
-        kube_controller_manager(shoot),
-        kube_scheduler(shoot),
+        etcd(shoot, "main", where),
+        etcd(shoot, "events", where),
+        kube_apiserver(shoot, where),
+        kube_controller_manager(shoot, where),
+        kube_scheduler(shoot, where),
     )

@@ -12,11 +12,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import api, naming, records
+from components.encryption import etcd_encryption, rewrite
 from components.plan import GardenValues, ProjectValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
 from components.spec import Role
 
-# What each role may do in its project's namespace.
+# What each role may do in its project's namespace. Resources are listed one by one, never "*": the namespace
+# also holds InternalSecrets (a shoot's client CA, components/access.py), which no project member may read.
 ROLE_RULES = {
     Role.ADMIN: [
         {"apiGroups": [naming.API_GROUP], "resources": ["shoots"], "verbs": ["*"]},
@@ -53,7 +55,11 @@ class Garden(pulumi.ComponentResource):
         self, name: str, values: GardenValues, infra: InfrastructureProvider, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("arbor:garden:Garden", name, None, opts)
-        cluster = infra.cluster(values.cluster, parent=self)
+        encryption = etcd_encryption(name, values.encryption, self) if values.encryption else None
+        config = encryption.config if encryption else None
+        cluster = infra.cluster(values.cluster, parent=self, encryption_config=config)
+        if encryption:
+            rewrite(name, encryption, cluster.kubeconfig, self)
         on_garden = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
         crds: list[pulumi.Resource] = [
             k8s.apiextensions.v1.CustomResourceDefinition(

@@ -1,7 +1,8 @@
 """Pure health evaluation of a shoot: the conditions Gardener reports, from what the clusters say.
 
-- APIServerAvailable: the shoot's API answers /readyz and its kube-apiserver Deployment is available;
-- ControlPlaneHealthy: every control-plane Deployment and StatefulSet in the seed namespace is fully ready;
+- APIServerAvailable: the shoot's API answers /readyz and its kube-apiserver is available;
+- ControlPlaneHealthy: every control-plane component is fully ready: the Deployments and StatefulSets in the
+  seed namespace of a hosted shoot, or the mirror pods kubelet publishes for a self-hosted shoot's static pods;
 - EveryNodeReady: the shoot has at least as many nodes as its pools' minimums, and every node is Ready.
 """
 
@@ -27,9 +28,18 @@ class Condition:
     message: str
 
 
+def _component(obj: dict[str, Any]) -> str:
+    """The component an object runs: its name, or for a mirror pod its name without kubelet's `-<node>`."""
+    name = str(obj["metadata"]["name"])
+    node = (obj.get("spec") or {}).get("nodeName")
+    return name.removesuffix(f"-{node}") if obj.get("kind") == "Pod" and node else name
+
+
 def _ready_workload(obj: dict[str, Any]) -> bool:
-    """Whether a Deployment or StatefulSet has all its desired replicas ready (and available)."""
+    """Whether a Deployment or StatefulSet has all its desired replicas ready (and available), or a pod is Ready."""
     spec, status = obj.get("spec") or {}, obj.get("status") or {}
+    if obj.get("kind") == "Pod":
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
     desired = spec.get("replicas", 1)
     key = "availableReplicas" if obj.get("kind") == "Deployment" else "readyReplicas"
     return bool(status.get(key, 0) >= desired and status.get("updatedReplicas", 0) >= desired)
@@ -44,11 +54,10 @@ def _node_ready(node: dict[str, Any]) -> bool:
 def evaluate(
     api_ready: bool, workloads: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]], expected_nodes: int
 ) -> tuple[Condition, ...]:
-    """The three conditions of a hosted shoot from its API, its seed workloads and its nodes."""
+    """The three conditions of a shoot from its API, its control-plane workloads (or mirror pods) and its nodes."""
     items = list(workloads)
-    by_name = {(o.get("kind"), o["metadata"]["name"]): o for o in items}
-    apiserver = by_name.get(("Deployment", "kube-apiserver"))
-    api_ok = api_ready and apiserver is not None and _ready_workload(apiserver)
+    apiservers = [o for o in items if _component(o) == "kube-apiserver"]
+    api_ok = api_ready and bool(apiservers) and all(_ready_workload(o) for o in apiservers)
     api = Condition(
         APISERVER,
         api_ok,

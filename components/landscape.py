@@ -51,7 +51,7 @@ class Landscape(pulumi.ComponentResource):
         }
         self.shoots = {}
         for shoot in plan.shoots:
-            seed = seeds[shoot.seed or ""]
+            seed = seeds[shoot.seed] if shoot.seed else None
             self.shoots[shoot.cluster.key] = Shoot(
                 f"{name}-shoot-{shoot.project}-{shoot.name}",
                 shoot,

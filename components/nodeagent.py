@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import posixpath
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import yaml
 
+from components.network import node_networks
 from components.osc import (
     Command,
     File,
@@ -197,9 +199,10 @@ def secret_name(v: NodeValues) -> str:
     return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
 
 
-def reconcile_osc(v: NodeValues) -> OperatingSystemConfig:
-    """The configuration node-agent keeps applied on every node of the pool."""
-    return merge(secret_name(v), Purpose.RECONCILE, (c(v) for c in COMPONENTS), {"criConfig": {"name": v.cri}})
+def reconcile_osc(v: NodeValues, extra: Iterable[Part] = ()) -> OperatingSystemConfig:
+    """The configuration node-agent keeps applied on every node of the pool (plus `extra`: static pods, say)."""
+    parts = [*(c(v) for c in COMPONENTS), *extra]
+    return merge(secret_name(v), Purpose.RECONCILE, parts, {"criConfig": {"name": v.cri}})
 
 
 def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
@@ -293,8 +296,8 @@ def check_user_data(provider: str, data: str, where: str) -> None:
 def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
     """A pool's node values from the plan.
 
-    The API address is the kube-apiserver Service in the seed until DNS for shoots arrives; the cluster CA and
-    its rotation arrive with PKI (control-plane issue).
+    The API address is the kube-apiserver Service in the seed (hosted), or the first control-plane node's address
+    (self-hosted), until DNS for shoots arrives.
     """
     return NodeValues(
         pool=pool.name,
@@ -309,8 +312,24 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
         eviction_hard=pool.eviction_hard,
         registry_mirrors=pool.registry_mirrors,
         sysctls=pool.sysctls,
-        api_server=f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local",
+        api_server=_api_server(shoot),
+        # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
+        ca_rotation=shoot.credentials.rotation.get("ca", 0),
     )
+
+
+def _api_server(shoot: ShootValues) -> str:
+    """Where the pool's kubelets reach kube-apiserver."""
+    if not shoot.self_hosted:
+        return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
+    first = next(i for i, pool in enumerate(shoot.cluster.node_pools) if pool in _control_plane_pools(shoot))
+    address = ipaddress.ip_address(node_networks(shoot.networking, first + 1)[first].addresses[0])
+    return f"https://{address}" if address.version == 4 else f"https://[{address}]"
+
+
+def _control_plane_pools(shoot: ShootValues) -> set[str]:
+    """The names of a shoot's control-plane pools."""
+    return {p.name for p in shoot.workers if p.control_plane}
 
 
 def user_data_problems(shoots: Iterable[ShootValues]) -> list[str]:

@@ -205,6 +205,11 @@ def file_hashes(osc: OperatingSystemConfig) -> dict[str, str]:
     return {f.path: _digest(f.content.digest_source(), oct(f.permissions)) for f in osc.files}
 
 
+def stopped_units(osc: OperatingSystemConfig) -> list[str]:
+    """Units node-agent stops (or never enables) on the pool's nodes."""
+    return [u.name for u in osc.units if u.command is Command.STOP or not u.enable]
+
+
 def unit_hashes(osc: OperatingSystemConfig) -> dict[str, str]:
     """One effective hash per unit: content, command, enable, drop-ins and every file in its filePaths."""
     files = file_hashes(osc)

@@ -5,12 +5,22 @@ Components get only their values, never the whole spec; everything here is deter
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from components import cidrs, naming
-from components.spec import ClusterSpec, GardenSpec, LandscapeSpec, ProviderType, Role, SeedSpec, ShootSpec
+from components.spec import (
+    ClusterSpec,
+    EncryptionSpec,
+    GardenSpec,
+    LandscapeSpec,
+    ProviderType,
+    Role,
+    SeedSpec,
+    ShootSpec,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,8 @@ class ClusterValues:
     kubeconfig_secret: str | None = None
     region: str = "local"
     zones: tuple[str, ...] = ("local-a",)
+    # A shoot's nodes: the worker pool of each (one node per pool minimum on local).
+    node_pools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,11 +57,21 @@ class ProjectValues:
 
 
 @dataclass(frozen=True)
+class EncryptionValues:
+    """Encryption at rest of one API server: resources besides secrets, provider, key rotation phase."""
+
+    resources: tuple[str, ...] = ()
+    provider: str = "aescbc"
+    key_rotation: str = "complete"
+
+
+@dataclass(frozen=True)
 class GardenValues:
-    """Values of the Garden component."""
+    """Values of the Garden component; `encryption` is None when the garden's API server encrypts nothing."""
 
     cluster: ClusterValues
     projects: tuple[ProjectValues, ...] = ()
+    encryption: EncryptionValues | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +107,8 @@ class PoolValues:
     cri: str = "containerd"
     registry_mirrors: dict[str, str] = field(default_factory=dict)
     sysctls: dict[str, str] = field(default_factory=dict)
+    max_surge: int = 1
+    max_unavailable: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,6 +128,15 @@ class NetworkValues:
 
 
 @dataclass(frozen=True)
+class CredentialsValues:
+    """A shoot's credential settings: the rotation counter of each group (components/pki.py) and admin kubeconfigs."""
+
+    # Every group of RotationSpec by its stack-file name (`ca`, `etcdCA`, ...), 0 unless rotated.
+    rotation: dict[str, int] = field(default_factory=dict)
+    admin_kubeconfig_expiration_s: int = 3600
+
+
+@dataclass(frozen=True)
 class ShootValues:
     """Values of one Shoot component."""
 
@@ -119,6 +152,8 @@ class ShootValues:
     node_agent_version: str
     labels: tuple[tuple[str, str], ...]
     cluster: ClusterValues
+    credentials: CredentialsValues = field(default_factory=CredentialsValues)
+    encryption: EncryptionValues = field(default_factory=EncryptionValues)
 
     @property
     def self_hosted(self) -> bool:
@@ -200,9 +235,12 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
             cri=p.cri.name,
             registry_mirrors=dict(p.cri.registry_mirrors),
             sysctls=dict(p.sysctls),
+            max_surge=p.max_surge,
+            max_unavailable=p.max_unavailable,
         )
         for p in spec.workers
     )
+    node_pools = tuple(p.name for p in spec.workers for _ in range(p.minimum))
     net = spec.networking
     networking = NetworkValues(
         technical_id=technical_id,
@@ -229,8 +267,20 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         node_agent_version=spec.node_agent.version,
         labels=tuple(sorted(spec.labels.items())),
         # On local the shoot's API is a cluster of its own, with a node per pool minimum (workers issue: pools).
-        cluster=_cluster(stack, key, provider, ClusterSpec(nodes=sum(p.minimum for p in spec.workers))),
+        cluster=dataclasses.replace(
+            _cluster(stack, key, provider, ClusterSpec(nodes=len(node_pools))), node_pools=node_pools
+        ),
+        credentials=CredentialsValues(
+            rotation=spec.credentials.rotation.model_dump(by_alias=True),
+            admin_kubeconfig_expiration_s=spec.admin_kubeconfig.expiration_seconds,
+        ),
+        encryption=_encryption(spec.encryption),
     )
+
+
+def _encryption(spec: EncryptionSpec) -> EncryptionValues:
+    """Values of one API server's encryption at rest."""
+    return EncryptionValues(tuple(spec.resources), spec.provider.value, spec.key_rotation.value)
 
 
 def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
@@ -252,6 +302,7 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
             )
             for p in spec.garden.projects
         ),
+        encryption=_encryption(spec.garden.encryption) if spec.garden.encryption else None,
     )
     seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
     by_name = {s.name: s for s in spec.seeds}
@@ -293,10 +344,17 @@ def unsupported(plan: LandscapePlan) -> list[str]:
     for path, cluster in layers:
         if cluster.provider is ProviderType.LOCAL and cluster.kubeconfig_secret:
             lines.append(f"{path}.cluster.kubeconfigSecret: local clusters are created, not connected to")
+    if plan.garden.encryption and plan.garden.cluster.provider is not ProviderType.LOCAL:
+        # A cloud's managed API server encrypts at rest with the cloud's own keys, configured there.
+        provider = plan.garden.cluster.provider.value
+        lines.append(f"landscape.garden.encryption: only a local garden's API server is configured, not {provider}")
     for i, shoot in enumerate(plan.shoots):
-        if shoot.self_hosted:
-            lines.append(f"landscape.shoots[{i}].selfHosted: self-hosted shoots (static pods) are not supported yet")
-        elif shoot.cluster.provider is not ProviderType.LOCAL:
+        if shoot.self_hosted and shoot.cluster.provider is not ProviderType.LOCAL:
+            lines.append(
+                f"landscape.shoots[{i}].selfHosted: self-hosted shoots on {shoot.cluster.provider.value} are not "
+                "supported yet (their control-plane machines need the workers issue)"
+            )
+        elif not shoot.self_hosted and shoot.cluster.provider is not ProviderType.LOCAL:
             lines.append(
                 f"landscape.shoots[{i}].seed: shoots on {shoot.cluster.provider.value} seeds are not supported yet "
                 "(they need the workers issue)"

@@ -1,24 +1,37 @@
 """The Shoot component (`arbor:shoot:Shoot`): a cluster users get, in the order of Gardener's reconciliation.
 
-Flow, each step depending only on what it needs: the seed namespace (Seed) -> the Shoot record ->
-infrastructure (the shoot's network: VPC, subnets, gateways; nothing on local) -> etcd main and events ->
-kube-apiserver -> kube-controller-manager and kube-scheduler -> the shoot's API and nodes (workers) -> system
-components in kube-system -> health (ShootStatus writes the record's status). The backup entry joins the flow
+Flow, each step depending only on what it needs: the Shoot record -> infrastructure (the shoot's network: VPC,
+subnets, gateways; nothing on local) -> credentials (PKI) -> the control plane -> the shoot's API and nodes
+(workers) -> system components in kube-system -> health (ShootStatus writes the record's status).
+
+A hosted shoot's control plane runs in its seed namespace: etcd main and events, then kube-apiserver, then
+kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them. A self-hosted
+shoot's control plane is the same pod specs as static pods (components/staticpods.py), delivered with their
+credentials as files through the control-plane pool's OperatingSystemConfig. The backup entry joins the flow
 with the backup issue.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, network, nodeagent, osc, records
+from components import api, controlplane, network, nodeagent, osc, pki, records, staticpods
+from components.access import admin_kubeconfig, register_client_ca
+from components.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.garden import GardenAccess
 from components.plan import ShootValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
+from components.reconciler.kube import certificate_authority
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
 from components.seed import SeedAccess
+from components.shoot_pki import ShootPki, issue_shoot_pki
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -37,11 +50,14 @@ def shoot_info(shoot: ShootValues) -> dict[str, str]:
 
 
 class Shoot(pulumi.ComponentResource):
-    """One hosted shoot."""
+    """One shoot, hosted on a seed or self-hosted."""
 
     values: ShootValues
     access: ClusterAccess
     network: NetworkAccess
+    credentials: ShootPki
+    encryption: EtcdEncryption
+    admin_kubeconfig: pulumi.Output[str]
     status: ShootStatus
 
     def __init__(
@@ -50,15 +66,14 @@ class Shoot(pulumi.ComponentResource):
         values: ShootValues,
         infra: InfrastructureProvider,
         garden: GardenAccess,
-        seed: SeedAccess,
+        seed: SeedAccess | None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("arbor:shoot:Shoot", name, None, opts)
         self.values = values
-        record = api.shoot_record(values)
         shoot_record = records.record(
             f"{name}-record",
-            record,
+            api.shoot_record(values),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=garden.cluster.provider,
@@ -72,36 +87,51 @@ class Shoot(pulumi.ComponentResource):
         pulumi.log.info(network.PLAN_PREFIX + network.table(network_plan), resource=self)
         self.network = infra.network(network_plan, parent=self)
 
-        # Control plane in the seed namespace, each component after what it talks to.
-        namespace = seed.namespaces[values.seed_namespace]
-        # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
-        wait = pulumi.CustomTimeouts(create="5m", update="5m")
-        on_seed = pulumi.ResourceOptions(parent=self, provider=seed.cluster.provider)
-        done: dict[str, pulumi.Resource] = {}
-        for workload in controlplane.control_plane(values):
-            after = [done[d] for d in workload.depends_on] or [namespace, *self.network.ready]
-            opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
-            service = workload.service
-            if service:
-                k8s.core.v1.Service(
-                    f"{name}-{service['metadata']['name']}",
-                    metadata=service["metadata"],
-                    spec=service["spec"],
-                    opts=pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace])),
-                )
-            kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
-            done[workload.component] = kind(
-                f"{name}-{workload.component}",
-                metadata=workload.object["metadata"],
-                spec=workload.object["spec"],
-                opts=opts,
-            )
+        # Credentials: the shoot's PKI; its client CA is also kept in the garden, where members cannot read it.
+        self.credentials = issue_shoot_pki(name, values, parent=self)
+        register_client_ca(
+            f"{name}-ca-client",
+            values,
+            self.credentials[pki.CA_CLIENT],
+            pulumi.ResourceOptions(
+                parent=self,
+                provider=garden.cluster.provider,
+                depends_on=[*garden.api, garden.namespaces[values.project]],
+            ),
+        )
+        client_ca = self.credentials[pki.CA_CLIENT]
+        self.encryption = etcd_encryption(name, values.encryption, parent=self)
+        sources = self._sources(self.credentials)
+        sources[controlplane.ENCRYPTION_SECRET] = pulumi.Output.all(
+            **{controlplane.ENCRYPTION_KEY: self.encryption.config}
+        )
+        api_options = {"encryption_config": self.encryption.config, "client_ca": client_ca.cert}
 
-        # The shoot's API and nodes come once its control plane runs.
-        after_control_plane = [done["kube-controller-manager"], done["kube-scheduler"]]
         addresses = network.node_networks(values.networking, values.cluster.nodes)
-        self.access = infra.shoot_api(values.cluster, parent=self, depends_on=after_control_plane, addresses=addresses)
-        node_configs = self._node_configuration(name, values, namespace, on_seed)
+        if seed is None:
+            control_plane: list[pulumi.Resource] = []
+            self.access = infra.shoot_api(values.cluster, self, list(self.network.ready), addresses, **api_options)
+            static = self._static_pods(values, sources)
+            node_configs = self._node_configuration(name, values, self.access.provider, static)
+            for pool in (p for p in values.workers if p.control_plane):
+                control_plane += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
+        else:
+            done = self._hosted_control_plane(name, values, seed, sources)
+            control_plane = list(done.values())
+            # The shoot's API and nodes come once its control plane runs.
+            after = [done["kube-controller-manager"], done["kube-scheduler"]]
+            self.access = infra.shoot_api(values.cluster, self, after, addresses, **api_options)
+            node_configs = self._node_configuration(name, values, seed.cluster.provider, None, seed)
+        # Objects of resources whose encryption changed are written again once the API server runs the new config.
+        rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
+        self.admin_kubeconfig = admin_kubeconfig(
+            name,
+            client_ca,
+            server=self.access.endpoint,
+            server_ca=self.access.kubeconfig.apply(certificate_authority),
+            expiration_s=values.credentials.admin_kubeconfig_expiration_s,
+            parent=self,
+        )
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
             metadata={"name": "shoot-info", "namespace": "kube-system"},
@@ -116,22 +146,104 @@ class Shoot(pulumi.ComponentResource):
             seed_namespace=values.seed_namespace,
             expected_nodes=sum(p.minimum for p in values.workers),
             garden_kubeconfig=garden.cluster.kubeconfig,
-            seed_kubeconfig=seed.cluster.kubeconfig,
+            seed_kubeconfig=seed.cluster.kubeconfig if seed else None,
             shoot_kubeconfig=self.access.kubeconfig,
             kubernetes_version=values.kubernetes_version,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[shoot_record, system, *done.values(), *self.access.ready, *node_configs]
+                parent=self,
+                depends_on=[shoot_record, system, rewritten, *control_plane, *self.access.ready, *node_configs],
             ),
         )
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
         )
 
+    def _sources(self, credentials: ShootPki) -> dict[str, pulumi.Output[dict[str, str]]]:
+        """The contents of every Secret the control plane mounts, by Secret name (credentials, encryption)."""
+        secrets = credentials.secrets()
+        # Only kube-controller-manager signs with the client CA: it alone gets the key, in a Secret of its own.
+        signer = secrets[pki.CA_CLIENT]
+        secrets[controlplane.CA_SIGNER] = signer
+        secrets[pki.CA_CLIENT] = {k: v for k, v in signer.items() if k != pki.KEY_CA_KEY}
+        return {name: pulumi.Output.all(**data) for name, data in secrets.items()}
+
+    def _hosted_control_plane(
+        self, name: str, values: ShootValues, seed: SeedAccess, sources: Mapping[str, pulumi.Output[dict[str, str]]]
+    ) -> dict[str, pulumi.Resource]:
+        """Secrets, ConfigMaps and workloads in the seed namespace, each component after what it talks to."""
+        namespace = seed.namespaces[values.seed_namespace]
+        on_seed = pulumi.ResourceOptions(parent=self, provider=seed.cluster.provider)
+        in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
+        secrets: list[pulumi.Resource] = [
+            k8s.core.v1.Secret(
+                f"{name}-secret-{secret}",
+                metadata={"name": secret, "namespace": values.seed_namespace},
+                string_data=data,
+                opts=in_namespace,
+            )
+            for secret, data in sources.items()
+        ]
+        # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
+        wait = pulumi.CustomTimeouts(create="5m", update="5m")
+        done: dict[str, pulumi.Resource] = {}
+        for workload in controlplane.control_plane(values, controlplane.hosted(values)):
+            configs = [
+                k8s.core.v1.ConfigMap(
+                    f"{name}-{c['metadata']['name']}", metadata=c["metadata"], data=c["data"], opts=in_namespace
+                )
+                for c in workload.config_maps
+            ]
+            first = [namespace, *self.network.ready, *secrets, *configs]
+            after = [*(done[d] for d in workload.depends_on), *configs] if workload.depends_on else first
+            opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
+            if workload.service:
+                service = workload.service
+                k8s.core.v1.Service(
+                    f"{name}-{service['metadata']['name']}",
+                    metadata=service["metadata"],
+                    spec=service["spec"],
+                    opts=in_namespace,
+                )
+            # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
+            contents = {c["metadata"]["name"]: pulumi.Output.from_input(c["data"]) for c in workload.config_maps}
+            contents |= {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
+            rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
+            kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
+            done[workload.component] = kind(
+                f"{name}-{workload.component}",
+                metadata=workload.object["metadata"],
+                # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
+                spec=pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"])),
+                opts=opts,
+            )
+        return done
+
+    def _static_pods(
+        self, values: ShootValues, sources: Mapping[str, pulumi.Output[dict[str, str]]]
+    ) -> StaticControlPlane:
+        """The control plane as static pods: their OSC part and each manifest, once every source is known."""
+        workloads = controlplane.control_plane(values, controlplane.static())
+        config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
+        everything = pulumi.Output.all(**sources).apply(lambda got: {**config_maps, **got})
+        pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))
+        manifests = {w.component: pods.apply(functools.partial(_manifest, w.component)) for w in workloads}
+        return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
+
     def _node_configuration(
-        self, name: str, values: ShootValues, namespace: k8s.core.v1.Namespace, on_seed: pulumi.ResourceOptions
+        self,
+        name: str,
+        values: ShootValues,
+        user_data_provider: k8s.Provider,
+        static: StaticControlPlane | None,
+        seed: SeedAccess | None = None,
     ) -> list[pulumi.Resource]:
-        """Per pool: the provision user data in the seed namespace, the reconcile OSC in the shoot."""
+        """Per pool: the provision user data and the reconcile OSC (with the static pods on control-plane pools).
+
+        The user data goes to the seed namespace, or to the shoot's kube-system when it is self-hosted.
+        """
         made: list[pulumi.Resource] = []
+        namespace = values.seed_namespace if seed else "kube-system"
+        after = [seed.namespaces[values.seed_namespace]] if seed else list(self.access.ready)
         for pool in values.workers:
             node = nodeagent.node_values(values, pool)
             made.append(
@@ -139,24 +251,43 @@ class Shoot(pulumi.ComponentResource):
                     f"{name}-user-data-{pool.name}",
                     metadata={
                         "name": f"user-data-{pool.name}",
-                        "namespace": values.seed_namespace,
+                        "namespace": namespace,
                         "labels": {"worker.gardener.cloud/pool": pool.name},
                     },
                     string_data={"userData": nodeagent.user_data(nodeagent.provision_osc(node))},
-                    opts=pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace])),
+                    opts=pulumi.ResourceOptions(parent=self, provider=user_data_provider, depends_on=after),
                 )
             )
-            config = nodeagent.reconcile_osc(node)
+            extra = [static.part] if static and pool.control_plane else []
+            config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
             made.append(
                 OperatingSystemConfig(
                     f"{name}-osc-{pool.name}",
                     kubeconfig=self.access.kubeconfig,
                     pool=pool.name,
-                    secret=nodeagent.osc_secret(config, pool.name),
-                    unit_hashes=osc.unit_hashes(config),
-                    file_hashes=osc.file_hashes(config),
-                    stopped_units=[u.name for u in config.units if u.command is osc.Command.STOP or not u.enable],
+                    secret=config.apply(functools.partial(_osc_secret, pool.name)),
+                    unit_hashes=config.apply(osc.unit_hashes),
+                    file_hashes=config.apply(osc.file_hashes),
+                    stopped_units=config.apply(osc.stopped_units),
                     opts=pulumi.ResourceOptions(parent=self, depends_on=list(self.access.ready)),
                 )
             )
         return made
+
+
+def _manifest(component: str, pods: Sequence[staticpods.StaticPod]) -> dict[str, Any]:
+    """The manifest of one component among the static pods."""
+    return next(p.manifest for p in pods if p.name == component)
+
+
+def _osc_secret(pool: str, config: osc.OperatingSystemConfig) -> dict[str, object]:
+    """node-agent's Secret of a pool's OSC (pool first, for partial application)."""
+    return nodeagent.osc_secret(config, pool)
+
+
+@dataclass(frozen=True)
+class StaticControlPlane:
+    """A self-hosted control plane: the OSC part with every manifest and file, and each manifest by component."""
+
+    part: pulumi.Output[osc.Part]
+    manifests: dict[str, pulumi.Output[dict[str, Any]]]

@@ -34,7 +34,19 @@ ENCRYPTION_REFUSED = {
     "secrets": "always encrypted, leave it out",
     "events": "events cannot be encrypted",
     "events.events.k8s.io": "events cannot be encrypted",
+    # Review APIs answer a request and store nothing: kube-apiserver refuses them in its configuration.
+    "tokenreviews.authentication.k8s.io": "not stored in etcd",
+    "selfsubjectreviews.authentication.k8s.io": "not stored in etcd",
+    "subjectaccessreviews.authorization.k8s.io": "not stored in etcd",
+    "selfsubjectaccessreviews.authorization.k8s.io": "not stored in etcd",
+    "selfsubjectrulesreviews.authorization.k8s.io": "not stored in etcd",
+    "localsubjectaccessreviews.authorization.k8s.io": "not stored in etcd",
 }
+# Admin kubeconfigs are short-lived: Gardener's AdminKubeconfigRequest bounds, capped at a day.
+ADMIN_KUBECONFIG_MIN_S = 600
+ADMIN_KUBECONFIG_DEFAULT_S = 3600
+ADMIN_KUBECONFIG_MAX_S = 86400
+DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 class SpecError(ValueError):
@@ -50,6 +62,15 @@ def _dns_label(value: str) -> str:
     if not DNS_LABEL.match(value):
         raise ValueError(f"'{value}' is not a DNS-1123 label (lower-case letters, digits and '-')")
     return value
+
+
+def duration_seconds(value: str) -> int | None:
+    """`1h30m` -> 5400; None when `value` is not hours, minutes and seconds in that order."""
+    match = DURATION.match(value)
+    if not value or not match:
+        return None
+    hours, minutes, seconds = (int(part or 0) for part in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
 
 
 def _version(value: str) -> str:
@@ -191,6 +212,9 @@ class GardenSpec(Model):
     zones: Zones = Field(default_factory=lambda: ["local-a"], min_length=1)
     cluster: ClusterSpec = ClusterSpec()
     projects: list[ProjectSpec] = Field(default_factory=list)
+    encryption: EncryptionSpec | None = Field(
+        None, description="Encryption at rest of the garden's own API server (local gardens; off when absent)."
+    )
 
 
 class SeedNetworks(Model):
@@ -318,19 +342,49 @@ class WorkerPool(Model):
     kubelet: KubeletSpec = KubeletSpec()
     cri: CriSpec = CriSpec()
     sysctls: dict[str, str] = Field(default_factory=dict)
+    max_surge: int = Field(1, alias="maxSurge", ge=0, description="Machines added above the size in a roll.")
+    max_unavailable: int = Field(0, alias="maxUnavailable", ge=0, description="Machines missing during a roll.")
 
     @model_validator(mode="after")
     def _bounds(self) -> WorkerPool:
-        """The pool never shrinks below its minimum."""
+        """The pool never shrinks below its minimum; a roll moves; a control-plane pool rolls one node at a time."""
         if self.maximum < self.minimum:
             raise ValueError(f"maximum {self.maximum} is less than minimum {self.minimum}")
+        if self.max_surge == 0 and self.max_unavailable == 0:
+            raise ValueError("maxSurge and maxUnavailable are both 0: a roll could never replace a machine")
+        if self.control_plane and (self.max_surge, self.max_unavailable) not in ((1, 0), (0, 1)):
+            raise ValueError(
+                "a control-plane pool rolls one node at a time to keep etcd's quorum: "
+                "maxSurge 1 and maxUnavailable 0, or maxSurge 0 and maxUnavailable 1"
+            )
         return self
 
 
+class EncryptionProvider(StrEnum):
+    """kube-apiserver's local-key providers for encryption at rest."""
+
+    AESCBC = "aescbc"
+    AESGCM = "aesgcm"
+    SECRETBOX = "secretbox"
+
+
+class KeyRotation(StrEnum):
+    """The encryption key rotation phase, as Gardener's: `prepare` adds a key and rewrites, `complete` drops the old."""
+
+    PREPARE = "prepare"
+    COMPLETE = "complete"
+
+
 class EncryptionSpec(Model):
-    """Resources encrypted at rest besides secrets (the control-plane issue renders and applies it)."""
+    """Encryption at rest: resources encrypted besides secrets, the provider, and the key rotation phase."""
 
     resources: list[str] = Field(default_factory=list)
+    provider: EncryptionProvider = EncryptionProvider.AESCBC
+    key_rotation: KeyRotation = Field(
+        KeyRotation.COMPLETE,
+        alias="keyRotation",
+        description="prepare: a new key encrypts and everything is rewritten; complete: the old key is dropped.",
+    )
 
     @model_validator(mode="after")
     def _resources(self) -> EncryptionSpec:
@@ -352,6 +406,45 @@ class NodeAgentSpec(Model):
     version: str = Field("v1.120.0", pattern=r"^v\d+\.\d+\.\d+$")
 
 
+class RotationSpec(Model):
+    """A counter per credential group: changing one rotates the group (components/pki.py, docs/pki.md)."""
+
+    ca: int = Field(0, ge=0, description="Cluster and client CAs, with every certificate they signed.")
+    etcd_ca: int = Field(0, ge=0, alias="etcdCA", description="The etcd CA, etcd's and kube-apiserver's etcd certs.")
+    front_proxy_ca: int = Field(0, ge=0, alias="frontProxyCA", description="The front-proxy CA and client cert.")
+    service_account_key: int = Field(0, ge=0, alias="serviceAccountKey", description="The token signing key.")
+    bootstrap_token: int = Field(0, ge=0, alias="bootstrapToken", description="The node bootstrap token.")
+
+
+class CredentialsSpec(Model):
+    """A shoot's credentials: what to rotate."""
+
+    rotation: RotationSpec = RotationSpec()
+
+
+def _duration(value: str) -> str:
+    """A duration like `1h`, `30m` or `1h30m`, from 10 minutes to 24 hours (Gardener's AdminKubeconfigRequest)."""
+    seconds = duration_seconds(value)
+    if seconds is None:
+        raise ValueError(f"'{value}' is not a duration like 1h, 30m or 1h30m")
+    if seconds < ADMIN_KUBECONFIG_MIN_S:
+        raise ValueError(f"'{value}' is shorter than the minimum 10m")
+    if seconds > ADMIN_KUBECONFIG_MAX_S:
+        raise ValueError(f"'{value}' is longer than the maximum 24h")
+    return value
+
+
+class AdminKubeconfigSpec(Model):
+    """Admin kubeconfigs of a shoot: client certificates of its client CA, valid for `expiration`."""
+
+    expiration: Annotated[str, AfterValidator(_duration)] = "1h"
+
+    @property
+    def expiration_seconds(self) -> int:
+        """The validity of an issued admin kubeconfig in seconds."""
+        return duration_seconds(self.expiration) or ADMIN_KUBECONFIG_DEFAULT_S
+
+
 class ShootSpec(Model):
     """A shoot: a cluster users get, hosted on a seed or self-hosted (control plane as static pods)."""
 
@@ -365,6 +458,8 @@ class ShootSpec(Model):
     encryption: EncryptionSpec = EncryptionSpec()
     node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
     labels: Labels = Field(default_factory=dict)
+    credentials: CredentialsSpec = CredentialsSpec()
+    admin_kubeconfig: AdminKubeconfigSpec = Field(AdminKubeconfigSpec(), alias="adminKubeconfig")
 
 
 class LandscapeSpec(Model):
@@ -499,6 +594,10 @@ def _check_shoot(
     lines += _duplicates([p.name for p in shoot.workers], f"shoots[{i}].workers", "worker pool")
     if shoot.self_hosted and not any(p.control_plane for p in shoot.workers):
         lines.append(f"{at}.workers: a self-hosted shoot needs a pool with controlPlane: true")
+    elif shoot.self_hosted and not any(p.control_plane and p.minimum > 0 for p in shoot.workers):
+        lines.append(
+            f"{at}.workers: a self-hosted shoot's control-plane pool needs minimum 1 or more (etcd runs there)"
+        )
 
     provider = seed.provider if seed else garden_provider
     others = {f"seed '{seed.name}'": seed.networks.networks()} if seed else {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -47,9 +47,17 @@ class CloudProvider:
     """What GCP and AWS share: existing clusters by kubeconfig; created ones are each cloud's own."""
 
     def cluster(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """An existing cluster when the spec names its kubeconfig secret, else one created in the cloud."""
+        if encryption_config is not None:
+            # plan.unsupported refuses this before anything is registered; the cloud's API server is its own.
+            raise ValueError(f"cluster '{values.name}': encryption at rest is the cloud's here, not arbor's")
         if values.kubeconfig_secret:
             return existing(values, parent)
         return self.created(values, parent, depends_on)
@@ -73,12 +81,25 @@ class CloudProvider:
         """VPC or network, subnets, gateways, routes and firewall of one shoot in this cloud."""
         raise NotImplementedError
 
+    def publish_static_pods(
+        self,
+        access: ClusterAccess,
+        pool: str,
+        manifests: Mapping[str, pulumi.Output[dict[str, Any]]],
+        parent: pulumi.Resource,
+    ) -> list[pulumi.Resource]:
+        """Nothing: a real machine's kubelet publishes mirror pods of its static pods itself."""
+        return []
+
     def shoot_api(
         self,
         values: ClusterValues,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
         addresses: Sequence[NodeNetwork] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
+        client_ca: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
         raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")

@@ -6,9 +6,9 @@ itself: the next layer depends on the bundle only (as pulumi-eks hands on its cl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,6 +27,8 @@ class ClusterAccess:
     provider: k8s.Provider
     # What must exist before objects are applied to the cluster (its nodes, say); empty when nothing.
     ready: Sequence[pulumi.Resource] = ()
+    # The names of the nodes arbor made, by worker pool (local shoots; a cloud's machines name themselves).
+    nodes_by_pool: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,13 +48,34 @@ class InfrastructureProvider(Protocol):
     """What a cloud (or the local runtime) provides to the layers."""
 
     def cluster(
-        self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource] = ()
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
-        """Registers a garden or seed cluster (created or existing), and a Kubernetes provider for it."""
+        """Registers a garden or seed cluster (created or existing), and a Kubernetes provider for it.
+
+        `encryption_config` is the EncryptionConfiguration its API server runs, where arbor runs that server.
+        """
         ...
 
     def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's infrastructure network (VPC, subnets, gateways, routes, firewall), in place on migration."""
+        ...
+
+    def publish_static_pods(
+        self,
+        access: ClusterAccess,
+        pool: str,
+        manifests: Mapping[str, pulumi.Output[dict[str, Any]]],
+        parent: pulumi.Resource,
+    ) -> list[pulumi.Resource]:
+        """Makes a self-hosted shoot's static pods visible in its API as kubelet's mirror pods would be.
+
+        Real machines' kubelets publish mirror pods themselves (nothing to do); on local, kwok nodes run no kubelet.
+        """
         ...
 
     def shoot_api(
@@ -61,6 +84,9 @@ class InfrastructureProvider(Protocol):
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
         addresses: Sequence[NodeNetwork] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
+        client_ca: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """Access to the API a hosted shoot's control plane serves, with the shoot's nodes (`addresses` planned)."""
         ...

@@ -6,9 +6,11 @@ hack/env.sh sets, so the program is the same in `make up`, in tests and in a use
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -22,6 +24,26 @@ from components.reconciler.node_addresses import NodeAddresses
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
+POOL_LABEL = "worker.gardener.cloud/pool"
+# kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def mirror_pod(node: str, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The mirror pod kubelet would publish for one static pod manifest on one node."""
+    metadata = manifest["metadata"]
+    component = metadata["name"]
+    annotations = {
+        **metadata.get("annotations", {}),
+        MIRROR_ANNOTATION: metadata["annotations"][naming.label("config-hash")],
+        # Bound by name, never scheduled: kwok reports no PodScheduled condition, which the provider would await.
+        # ShootStatus reads the pods' readiness instead.
+        "pulumi.com/skipAwait": "true",
+    }
+    return {
+        "metadata": {**metadata, "name": f"{component}-{node}", "annotations": annotations},
+        "spec": {**manifest["spec"], "nodeName": node},
+    }
 
 
 @dataclass(frozen=True)
@@ -77,14 +99,23 @@ class LocalProvider:
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
         addresses: Sequence[NodeNetwork] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
+        client_ca: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
-        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes (with `addresses`, if given)."""
+        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes (with `addresses`, if given).
+
+        With `encryption_config`, the cluster's kube-apiserver encrypts at rest as that EncryptionConfiguration says;
+        with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs).
+        """
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
             f"{prefix}-cluster",
             cluster_name=values.name,
             workdir=self.settings.workdir,
             kubernetes_version=self.settings.kubernetes_version,
+            encryption_config=encryption_config,
+            extra_client_cas=client_ca,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
         )
         provider = k8s.Provider(
@@ -100,16 +131,21 @@ class LocalProvider:
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
         )
         ready: list[pulumi.Resource] = []
+        by_pool: dict[str, list[str]] = {}
         for i in range(values.nodes):
             planned = addresses[i] if i < len(addresses) else None
             node_name = f"{values.name}-node-{i}"
             if planned:
                 # A node's pod ranges never change: new ones (a new family) make a new node, as a roll does.
                 node_name += f"-{naming.short_hash(*planned.pod_cidrs, length=5)}"
+            labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
+            if i < len(values.node_pools):
+                labels[POOL_LABEL] = values.node_pools[i]
+                by_pool.setdefault(values.node_pools[i], []).append(node_name)
             node = kwok_node(
                 f"{prefix}-node-{i}",
                 node_name=node_name,
-                labels={naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"},
+                labels=labels,
                 provider=provider,
                 parent=parent,
                 pod_cidrs=planned.pod_cidrs if planned else (),
@@ -127,8 +163,46 @@ class LocalProvider:
                     )
                 )
         return ClusterAccess(
-            key=values.key, endpoint=cluster.endpoint, kubeconfig=cluster.kubeconfig, provider=provider, ready=ready
+            key=values.key,
+            endpoint=cluster.endpoint,
+            kubeconfig=cluster.kubeconfig,
+            provider=provider,
+            ready=ready,
+            nodes_by_pool=by_pool,
         )
+
+    def publish_static_pods(
+        self,
+        access: ClusterAccess,
+        pool: str,
+        manifests: Mapping[str, pulumi.Output[dict[str, Any]]],
+        parent: pulumi.Resource,
+    ) -> list[pulumi.Resource]:
+        """Kwok stands in for kubelet here: each control-plane node gets the mirror pods of the pool's static pods.
+
+        They are the manifests as node-agent writes them, named `<pod>-<node>` and annotated as kubelet does, so
+        the API server validates them as mirror pods and kwok runs them on the node.
+        """
+        pods: list[pulumi.Resource] = []
+        for node in access.nodes_by_pool.get(pool, ()):
+            for component, static in manifests.items():
+                manifest = static.apply(functools.partial(mirror_pod, node))
+                pods.append(
+                    k8s.core.v1.Pod(
+                        f"{parent._name}-{component}-{node}",
+                        metadata=manifest["metadata"],
+                        spec=manifest["spec"],
+                        opts=pulumi.ResourceOptions(
+                            parent=parent,
+                            provider=access.provider,
+                            depends_on=list(access.ready),
+                            # A pod's spec is fixed: a new manifest is a new mirror pod, as kubelet makes one.
+                            replace_on_changes=["spec", "metadata.annotations"],
+                            delete_before_replace=True,
+                        ),
+                    )
+                )
+        return pods
 
     def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """Nothing to build on loopback: every range is the shoot's own, recorded on its record and nodes."""
@@ -146,9 +220,15 @@ class LocalProvider:
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
         addresses: Sequence[NodeNetwork] = (),
+        *,
+        encryption_config: pulumi.Input[str] | None = None,
+        client_ca: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """On local, a shoot's API is one more kwokctl cluster, its nodes addressed from the shoot's ranges.
 
-        It stands in for what the hosted control plane serves, since kwok runs no real kube-apiserver in the seed.
+        It stands in for what the shoot's control plane serves (kwok runs no real kube-apiserver in the seed or on
+        a node), with the shoot's encryption configuration and trusting its client CA, as that control plane does.
         """
-        return self.cluster(values, parent, depends_on, addresses)
+        return self.cluster(
+            values, parent, depends_on, addresses, encryption_config=encryption_config, client_ca=client_ca
+        )

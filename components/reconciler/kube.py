@@ -43,6 +43,13 @@ def server_of(kubeconfig: str) -> str:
     return str(current(yaml.safe_load(kubeconfig) or {})[0].get("server", ""))
 
 
+def certificate_authority(kubeconfig: str) -> str:
+    """The PEM of the CA a kubeconfig's current context trusts, "" when it embeds none."""
+    config = yaml.safe_load(kubeconfig)
+    data = current(config)[0].get("certificate-authority-data", "") if isinstance(config, dict) else ""
+    return base64.b64decode(data).decode() if data else ""
+
+
 @dataclass(frozen=True)
 class Kube:
     """One cluster's API: server URL and a TLS context with the admin's client certificate."""

@@ -2,6 +2,10 @@
 
 Each cluster is etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok as processes on
 loopback; every binary is passed explicitly (hack/tools.sh puts them on PATH), so nothing is ever downloaded.
+
+arbor's own kube-apiserver files (encryption configuration, client CA bundle) live in the cluster's `arbor/`
+directory. kwokctl passes extra flags at creation (`--extra-args`); on an existing cluster the flags are edited in
+its kwok.yaml, which `kwokctl start` runs, and the cluster restarts with its etcd data kept.
 """
 
 from __future__ import annotations
@@ -13,9 +17,10 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import yaml
 
@@ -30,6 +35,9 @@ BINARIES = {
     "--kwok-controller-binary": "kwok",
 }
 READY_TIMEOUT_S = 90
+# kube-apiserver flags whose values arbor sets; every other flag stays as kwokctl made it.
+ENCRYPTION_FLAGS = ("--encryption-provider-config", "--encryption-provider-config-automatic-reload")
+CLIENT_CA_FLAG = "--client-ca-file"
 
 
 class KwokError(RuntimeError):
@@ -56,6 +64,21 @@ class Cluster:
     def exists(self) -> bool:
         """Whether kwokctl has the cluster (running or not)."""
         return (self.dir / "kwok.yaml").is_file()
+
+    @property
+    def encryption_file(self) -> Path:
+        """The EncryptionConfiguration kube-apiserver reads (and reloads when it changes)."""
+        return self.dir / "arbor" / "encryption-configuration.yaml"
+
+    @property
+    def client_ca_file(self) -> Path:
+        """The bundle kube-apiserver verifies client certificates with: kwokctl's CA, then the extra ones."""
+        return self.dir / "arbor" / "client-ca.crt"
+
+    @property
+    def own_ca_file(self) -> Path:
+        """The CA kwokctl made, which signed the cluster's admin certificate."""
+        return self.dir / "pki" / "ca.crt"
 
 
 def _which(binary: str) -> str:
@@ -99,9 +122,14 @@ def _ports_lock(workdir: str) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def create(cluster: Cluster) -> None:
-    """Creates and starts the cluster from the binaries on PATH, waiting until it is ready."""
+def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -> None:
+    """Creates and starts the cluster from the binaries on PATH, waiting until it is ready.
+
+    `apiserver_flags` (`--flag` -> value) are passed to kube-apiserver from its first start on.
+    """
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
+    for flag, value in (apiserver_flags or {}).items():
+        flags += ["--extra-args", f"kube-apiserver={flag.removeprefix('--')}={value}"]
     with _ports_lock(cluster.workdir):
         _kwokctl(
             cluster, "create", "cluster", "--runtime", "binary", *flags,
@@ -114,6 +142,96 @@ def start(cluster: Cluster) -> None:
     with _ports_lock(cluster.workdir):
         _kwokctl(cluster, "start", "cluster")
         wait_ready(cluster)
+
+
+def restart(cluster: Cluster) -> None:
+    """Stops every process of the cluster and starts them again from its kwok.yaml; etcd keeps its data."""
+    with _ports_lock(cluster.workdir):
+        _kwokctl(cluster, "stop", "cluster")
+        _kwokctl(cluster, "start", "cluster")
+        wait_ready(cluster)
+
+
+def write_file(path: Path, text: str | None) -> bool:
+    """Writes `text` atomically, readable by the owner only (it may hold keys), or removes the file for None.
+
+    Returns whether the file changed. The rename makes a reader (kube-apiserver's reload) see old or new, never half.
+    """
+    current = path.read_text() if path.is_file() else None
+    if current == text:
+        return False
+    if text is None:
+        path.unlink()
+        return True
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.chmod(0o600)
+    os.replace(partial, path)
+    return True
+
+
+def _own_ca(cluster: Cluster) -> str:
+    """The CA certificate kwokctl made, ending in a newline so that another PEM can follow."""
+    own = cluster.own_ca_file.read_text()
+    return own if own.endswith("\n") else own + "\n"
+
+
+def client_ca_bundle(cluster: Cluster, extra_cas: str) -> str:
+    """The CA kwokctl made (its admin must keep working), followed by `extra_cas`."""
+    return _own_ca(cluster) + extra_cas
+
+
+def extra_client_cas(cluster: Cluster) -> str | None:
+    """The extra client CAs the cluster's bundle holds now, None without a bundle."""
+    if not cluster.client_ca_file.is_file():
+        return None
+    return cluster.client_ca_file.read_text().removeprefix(_own_ca(cluster))
+
+
+def _flag(arg: str) -> str:
+    """`--flag=value` -> `--flag`."""
+    return arg.split("=", 1)[0]
+
+
+def running_apiserver_args(cluster: Cluster) -> list[str]:
+    """The command line of the cluster's running kube-apiserver, [] when it does not run."""
+    pid_file = cluster.dir / "pids" / "kube-apiserver.pid"
+    try:
+        cmdline = Path("/proc", pid_file.read_text().strip(), "cmdline").read_bytes()
+    except (OSError, ValueError):
+        return []
+    return [arg.decode() for arg in cmdline.split(b"\0") if arg]
+
+
+def _config(cluster: Cluster) -> list[dict[str, object]]:
+    """The documents of the cluster's kwok.yaml (its KwokctlConfiguration first, then kwok's stages)."""
+    return [d for d in yaml.safe_load_all((cluster.dir / "kwok.yaml").read_text()) if d is not None]
+
+
+def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bool:
+    """Sets kube-apiserver's `flags` in kwok.yaml (None removes one); True when the running server lacks them.
+
+    The caller restarts the cluster then. Checking the running process, not only the file, covers a crash
+    between editing kwok.yaml and the restart.
+    """
+    docs = _config(cluster)
+    components = cast(list[dict[str, Any]], docs[0].get("components") or [])
+    apiserver = next((c for c in components if c.get("name") == "kube-apiserver"), None)
+    if apiserver is None:
+        raise KwokError(f"cluster '{cluster.name}' has no kube-apiserver in {cluster.dir}/kwok.yaml")
+    wanted = [f"{flag}={value}" for flag, value in flags.items() if value is not None]
+    args = [a for a in apiserver["args"] if _flag(a) not in flags] + wanted
+    if args != apiserver["args"]:
+        apiserver["args"] = args
+        # Flags given at creation are also recorded as patches; keep them from bringing back an old value.
+        patches = cast(list[dict[str, Any]], docs[0].get("componentsPatches") or [])
+        for patch in patches:
+            extra = patch.get("extraArgs") or []
+            patch["extraArgs"] = [e for e in extra if f"--{e.get('key')}" not in flags]
+        write_file(cluster.dir / "kwok.yaml", yaml.safe_dump_all(docs, sort_keys=False))
+    running = running_apiserver_args(cluster)
+    return sorted(a for a in running if _flag(a) in flags) != sorted(wanted)
 
 
 def delete(cluster: Cluster) -> None:
@@ -145,6 +263,17 @@ def ready(cluster: Cluster) -> bool:
         return Kube.from_kubeconfig(kubeconfig(cluster)).ready()
     except (OSError, ValueError, KeyError, StopIteration, yaml.YAMLError):
         return False
+
+
+def stopped_components(cluster: Cluster) -> list[str]:
+    """Components whose process is gone (kwokctl's binary runtime starts them but restarts none that exits)."""
+    pids = cluster.dir / "pids"
+    gone = []
+    for pid_file in sorted(pids.glob("*.pid")) if pids.is_dir() else []:
+        pid = pid_file.read_text().strip()
+        if not pid.isdigit() or not Path(f"/proc/{pid}").exists():
+            gone.append(pid_file.stem)
+    return gone
 
 
 def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:

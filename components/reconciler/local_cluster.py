@@ -4,6 +4,11 @@
 `running: false` (and a deleted one as gone), and the next `pulumi up` starts or recreates it. The kubeconfig
 is a secret output. Inputs that name the cluster or its Kubernetes version replace it; the preview says so.
 
+Two optional inputs shape kube-apiserver without replacing anything: `encryptionConfig` (an EncryptionConfiguration,
+secret) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new content only
+rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster with the
+new flags, its etcd data kept. `read()` reports the files as they are, so an edited file is drift that `up` repairs.
+
 The engine stores the provider pickled by reference to this module (the provider process imports it from
 the project root): moving or renaming the module or class needs a shim left behind, or existing resources
 can no longer be read or deleted.
@@ -22,6 +27,8 @@ from components.reconciler import kwokctl
 PROVIDER_VERSION = "1"
 # Inputs that identify a different cluster: a change replaces it (kwokctl cannot rename or upgrade in place).
 REPLACE_ON = ("clusterName", "workdir", "kubernetesVersion")
+# Inputs that change in place: files kube-apiserver reads, and the logic version.
+UPDATE_ON = ("encryptionConfig", "extraClientCas", "version")
 
 
 def _cluster(props: dict[str, Any]) -> kwokctl.Cluster:
@@ -29,10 +36,32 @@ def _cluster(props: dict[str, Any]) -> kwokctl.Cluster:
     return kwokctl.Cluster(name=props["clusterName"], workdir=props["workdir"])
 
 
+def _apiserver_flags(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, str | None]:
+    """The kube-apiserver flags the inputs ask for; None removes a flag."""
+    encrypted = props.get("encryptionConfig") is not None
+    bundle = cluster.client_ca_file if props.get("extraClientCas") else cluster.own_ca_file
+    return {
+        kwokctl.ENCRYPTION_FLAGS[0]: str(cluster.encryption_file) if encrypted else None,
+        kwokctl.ENCRYPTION_FLAGS[1]: "true" if encrypted else None,
+        kwokctl.CLIENT_CA_FLAG: str(bundle),
+    }
+
+
+def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
+    """Writes (or removes) the encryption configuration and the client CA bundle the inputs ask for."""
+    kwokctl.write_file(cluster.encryption_file, props.get("encryptionConfig"))
+    extra = props.get("extraClientCas")
+    if cluster.own_ca_file.is_file():
+        kwokctl.write_file(cluster.client_ca_file, kwokctl.client_ca_bundle(cluster, extra) if extra else None)
+
+
 def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
-    """Inputs plus what the running cluster tells: endpoint, kubeconfig, running."""
+    """Inputs plus what the running cluster tells: endpoint, kubeconfig, running, the files as they are."""
+    encryption = cluster.encryption_file
     return {
         **{k: props[k] for k in ("clusterName", "workdir", "kubernetesVersion", "version")},
+        "encryptionConfig": encryption.read_text() if encryption.is_file() else None,
+        "extraClientCas": kwokctl.extra_client_cas(cluster),
         "endpoint": kwokctl.endpoint(cluster),
         "kubeconfig": kwokctl.kubeconfig(cluster),
         "running": True,
@@ -46,7 +75,9 @@ def _ensure_running(props: dict[str, Any]) -> dict[str, Any]:
     have = kwokctl.server_version()
     if have != wanted:
         raise kwokctl.KwokError(f"kube-apiserver on PATH is {have}, the stack wants {wanted}: run `make tools`")
-    if not kwokctl.ready(cluster):
+    # A component that exited (kube-controller-manager losing its lease while the API server restarts, say) is
+    # started again like a stopped cluster: `kwokctl start` starts what is not running and keeps what is.
+    if not kwokctl.ready(cluster) or kwokctl.stopped_components(cluster):
         if cluster.exists():
             try:
                 kwokctl.start(cluster)
@@ -54,9 +85,24 @@ def _ensure_running(props: dict[str, Any]) -> dict[str, Any]:
                 # A cluster whose files a crash left half-written cannot start: make it again.
                 kwokctl.delete(cluster)
         if not cluster.exists():
-            kwokctl.create(cluster)
+            # The configuration exists before the first start, so nothing is ever stored unencrypted.
+            _write_files(props, cluster)
+            flags = _apiserver_flags(props, cluster)
+            kwokctl.create(cluster, {f: v for f, v in flags.items() if v and f in kwokctl.ENCRYPTION_FLAGS})
         kwokctl.wait_ready(cluster)
+    _write_files(props, cluster)
+    if kwokctl.set_apiserver_flags(cluster, _apiserver_flags(props, cluster)):
+        kwokctl.restart(cluster)
     return _outputs(props, cluster)
+
+
+def _refuse_decryption_loss(olds: dict[str, Any], news: dict[str, Any]) -> None:
+    """Dropping the encryption configuration would leave etcd's encrypted objects unreadable: refuse it."""
+    if olds.get("encryptionConfig") is not None and news.get("encryptionConfig") is None:
+        raise kwokctl.KwokError(
+            f"cluster '{news['clusterName']}': removing the encryption configuration would make the encrypted "
+            "objects in etcd unreadable; keep it (it always encrypts secrets)"
+        )
 
 
 class LocalClusterProvider(ResourceProvider):
@@ -70,11 +116,12 @@ class LocalClusterProvider(ResourceProvider):
         """Replaces on a new identity; updates when the logic version changed or refresh found it stopped."""
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
         stopped = olds.get("running") is False
-        changed = bool(replaces) or stopped or olds.get("version") != news.get("version")
+        changed = bool(replaces) or stopped or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
-    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Starts a stopped cluster (or recreates a lost one); the kubeconfig stays when the pki survived."""
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Starts a stopped cluster (or recreates a lost one), writes its files and flags; the pki stays."""
+        _refuse_decryption_loss(olds, news)
         return UpdateResult(outs=_ensure_running(news))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -82,7 +129,7 @@ class LocalClusterProvider(ResourceProvider):
         cluster = _cluster(props)
         if not cluster.exists():
             return ReadResult(id_="", outs={})
-        if not kwokctl.ready(cluster):
+        if not kwokctl.ready(cluster) or kwokctl.stopped_components(cluster):
             return ReadResult(id_=id_, outs={**props, "running": False})
         return ReadResult(id_=id_, outs=_outputs(props, cluster))
 
@@ -105,15 +152,21 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
         workdir: str,
         kubernetes_version: str,
         opts: pulumi.ResourceOptions | None = None,
+        encryption_config: pulumi.Input[str] | None = None,
+        extra_client_cas: pulumi.Input[str] | None = None,
     ) -> None:
         props = {
             "clusterName": cluster_name,
             "workdir": workdir,
             "kubernetesVersion": kubernetes_version,
+            "encryptionConfig": encryption_config,
+            "extraClientCas": extra_client_cas,
             "version": PROVIDER_VERSION,
             "endpoint": None,
             "kubeconfig": None,
             "running": None,
         }
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"]))
+        opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "encryptionConfig"])
+        )
         super().__init__(LocalClusterProvider(), name, props, opts)

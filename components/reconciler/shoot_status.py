@@ -21,16 +21,27 @@ from components.reconciler.kube import Kube, KubeError
 PROVIDER_VERSION = "1"
 
 
+MIRROR = "kubernetes.io/config.mirror"
+
+
+def _control_plane(props: dict[str, Any], shoot: Kube) -> list[dict[str, Any]]:
+    """The control plane's workloads in the seed namespace, or a self-hosted shoot's mirror pods in kube-system."""
+    if not props.get("seedKubeconfig"):
+        pods = shoot.get("/api/v1/namespaces/kube-system/pods")["items"]
+        return [{**p, "kind": "Pod"} for p in pods if MIRROR in ((p.get("metadata") or {}).get("annotations") or {})]
+    seed, ns = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    return [
+        {**o, "kind": kind}
+        for kind, path in (("Deployment", "deployments"), ("StatefulSet", "statefulsets"))
+        for o in seed.get(f"/apis/apps/v1/namespaces/{ns}/{path}")["items"]
+    ]
+
+
 def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
     """The shoot's conditions as its clusters report them now."""
-    seed, shoot = Kube.from_kubeconfig(props["seedKubeconfig"]), Kube.from_kubeconfig(props["shootKubeconfig"])
-    ns = props["seedNamespace"]
+    shoot = Kube.from_kubeconfig(props["shootKubeconfig"])
     try:
-        workloads = [
-            {**o, "kind": kind}
-            for kind, path in (("Deployment", "deployments"), ("StatefulSet", "statefulsets"))
-            for o in seed.get(f"/apis/apps/v1/namespaces/{ns}/{path}")["items"]
-        ]
+        workloads = _control_plane(props, shoot)
     except KubeError:
         workloads = []
     try:
@@ -139,7 +150,7 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
         seed_namespace: str,
         expected_nodes: int,
         garden_kubeconfig: pulumi.Input[str],
-        seed_kubeconfig: pulumi.Input[str],
+        seed_kubeconfig: pulumi.Input[str] | None,
         shoot_kubeconfig: pulumi.Input[str],
         kubernetes_version: str,
         opts: pulumi.ResourceOptions | None = None,
@@ -150,7 +161,8 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
             "seedNamespace": seed_namespace,
             "expectedNodes": expected_nodes,
             "gardenKubeconfig": garden_kubeconfig,
-            "seedKubeconfig": seed_kubeconfig,
+            # A self-hosted shoot has no seed: its control plane is read from its own mirror pods.
+            "seedKubeconfig": seed_kubeconfig or "",
             "shootKubeconfig": shoot_kubeconfig,
             "kubernetesVersion": kubernetes_version,
             "version": PROVIDER_VERSION,

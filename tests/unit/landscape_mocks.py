@@ -15,6 +15,17 @@ from components.spec import parse_landscape
 OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:LocalCluster": {"endpoint": "https://127.0.0.1:1", "running": True},
     "pulumi-python:dynamic/arbor:ShootStatus": {"conditions": {}, "state": "Succeeded"},
+    # The provider generates keys; a fixed one stands in here.
+    "pulumi-python:dynamic/arbor:EncryptionKeys": {
+        "keys": [{"name": "key1", "provider": "aescbc", "secret": "bW9jaw=="}]
+    },
+    "pulumi-python:dynamic/arbor:EncryptionRewrite": {"rewritten": {}},
+    # The PKI provider generates keys and certificates; placeholders stand in here.
+    "pulumi-python:dynamic/arbor:CertificateAuthority": {"cert": "<ca cert>", "key": "<ca key>"},
+    "pulumi-python:dynamic/arbor:Certificate": {"cert": "<cert>", "key": "<key>"},
+    "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": "<public>"},
+    "pulumi-python:dynamic/arbor:BootstrapToken": {"tokenId": "abcdef", "tokenSecret": "<secret>"},
+    "pulumi-python:dynamic/arbor:AdminKubeconfig": {"kubeconfig": "<admin kubeconfig>", "notAfter": 0.0},
 }
 
 

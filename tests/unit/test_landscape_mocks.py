@@ -77,7 +77,12 @@ def test_garden_projects_and_rbac(mocks: Mocks) -> pulumi.Output[None]:
         assert mocks.inputs["arbor-garden-project-dev-viewers"]["roleRef"]["name"] == "arbor.dev:project:viewer"
         assert "arbor-garden-project-ops-viewers" not in mocks.inputs  # no viewer in ops: no empty binding
         crds = sorted(n for n, t in mocks.types.items() if t.endswith("CustomResourceDefinition"))
-        assert crds == ["arbor-garden-crd-projects", "arbor-garden-crd-seeds", "arbor-garden-crd-shoots"]
+        assert crds == [
+            "arbor-garden-crd-internalsecrets",
+            "arbor-garden-crd-projects",
+            "arbor-garden-crd-seeds",
+            "arbor-garden-crd-shoots",
+        ]
 
     return built.settled().apply(check)
 
@@ -140,7 +145,7 @@ def test_kubeconfigs_are_one_secret_map(mocks: Mocks) -> pulumi.Output[None]:
     def check(args: list[Any]) -> None:
         value, secret = args
         assert secret is True
-        assert sorted(value) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db"]
+        assert sorted(value) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db", "shoot/ops/root"]
         assert value["shoot/dev/web"] == "kubeconfig of arbor-shoot-dev-web-cluster"
 
     return pulumi.Output.all(out, pulumi.Output.from_input(out).is_secret()).apply(check)

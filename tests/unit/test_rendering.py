@@ -63,11 +63,11 @@ def test_every_workload_selects_its_own_pods(workload: controlplane.Workload) ->
 
 def test_api_server_talks_to_both_etcds_and_uses_the_shoot_ranges() -> None:
     """GIVEN a shoot WHEN its kube-apiserver is rendered THEN etcd main, events and the service range are set."""
-    command = controlplane.kube_apiserver(WEB).pod_spec["containers"][0]["command"]
-    assert "--etcd-servers=http://etcd-main-client.shoot--dev--web.svc:2379" in command
-    assert "--etcd-servers-overrides=/events#http://etcd-events-client.shoot--dev--web.svc:2379" in command
+    command = controlplane.kube_apiserver(WEB, controlplane.hosted(WEB)).pod_spec["containers"][0]["command"]
+    assert "--etcd-servers=https://etcd-main-client.shoot--dev--web.svc:2379" in command
+    assert "--etcd-servers-overrides=/events#https://etcd-events-client.shoot--dev--web.svc:2379" in command
     assert f"--service-cluster-ip-range={WEB.networking.services[0]}" in command
-    image = controlplane.kube_apiserver(WEB).pod_spec["containers"][0]["image"]
+    image = controlplane.kube_apiserver(WEB, controlplane.hosted(WEB)).pod_spec["containers"][0]["image"]
     assert image == "registry.k8s.io/kube-apiserver:v1.34.4"
 
 

@@ -210,6 +210,27 @@ INVALID: list[tuple[str, object, list[str]]] = [
         ["landscape.shoots[2].workers: a self-hosted shoot needs a pool with controlPlane: true"],
     ),
     (
+        "self-hosted control plane without nodes",
+        changed("shoots[2].workers[0].minimum", 0),
+        [
+            "landscape.shoots[2].workers: a self-hosted shoot's control-plane pool needs minimum 1 or more (etcd runs "
+            "there)"
+        ],
+    ),
+    (
+        "control-plane pool rolling two at a time",
+        changed("shoots[2].workers[0].maxSurge", 2),
+        [
+            "landscape.shoots[2].workers[0]: a control-plane pool rolls one node at a time to keep etcd's quorum: "
+            "maxSurge 1 and maxUnavailable 0, or maxSurge 0 and maxUnavailable 1"
+        ],
+    ),
+    (
+        "a roll that cannot move",
+        changed("shoots[0].workers[0].maxSurge", 0),
+        [f"{S0}.workers[0]: maxSurge and maxUnavailable are both 0: a roll could never replace a machine"],
+    ),
+    (
         "kubelet max pods too low",
         changed("shoots[0].workers[0].kubelet", {"maxPods": 4}),
         [f"{S0}.workers[0].kubelet.maxPods: input should be greater than or equal to 8"],

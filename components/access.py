@@ -1,0 +1,112 @@
+"""Access to shoots: the client CA kept in the garden as an InternalSecret, and short-lived admin kubeconfigs.
+
+As in Gardener, a shoot's client CA (certificate and key) is stored in its project namespace of the garden as
+the InternalSecret `<shoot>.ca-client`. Project members cannot read it: the project roles (garden.py ROLE_RULES)
+name their resources one by one and InternalSecrets are not among them, so only the garden's operators (and
+arbor) can issue admin kubeconfigs from it. Admin kubeconfigs are client certificates of that CA valid for the
+shoot's `adminKubeconfig.expiration` (at most 24h), exported as secret outputs and renewed by `pulumi up`
+once less than half of their validity remains (components/reconciler/admin_kubeconfig.py).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pulumi
+
+from components import pki
+from components.naming import API_GROUP, API_VERSION
+from components.plan import ShootValues
+from components.reconciler.admin_kubeconfig import DEFAULT_GROUPS, AdminKubeconfig
+from components.shoot_pki import CredentialOutputs
+
+KIND = "InternalSecret"
+
+
+def internal_secret_name(shoot: str, credential: str = pki.CA_CLIENT) -> str:
+    """The InternalSecret of a shoot's credential in its project namespace, e.g. `web.ca-client`."""
+    return f"{shoot}.{credential}"
+
+
+def _b64(text: str) -> str:
+    """Base64 of UTF-8 text, as Secret data."""
+    return base64.b64encode(text.encode()).decode()
+
+
+def internal_secret(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
+    """An InternalSecret object with `data` (plain text values) base64-encoded."""
+    return {
+        "apiVersion": f"{API_GROUP}/{API_VERSION}",
+        "kind": KIND,
+        "metadata": {"name": name, "namespace": namespace},
+        "type": "Opaque",
+        "data": {k: _b64(v) for k, v in sorted(data.items())},
+    }
+
+
+class InternalSecret(pulumi.CustomResource):
+    """An InternalSecret in the garden; `data` is secret in the state.
+
+    pulumi-kubernetes' CustomResource registers only `spec`; an InternalSecret has its `data` at the top, like a
+    Secret, so it is registered with the kubernetes provider's token for the kind (the provider comes in `opts`).
+    """
+
+    def __init__(
+        self, name: str, metadata: dict[str, str], data: pulumi.Input[dict[str, str]], opts: pulumi.ResourceOptions
+    ) -> None:
+        props = {
+            "apiVersion": f"{API_GROUP}/{API_VERSION}",
+            "kind": KIND,
+            "metadata": metadata,
+            "type": "Opaque",
+            "data": pulumi.Output.secret(data),
+        }
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["data"])
+        super().__init__(f"kubernetes:{API_GROUP}/{API_VERSION}:{KIND}", name, props,
+                         pulumi.ResourceOptions.merge(opts, secrets))  # fmt: skip
+
+
+def register_client_ca(
+    name: str, shoot: ShootValues, client_ca: CredentialOutputs, opts: pulumi.ResourceOptions
+) -> InternalSecret:
+    """The shoot's client CA as the InternalSecret `<shoot>.ca-client` in its project namespace of the garden.
+
+    `opts` carries the garden's kubernetes provider and what must exist first (the CRD, the namespace).
+    """
+    assert client_ca.cert is not None  # a CA always has its certificate
+    obj = pulumi.Output.all(client_ca.cert, client_ca.key).apply(
+        lambda pems: internal_secret(
+            internal_secret_name(shoot.name),
+            shoot.project_namespace,
+            {pki.KEY_CA_CERT: pems[0], pki.KEY_CA_KEY: pems[1]},
+        )
+    )
+    metadata = {"name": internal_secret_name(shoot.name), "namespace": shoot.project_namespace}
+    return InternalSecret(name, metadata, obj.apply(lambda o: dict(o["data"])), opts)
+
+
+def admin_kubeconfig(
+    name: str,
+    client_ca: CredentialOutputs,
+    server: pulumi.Output[str],
+    server_ca: pulumi.Output[str],
+    expiration_s: int,
+    parent: pulumi.Resource,
+    user: str = "admin",
+    groups: tuple[str, ...] = DEFAULT_GROUPS,
+) -> pulumi.Output[str]:
+    """An admin kubeconfig (resource `<name>-admin-kubeconfig`) valid for `expiration_s`; a secret output."""
+    assert client_ca.cert is not None  # a CA always has its certificate
+    resource = AdminKubeconfig(
+        f"{name}-admin-kubeconfig",
+        client_ca_cert=client_ca.cert,
+        client_ca_key=client_ca.key,
+        server=server,
+        server_ca=server_ca,
+        expiration_s=expiration_s,
+        user=user,
+        groups=groups,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    return pulumi.Output.secret(resource.kubeconfig)
