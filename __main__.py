@@ -7,7 +7,8 @@ from components.landscape import Landscape
 from components.network import plan_network, table
 from components.nodeagent import user_data_problems
 from components.outputs import previous
-from components.plan import network_changes, network_outputs, plan_landscape, unsupported
+from components.pki import rotation_message
+from components.plan import credential_outputs, network_changes, network_outputs, plan_landscape, unsupported
 from components.providers.registry import provider_for
 from components.spec import SpecError, parse_landscape
 
@@ -24,10 +25,17 @@ refused = network_changes(plan, previous("networks") or {}) + encryption_changes
 if refused:
     raise pulumi.RunError("refused change (compared with the stack's previous update):\n" + "\n".join(refused))
 landscape = Landscape("arbor", plan, provider_for)
+# A rotation's preview says what it replaces and which components restart (the summary picks these lines up).
+deployed = previous("credentials") or {}
+for key, counters in credential_outputs(plan).items():
+    if key in deployed and (message := rotation_message(key, deployed[key], counters)):
+        pulumi.log.info(message)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
+pulumi.export("adminKubeconfigs", landscape.admin_kubeconfigs())
 pulumi.export("endpoints", landscape.endpoints())
 # What later updates are checked against, and the subnet plan as a table a reviewer reads.
 pulumi.export("networks", network_outputs(plan))
 pulumi.export("encryption", encryption_outputs(plan))
+pulumi.export("credentials", credential_outputs(plan))
 pulumi.export("networkRanges", landscape.network_ranges())
 pulumi.export("networkPlan", "\n\n".join(table(plan_network(s.networking)) for s in plan.shoots))

@@ -74,6 +74,11 @@ class Landscape(pulumi.ComponentResource):
         """Every cluster's admin kubeconfig by key, as one secret map."""
         return pulumi.Output.secret(pulumi.Output.all(**{k: a.kubeconfig for k, a in self.clusters.items()}))
 
+    def admin_kubeconfigs(self) -> pulumi.Output[dict[str, str]]:
+        """Each shoot's short-lived admin kubeconfig (client certificate of its client CA) by `<project>/<name>`."""
+        shoots = {f"{s.values.project}/{s.values.name}": s.admin_kubeconfig for s in self.shoots.values()}
+        return pulumi.Output.secret(pulumi.Output.all(**shoots))
+
     def network_ranges(self) -> pulumi.Output[dict[str, dict[str, list[str]]]]:
         """Every shoot's ranges by `<project>/<name>`, with the IPv6 ones its cloud assigned."""
         return pulumi.Output.all(

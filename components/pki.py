@@ -252,6 +252,20 @@ def restarts(plan: Mapping[str, list[str]]) -> list[str]:
     return sorted({component for components in plan.values() for component in components})
 
 
+# How a rotation's plan starts where it is logged, so the preview summary finds it among the diagnostics.
+ROTATION_PREFIX = "credential rotation of "
+
+
+def rotation_message(shoot: str, old_counters: Mapping[str, int], new_counters: Mapping[str, int]) -> str | None:
+    """What a change of a shoot's rotation counters replaces and restarts, as the preview says it; None if nothing."""
+    plan = rotation_plan(old_counters, new_counters)
+    if not plan:
+        return None
+    lines = [f"{ROTATION_PREFIX}{shoot}: restarts {', '.join(restarts(plan)) or 'nothing'}"]
+    lines += [f"  {name} replaced; used by {', '.join(users) or 'no component'}" for name, users in plan.items()]
+    return "\n".join(lines)
+
+
 def renewal_due(not_before: float, not_after: float, now: float) -> bool:
     """Whether a leaf certificate is due (Gardener's rule: 80% of its validity passed, or fewer than 10 days left)."""
     validity = not_after - not_before

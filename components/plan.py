@@ -321,6 +321,11 @@ def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
     }
 
 
+def credential_outputs(plan: LandscapePlan) -> dict[str, dict[str, int]]:
+    """Each shoot's rotation counters by `<project>/<name>`: the stack output a rotation is planned against."""
+    return {f"{s.project}/{s.name}": dict(s.credentials.rotation) for s in plan.shoots}
+
+
 def network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
     """Network changes the previous update's outputs (`network_outputs`) do not allow, one line each."""
     lines = []

@@ -54,6 +54,19 @@ def _layer(urn: str, parents: dict[str, str], types: dict[str, str]) -> str:
 OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
 
 
+# kubelet runs a static pod per manifest here, and restarts it when the manifest changes (its config hash does).
+MANIFESTS = "/etc/kubernetes/manifests/"
+
+
+def static_pods_changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """The static pods whose manifest a change rewrites (a manifest carries the hash of every file it reads)."""
+    return sorted(
+        path.removeprefix(MANIFESTS).removesuffix(".yaml")
+        for path, digest in new.items()
+        if path.startswith(MANIFESTS) and old.get(path) not in (None, digest)
+    )
+
+
 def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
     """Per shoot and pool, what a change does to running nodes: the units that restart, or a roll of the pool."""
     lines = []
@@ -72,23 +85,32 @@ def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
                 u for u, h in (ni.get("unitHashes") or {}).items() if (oi.get("unitHashes") or {}).get(u) != h
             )
             gone = sorted(set(oi.get("unitHashes") or {}) - set(ni.get("unitHashes") or {}))
+            pods = static_pods_changed(oi.get("fileHashes") or {}, ni.get("fileHashes") or {})
             lines.append(
-                f"- {where}: restarts {', '.join(units) or 'nothing'}" + (f"; stops {', '.join(gone)}" if gone else "")
+                f"- {where}: restarts {', '.join(units) or 'nothing'}"
+                + (f"; stops {', '.join(gone)}" if gone else "")
+                + (f"; static pods restart: {', '.join(pods)}" if pods else "")
             )
     return lines
 
 
-# The Shoot component logs its network table with this prefix (components/network.py PLAN_PREFIX).
+# The program logs network tables and rotation plans with these prefixes (components/network.py, pki.py).
 NETWORK_PLAN = "network plan of "
+ROTATION = "credential rotation of "
+
+
+def logged(preview: dict[str, Any], prefix: str) -> list[str]:
+    """The info messages the program logged with `prefix`, without it."""
+    return [
+        str(d["message"]).strip().removeprefix(prefix)
+        for d in preview.get("diagnostics") or []
+        if d.get("severity") == "info" and str(d.get("message", "")).startswith(prefix)
+    ]
 
 
 def network_plans(preview: dict[str, Any]) -> list[str]:
-    """The network tables the shoots logged, without their prefix."""
-    return [
-        str(d["message"]).strip().removeprefix(NETWORK_PLAN)
-        for d in preview.get("diagnostics") or []
-        if d.get("severity") == "info" and str(d.get("message", "")).startswith(NETWORK_PLAN)
-    ]
+    """The network tables the shoots logged."""
+    return logged(preview, NETWORK_PLAN)
 
 
 def render(preview: dict[str, Any], stack: str = "") -> str:
@@ -117,6 +139,9 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     restarts = node_restarts(steps)
     if restarts:
         lines += ["", "### node restarts", "", *restarts]
+    rotations = logged(preview, ROTATION)
+    if rotations:
+        lines += ["", "### credential rotations", "", *(f"```\n{r}\n```" for r in rotations)]
     for layer in sorted(changes):
         lines += ["", f"### {layer}", ""]
         for op, step in sorted(changes[layer], key=lambda i: (OPS.index(i[0]) if i[0] in OPS else 9, i[1]["urn"])):

@@ -97,3 +97,33 @@ def test_network_tables_logged_by_the_shoots_end_the_summary() -> None:
     text = preview_summary.render({"steps": preview()["steps"], "diagnostics": diagnostics}, "local")
     assert text.endswith(f"### networks\n\n```\n{table}\n```\n")
     assert text.count("```") == 2
+
+
+def test_a_changed_static_pod_manifest_is_named_as_a_restart() -> None:
+    """GIVEN a control-plane pool's OSC whose kube-apiserver manifest changed WHEN summarised THEN it is named."""
+    urn = P + "arbor:landscape:Landscape$arbor:shoot:Shoot$pulumi-python:dynamic/arbor:OperatingSystemConfig::"
+    urn += "arbor-shoot-ops-root-osc-cp"
+    manifest, etcd = "/etc/kubernetes/manifests/kube-apiserver.yaml", "/etc/kubernetes/manifests/etcd-main.yaml"
+    old = {"secretName": "k", "unitHashes": {"kubelet.service": "a"}, "fileHashes": {manifest: "1", etcd: "2"}}
+    new = {**old, "fileHashes": {manifest: "3", etcd: "2"}}
+    osc = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
+    step = {
+        "op": "update",
+        "urn": urn,
+        "oldState": {"type": osc, "inputs": old},
+        "newState": {"type": osc, "inputs": new},
+    }
+    assert preview_summary.node_restarts([step]) == [
+        "- `arbor-shoot-ops-root` pool `cp`: restarts nothing; static pods restart: kube-apiserver"
+    ]
+
+
+def test_credential_rotations_logged_by_the_program_are_a_section() -> None:
+    """GIVEN a preview whose program logged a rotation plan WHEN rendered THEN a section shows it."""
+    from components import pki
+
+    message = pki.rotation_message("dev/web", {}, {"etcdCA": 1})
+    assert message is not None and message.startswith("credential rotation of dev/web: restarts etcd-events")
+    diagnostics = [{"severity": "info", "message": message + "\n"}]
+    text = preview_summary.render({"steps": preview()["steps"], "diagnostics": diagnostics}, "local")
+    assert f"### credential rotations\n\n```\n{message.removeprefix(pki.ROTATION_PREFIX)}\n```" in text
