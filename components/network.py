@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from components.cidrs import IPV4, IPV6, family
-from components.plan import NetworkValues
+from components.plan import NetworkValues, ShootValues
 from components.spec import ProviderType
 
 # An AWS VPC always has an IPv4 block; an IPv6-only shoot's utility subnets (NAT64, load balancers) use this one.
@@ -235,6 +235,16 @@ def node_networks(values: NetworkValues, count: int) -> tuple[NodeNetwork, ...]:
             pod_cidrs.append(str(ipaddress.ip_network((int(pods.network_address) + i * size, mask))))
         nodes.append(NodeNetwork(tuple(addresses), tuple(pod_cidrs)))
     return tuple(nodes)
+
+
+def control_plane_ips(shoot: ShootValues) -> tuple[str, ...]:
+    """The primary addresses of a self-hosted shoot's control-plane nodes on local (none otherwise)."""
+    if not shoot.self_hosted:
+        return ()
+    nodes = node_networks(shoot.networking, len(shoot.cluster.node_pools))
+    control_plane = {p.name for p in shoot.workers if p.control_plane}
+    pools = shoot.cluster.node_pools
+    return tuple(n.addresses[0] for n, pool in zip(nodes, pools, strict=False) if pool in control_plane)
 
 
 def _cell(value: str | Carve | None, subnet: str = "") -> str:

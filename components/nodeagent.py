@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from components.network import node_networks
+from components.network import control_plane_ips
 from components.osc import (
     Command,
     File,
@@ -322,14 +322,8 @@ def _api_server(shoot: ShootValues) -> str:
     """Where the pool's kubelets reach kube-apiserver."""
     if not shoot.self_hosted:
         return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
-    first = next(i for i, pool in enumerate(shoot.cluster.node_pools) if pool in _control_plane_pools(shoot))
-    address = ipaddress.ip_address(node_networks(shoot.networking, first + 1)[first].addresses[0])
+    address = ipaddress.ip_address(control_plane_ips(shoot)[0])
     return f"https://{address}" if address.version == 4 else f"https://[{address}]"
-
-
-def _control_plane_pools(shoot: ShootValues) -> set[str]:
-    """The names of a shoot's control-plane pools."""
-    return {p.name for p in shoot.workers if p.control_plane}
 
 
 def user_data_problems(shoots: Iterable[ShootValues]) -> list[str]:

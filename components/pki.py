@@ -55,6 +55,7 @@ SCHEDULER_COMPONENT = "kube-scheduler"
 KUBELET_COMPONENT = "kubelet"
 ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
 
+LOOPBACK = "127.0.0.1"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
 # Gardener's secrets manager renews a certificate once 80% of its validity passed or fewer than 10 days remain.
@@ -179,8 +180,12 @@ def _leaf(
     )
 
 
-def credentials(namespace: str, services: tuple[str, ...]) -> tuple[Credential, ...]:
-    """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign."""
+def credentials(namespace: str, services: tuple[str, ...], node_ips: tuple[str, ...] = ()) -> tuple[Credential, ...]:
+    """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign.
+
+    `node_ips` are the control-plane nodes' addresses of a self-hosted shoot, where its kube-apiserver is reached;
+    its static pods also reach each other on loopback, so the servers name 127.0.0.1 too.
+    """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
     ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT))
     ca_client = _ca(CA_CLIENT, Group.CA, "kubernetes-client", (api, kcm, KUBELET_COMPONENT), key_in_secret=True)
@@ -191,10 +196,12 @@ def credentials(namespace: str, services: tuple[str, ...]) -> tuple[Credential, 
     return (
         ca, ca_client, ca_etcd, ca_front_proxy,
         _leaf(ETCD_SERVER, ca_etcd, "etcd-server", both, ETCD_COMPONENTS,
-              dns_names=etcd_sans(namespace, "client"), ip_addresses=("127.0.0.1",)),
-        _leaf(ETCD_PEER, ca_etcd, "etcd-peer", both, ETCD_COMPONENTS, dns_names=etcd_sans(namespace, "peer")),
+              dns_names=etcd_sans(namespace, "client"), ip_addresses=(LOOPBACK,)),
+        _leaf(ETCD_PEER, ca_etcd, "etcd-peer", both, ETCD_COMPONENTS, dns_names=etcd_sans(namespace, "peer"),
+              ip_addresses=(LOOPBACK,)),
         _leaf(ETCD_CLIENT, ca_etcd, "etcd-client", client, (api,)),
-        _leaf(KUBE_APISERVER, ca, "kube-apiserver", server, (api,), dns_names=api_dns, ip_addresses=api_ips),
+        _leaf(KUBE_APISERVER, ca, "kube-apiserver", server, (api,), dns_names=api_dns,
+              ip_addresses=(*api_ips, LOOPBACK, *node_ips)),
         # Authorised at kubelets by a ClusterRoleBinding of this user to system:kubelet-api-admin, as Gardener does.
         _leaf(KUBE_APISERVER_KUBELET, ca_client, "system:kube-apiserver:kubelet", client, (api,)),
         _leaf(FRONT_PROXY_CLIENT, ca_front_proxy, "front-proxy-client", client, (api,)),

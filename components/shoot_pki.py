@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components import pki
+from components import network, pki
 from components.plan import ShootValues
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
 
@@ -92,7 +92,9 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
     opts = pulumi.ResourceOptions(parent=parent)
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
-    for credential in pki.credentials(shoot.seed_namespace, shoot.networking.services):
+    for credential in pki.credentials(
+        shoot.seed_namespace, shoot.networking.services, network.control_plane_ips(shoot)
+    ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, opts)
     return ShootPki(credentials=issued, resources=resources)
