@@ -114,3 +114,16 @@ def test_spec_is_immutable() -> None:
     spec = parse_landscape(landscape())
     with pytest.raises(ValueError, match="frozen"):
         spec.garden = spec.garden  # type: ignore[misc]
+
+
+def test_the_readme_example_is_a_valid_landscape() -> None:
+    """GIVEN the README's spec example WHEN parsed THEN it is valid: the documentation cannot drift from the spec."""
+    from pathlib import Path
+
+    import yaml
+
+    from components.spec import parse_landscape
+
+    text = (Path(__file__).parents[2] / "README.md").read_text()
+    example = yaml.safe_load(text.split("```yaml", 1)[1].split("```", 1)[0])
+    assert parse_landscape(example["config"]["arbor:landscape"]).shoots[0].name == "web"
