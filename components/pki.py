@@ -56,6 +56,8 @@ KUBELET_COMPONENT = "kubelet"
 ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
 
 LOOPBACK = "127.0.0.1"
+# The user kube-apiserver is at kubelets; the shoot binds it to system:kubelet-api-admin.
+KUBELET_CLIENT_USER = "system:kube-apiserver:kubelet"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
 # Gardener's secrets manager renews a certificate once 80% of its validity passed or fewer than 10 days remain.
@@ -203,7 +205,7 @@ def credentials(namespace: str, services: tuple[str, ...], node_ips: tuple[str, 
         _leaf(KUBE_APISERVER, ca, "kube-apiserver", server, (api,), dns_names=api_dns,
               ip_addresses=(*api_ips, LOOPBACK, *node_ips)),
         # Authorised at kubelets by a ClusterRoleBinding of this user to system:kubelet-api-admin, as Gardener does.
-        _leaf(KUBE_APISERVER_KUBELET, ca_client, "system:kube-apiserver:kubelet", client, (api,)),
+        _leaf(KUBE_APISERVER_KUBELET, ca_client, KUBELET_CLIENT_USER, client, (api,)),
         _leaf(FRONT_PROXY_CLIENT, ca_front_proxy, "front-proxy-client", client, (api,)),
         _leaf(KUBE_CONTROLLER_MANAGER, ca_client, "system:kube-controller-manager", client, (kcm,)),
         _leaf(KUBE_SCHEDULER, ca_client, "system:kube-scheduler", client, (sched,)),

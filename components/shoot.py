@@ -132,11 +132,26 @@ class Shoot(pulumi.ComponentResource):
             expiration_s=values.credentials.admin_kubeconfig_expiration_s,
             parent=self,
         )
+        in_shoot = pulumi.ResourceOptions(
+            parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
+        )
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
             metadata={"name": "shoot-info", "namespace": "kube-system"},
             data=shoot_info(values),
-            opts=pulumi.ResourceOptions(parent=self, provider=self.access.provider, depends_on=list(self.access.ready)),
+            opts=in_shoot,
+        )
+        # kube-apiserver reaches kubelets (logs, exec, port-forward) with its kubelet client certificate's user.
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-kube-apiserver-kubelet",
+            metadata={"name": "system:kube-apiserver:kubelet"},
+            role_ref={
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "system:kubelet-api-admin",
+            },
+            subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": pki.KUBELET_CLIENT_USER}],
+            opts=in_shoot,
         )
 
         self.status = ShootStatus(
