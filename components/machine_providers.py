@@ -1,0 +1,193 @@
+"""What each provider adds to the worker machinery, pure: its MCM sidecar and its MachineClass provider spec.
+
+Each provider (aws, gcp, local) has a `sidecar_<provider>(namespace)` with Gardener's upstream sidecar image, and
+a `<provider>_machine_class(...)` that renders the class of one pool's zone (components/machines.py names it and
+holds the envelope). Images, versions and machine image tables live here, one place per provider; they move into
+the provider implementations when those are wired (nothing here imports Pulumi).
+
+Machine images: a pool names an image and version (`gardenlinux` `1877.0.0`); the cloud needs an ID (an AMI per
+region on aws, an image path on gcp). `AWS_IMAGES` and `GCP_IMAGES` map one to the other and are meant to be
+extended; an image missing there is an `UnknownImageError` naming the pool, the image and the table, before
+anything changes. The local provider simulates machines (kwok), so its spec only records the image.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from components.machines import (
+    ALL_VERBS,
+    DEFAULT_VOLUME,
+    POOL_LABEL,
+    Object,
+    Sidecar,
+    Volume,
+    ZoneDeployment,
+    machine_class,
+    sidecar_container,
+)
+from components.network import NetworkPlan
+
+RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"
+AWS_SIDECAR_IMAGE, AWS_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-aws", "v0.27.1"
+GCP_SIDECAR_IMAGE, GCP_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-gcp", "v0.26.0"
+# provider-local's sidecar is released with Gardener itself, under the extensions' path.
+LOCAL_SIDECAR_IMAGE, LOCAL_SIDECAR_VERSION = (
+    f"{RELEASES}/extensions/machine-controller-manager-provider-local",
+    ("v1.120.0"),
+)
+AWS_VOLUME_TYPE = "gp3"
+GCP_VOLUME_TYPE = "pd-balanced"
+GCP_COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute"
+
+# (image name, version, region) -> AMI. Extend with the AMIs of the images your pools use.
+AWS_IMAGES: dict[tuple[str, str, str], str] = {}
+# (image name, version) -> image path (`projects/<project>/global/images/<image>`). Extend likewise.
+GCP_IMAGES: dict[tuple[str, str], str] = {}
+
+
+Key = TypeVar("Key", tuple[str, str], tuple[str, str, str])
+
+
+class UnknownImageError(ValueError):
+    """A pool's machine image has no cloud image in the provider's table."""
+
+
+def _lookup(table: Mapping[Key, str], key: Key, where: str, table_name: str) -> str:
+    """The cloud image of `key`, or an error naming what is missing and where to add it."""
+    if key not in table:
+        raise UnknownImageError(f"{where}: no image for {'/'.join(key)}: add it to {table_name}")
+    return table[key]
+
+
+# --- sidecars --------------------------------------------------------------------------------------------
+
+
+def sidecar_aws(namespace: str) -> Sidecar:
+    """machine-controller-manager-provider-aws: creates EC2 instances."""
+    return Sidecar("aws", sidecar_container("aws", f"{AWS_SIDECAR_IMAGE}:{AWS_SIDECAR_VERSION}", namespace))
+
+
+def sidecar_gcp(namespace: str) -> Sidecar:
+    """machine-controller-manager-provider-gcp: creates Compute Engine instances."""
+    return Sidecar("gcp", sidecar_container("gcp", f"{GCP_SIDECAR_IMAGE}:{GCP_SIDECAR_VERSION}", namespace))
+
+
+def sidecar_local(namespace: str) -> Sidecar:
+    """provider-local's sidecar: a machine is a pod (and Service) in the seed namespace, so it may manage those."""
+    container = sidecar_container("local", f"{LOCAL_SIDECAR_IMAGE}:{LOCAL_SIDECAR_VERSION}", namespace)
+    rules = ({"apiGroups": [""], "resources": ["pods", "services"], "verbs": ALL_VERBS},)
+    return Sidecar("local", container, seed_rules=rules)
+
+
+SIDECARS = {"aws": sidecar_aws, "gcp": sidecar_gcp, "local": sidecar_local}
+
+
+# --- machine classes -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AwsMachineValues:
+    """What an aws class needs beyond the pool: region, the zone's nodes subnet, and the nodes' group and profile."""
+
+    technical_id: str
+    region: str
+    subnet_id: str
+    security_group_id: str
+    instance_profile: str
+    ip_families: tuple[str, ...] = ("IPv4",)
+
+
+def nodes_subnet(plan: NetworkPlan, zone: str) -> str:
+    """The name of a zone's workers subnet in the network plan (`nodes-z<i>`, i among the shoot's zones)."""
+    return plan.subnet("nodes", zone).name
+
+
+def aws_machine_class(
+    namespace: str,
+    d: ZoneDeployment,
+    image: tuple[str, str],
+    v: AwsMachineValues,
+    volume: Volume = DEFAULT_VOLUME,
+    images: Mapping[tuple[str, str, str], str] = AWS_IMAGES,
+) -> Object:
+    """The aws MachineClass of one zone: AMI, instance type, the zone's subnet, nodes group and profile, disk."""
+    ami = _lookup(images, (*image, v.region), f"pool {d.pool}", "machine_providers.AWS_IMAGES")
+    interface: Object = {"subnetID": v.subnet_id, "securityGroupIDs": [v.security_group_id]}
+    if "IPv6" in v.ip_families:
+        # One IPv6 address for the node and one prefix its pods take addresses from (as provider-aws does).
+        interface |= {"ipv6AddressCount": 1, "ipv6PrefixCount": 1}
+    spec: Object = {
+        "ami": ami,
+        "region": v.region,
+        "machineType": d.machine_type,
+        # Nodes route pod traffic of other nodes' ranges: the source/destination check would drop it.
+        "srcAndDstChecksEnabled": False,
+        "iam": {"name": v.instance_profile},
+        "networkInterfaces": [interface],
+        "tags": {f"kubernetes.io/cluster/{v.technical_id}": "1", "kubernetes.io/role/node": "1",
+                 POOL_LABEL: d.pool},
+        "blockDevices": [{"ebs": {"volumeSize": volume.size_gb, "volumeType": volume.type or AWS_VOLUME_TYPE,
+                                  "encrypted": volume.encrypted, "deleteOnTermination": True}}],
+        # IMDSv2 only; two hops so pods behind the node's network can still reach it.
+        "instanceMetadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2},
+    }  # fmt: skip
+    return machine_class(namespace, d, "AWS", spec, image)
+
+
+@dataclass(frozen=True)
+class GcpMachineValues:
+    """What a gcp class needs beyond the pool: region, the nodes subnetwork and the nodes' service account."""
+
+    technical_id: str
+    region: str
+    subnetwork: str
+    service_account: str
+    ip_families: tuple[str, ...] = ("IPv4",)
+
+
+def _gcp_label(value: str) -> str:
+    """A GCE label value: lower case letters, digits, `-` and `_`, at most 63 characters."""
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in value.lower())[:63]
+
+
+def gcp_machine_class(
+    namespace: str,
+    d: ZoneDeployment,
+    image: tuple[str, str],
+    v: GcpMachineValues,
+    volume: Volume = DEFAULT_VOLUME,
+    images: Mapping[tuple[str, str], str] = GCP_IMAGES,
+) -> Object:
+    """The gcp MachineClass of one zone: machine type, zone, image, nodes subnetwork, service account, tags."""
+    path = _lookup(images, image, f"pool {d.pool}", "machine_providers.GCP_IMAGES")
+    labels = {"name": _gcp_label(v.technical_id), "worker_gardener_cloud_pool": _gcp_label(d.pool)}
+    interface: Object = {"subnetwork": v.subnetwork, "disableExternalIP": True}
+    if "IPv6" in v.ip_families:
+        interface |= {"stackType": "IPV4_IPV6", "ipv6accessType": "EXTERNAL"}
+    spec: Object = {
+        "region": v.region,
+        "zone": d.zone,
+        "machineType": d.machine_type,
+        # Nodes forward pod traffic: GCE drops packets of other addresses otherwise.
+        "canIpForward": True,
+        "deletionProtection": False,
+        "description": f"Machine of shoot {v.technical_id} created by machine-controller-manager.",
+        "disks": [{"boot": True, "autoDelete": True, "image": path, "sizeGb": volume.size_gb,
+                   "type": volume.type or GCP_VOLUME_TYPE, "labels": labels}],
+        "labels": labels,
+        "metadata": [{"key": "block-project-ssh-keys", "value": "TRUE"}],
+        "networkInterfaces": [interface],
+        "serviceAccounts": [{"email": v.service_account, "scopes": [GCP_COMPUTE_SCOPE]}],
+        # Firewall rules and routes select the shoot's nodes by these network tags.
+        "tags": [v.technical_id, f"kubernetes-io-cluster-{v.technical_id}", "kubernetes-io-role-node"],
+    }  # fmt: skip
+    return machine_class(namespace, d, "GCP", spec, image)
+
+
+def local_machine_class(namespace: str, d: ZoneDeployment, image: tuple[str, str]) -> Object:
+    """The local MachineClass of one zone: the image it records, and the pool and zone its node is labelled with."""
+    spec = {"image": ":".join(image), "labels": dict(d.labels)}
+    return machine_class(namespace, d, "local", spec, image)

@@ -1,0 +1,498 @@
+"""Worker machinery of a hosted shoot, rendered pure: machine-controller-manager and a pool's machines.
+
+MCM (one generic Deployment per shoot, in its seed namespace) reconciles MachineDeployments into MachineSets and
+Machines; the provider sidecar injected beside it (`Sidecar`, from components/machine_providers.py) creates the
+VMs. Image, version and flags of both live here, in one place. What MCM may do:
+
+- in the seed namespace (its ServiceAccount, in-cluster config): the machine objects, the Secrets they reference
+  (credentials, user data), events, and its leader-election leases; a namespaced Role, since `--namespace` keeps
+  MCM in the shoot's namespace (Gardener binds a cluster-wide role instead); a sidecar may add rules of its own.
+- in the shoot (through its target kubeconfig: a client certificate of the shoot's client CA with the common name
+  `MCM_USER`, mounted like the other controllers' kubeconfigs): nodes and what draining them needs (pods,
+  evictions, volume attachments, workloads), and Secrets in kube-system; ClusterRole and Role objects for the
+  shoot's API.
+
+Per worker pool and zone there is one MachineDeployment `<technical id>-<pool>-z<N>` and one MachineClass named
+`<deployment>-<hash>` (Gardener's names). The user-data Secret is named like the class, as Gardener's workers
+name it (not `user-data-<pool>`): a rolled class brings its own user data, and old machines keep theirs.
+
+The hash (five hex digits of Gardener's WorkerPoolHashV2 scheme: sha256 of the concatenated sha256s) covers
+exactly what must replace machines, so such a change rolls the pool and nothing else does:
+
+- rolls: everything node-agent's OSC key covers (nodeagent.secret_name: Kubernetes minor, machine type, image
+  name and version, CRI, CA rotation, kubelet reservations, eviction thresholds, CPU manager policy), the zone
+  name (arbor's addition: reordering a pool's zones moves `z<N>` to another zone, and its machines must follow),
+  and the root volume's size, type and encryption.
+- does not roll: minimum, maximum, maxSurge, maxUnavailable (the deployment scales or rolls by its strategy),
+  the Kubernetes patch version, maxPods and other kubelet settings, registry mirrors, sysctls, node-agent's
+  version (node-agent applies these in place), and the infrastructure a class points at (subnet, security
+  group, instance profile, service account, tags, the image ID a name and version map to): the class is
+  updated in place and new machines get them.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from components import controlplane, naming
+from components.machine_crds import GROUP, VERSION
+from components.nodeagent import NodeValues, secret_name
+from components.plan import PoolValues, ShootValues
+
+Object = dict[str, Any]
+MCM_NAME = "machine-controller-manager"
+MCM_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager"
+MCM_VERSION = "v0.59.1"
+MCM_METRICS_PORT = 10258
+PROVIDER_METRICS_PORT = 10259
+# The user of MCM's client certificate in the shoot (components/pki.py issues it, as for the other controllers).
+MCM_USER = "system:machine-controller-manager"
+KUBECONFIG = f"{MCM_NAME}-kubeconfig"
+TARGET_KUBECONFIG = f"{controlplane.MOUNT_ROOT}/{KUBECONFIG}/kubeconfig"
+# Both containers reach the shoot's API with the same credentials: the kubeconfig and the files it points at.
+TARGET_VOLUMES = ((KUBECONFIG, "configMap"), (MCM_NAME, "secret"), ("ca", "secret"))
+MCM_FLAGS = (
+    "--control-kubeconfig=inClusterConfig",
+    "--machine-safety-overshooting-period=1m",
+    "--safety-up=2",
+    "--safety-down=1",
+    "--v=3",
+)
+SIDECAR_FLAGS = (
+    "--control-kubeconfig=inClusterConfig",
+    "--kube-api-qps=100",
+    "--kube-api-burst=200",
+    "--machine-creation-timeout=20m",
+    "--machine-drain-timeout=2h",
+    "--machine-health-timeout=10m",
+    "--machine-safety-apiserver-statuscheck-timeout=30s",
+    "--machine-safety-apiserver-statuscheck-period=1m",
+    "--machine-safety-orphan-vms-period=30m",
+    "--v=3",
+)
+# The Secret in the seed namespace with the cloud credentials every class of the shoot uses (Gardener's name).
+CREDENTIALS_SECRET = "cloudprovider"
+POOL_LABEL = "worker.gardener.cloud/pool"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# MCM keeps a machine unready this long after it joined before the next one rolls (Gardener's value).
+MIN_READY_SECONDS = 500
+ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+
+
+@dataclass(frozen=True)
+class Sidecar:
+    """A provider's container beside MCM, its metrics port, and seed RBAC rules it needs beyond MCM's own."""
+
+    provider: str
+    container: Object
+    metrics_port: int = PROVIDER_METRICS_PORT
+    seed_rules: tuple[Object, ...] = ()
+
+
+def _labels() -> dict[str, str]:
+    """Gardener's labels of MCM's pods and Service."""
+    return {"app": "kubernetes", "role": MCM_NAME}
+
+
+def _metadata(shoot: ShootValues, name: str = MCM_NAME) -> Object:
+    """Metadata in the shoot's seed namespace."""
+    return {"name": name, "namespace": shoot.seed_namespace, "labels": _labels()}
+
+
+def _probe(port: int) -> Object:
+    """A liveness probe on a container's metrics port, which serves /healthz."""
+    return {
+        "httpGet": {"path": "/healthz", "port": port, "scheme": "HTTP"},
+        "initialDelaySeconds": 30,
+        "periodSeconds": 10,
+        "timeoutSeconds": 5,
+        "failureThreshold": 3,
+    }
+
+
+def sidecar_container(provider: str, image: str, namespace: str) -> Object:
+    """The standard provider sidecar: `machine-controller-manager-<provider>`, watching `namespace` only."""
+    return {
+        "name": f"{MCM_NAME}-{provider}",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "args": [
+            *SIDECAR_FLAGS,
+            f"--namespace={namespace}",
+            f"--port={PROVIDER_METRICS_PORT}",
+            f"--target-kubeconfig={TARGET_KUBECONFIG}",
+        ],
+        "ports": [{"name": "providermetrics", "containerPort": PROVIDER_METRICS_PORT, "protocol": "TCP"}],
+        "livenessProbe": _probe(PROVIDER_METRICS_PORT),
+        "resources": {"requests": {"cpu": "10m", "memory": "20Mi"}},
+        "securityContext": {"allowPrivilegeEscalation": False},
+    }
+
+
+def _mcm_container(shoot: ShootValues) -> Object:
+    """The generic MCM container."""
+    return {
+        "name": MCM_NAME,
+        "image": f"{MCM_IMAGE}:{MCM_VERSION}",
+        "imagePullPolicy": "IfNotPresent",
+        "command": [
+            "./machine-controller-manager",
+            *MCM_FLAGS,
+            f"--namespace={shoot.seed_namespace}",
+            f"--port={MCM_METRICS_PORT}",
+            f"--target-kubeconfig={TARGET_KUBECONFIG}",
+        ],
+        "ports": [{"name": "metrics", "containerPort": MCM_METRICS_PORT, "protocol": "TCP"}],
+        "livenessProbe": _probe(MCM_METRICS_PORT),
+        "resources": {"requests": {"cpu": "31m", "memory": "70Mi"}, "limits": {"memory": "1024Mi"}},
+    }
+
+
+def _with_target_mounts(container: Object) -> Object:
+    """The container with the shoot kubeconfig and its credentials mounted read-only under /srv/kubernetes."""
+    mounts = [{"name": n, "mountPath": f"{controlplane.MOUNT_ROOT}/{n}", "readOnly": True} for n, _ in TARGET_VOLUMES]
+    return {**container, "volumeMounts": [*container.get("volumeMounts", []), *mounts]}
+
+
+def _target_volumes() -> list[Object]:
+    """The volumes behind the target mounts."""
+    return [
+        {"name": n, "configMap": {"name": n}} if kind == "configMap" else {"name": n, "secret": {"secretName": n}}
+        for n, kind in TARGET_VOLUMES
+    ]
+
+
+def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
+    """MCM's Deployment in the seed namespace with the provider's sidecar injected beside it."""
+    containers = [_with_target_mounts(_mcm_container(shoot)), _with_target_mounts(sidecar.container)]
+    labels = _labels()
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _metadata(shoot),
+        "spec": {
+            "replicas": 1,
+            "revisionHistoryLimit": 2,
+            "selector": {"matchLabels": dict(labels)},
+            "template": {
+                "metadata": {"labels": dict(labels)},
+                "spec": {
+                    "serviceAccountName": MCM_NAME,
+                    "terminationGracePeriodSeconds": 5,
+                    "containers": containers,
+                    "volumes": _target_volumes(),
+                },
+            },
+        },
+    }
+
+
+def target_kubeconfig(shoot: ShootValues) -> Object:
+    """The ConfigMap with the kubeconfig both containers reach the shoot's API with."""
+    return controlplane.kubeconfig(shoot, MCM_NAME, controlplane.hosted(shoot))
+
+
+def metrics_service(shoot: ShootValues, sidecar: Sidecar) -> Object:
+    """A headless Service in front of both metrics ports, MCM's and the sidecar's."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _metadata(shoot),
+        "spec": {
+            "type": "ClusterIP",
+            "clusterIP": "None",
+            "selector": _labels(),
+            "ports": [
+                {"name": "metrics", "port": MCM_METRICS_PORT, "targetPort": MCM_METRICS_PORT, "protocol": "TCP"},
+                {"name": "providermetrics", "port": sidecar.metrics_port, "targetPort": sidecar.metrics_port,
+                 "protocol": "TCP"},
+            ],
+        },
+    }  # fmt: skip
+
+
+def service_account(shoot: ShootValues) -> Object:
+    """MCM's ServiceAccount in the seed namespace."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _metadata(shoot)}
+
+
+def _rule(group: str, resources: list[str], verbs: list[str], names: list[str] | None = None) -> Object:
+    """An RBAC policy rule."""
+    rule: Object = {"apiGroups": [group], "resources": resources, "verbs": verbs}
+    if names:
+        rule["resourceNames"] = names
+    return rule
+
+
+MACHINE_RESOURCES = [f"{r}{s}" for r in ("machineclasses", "machinedeployments", "machines", "machinesets")
+                     for s in ("", "/status")]  # fmt: skip
+SEED_RULES = (
+    _rule(GROUP, MACHINE_RESOURCES, ALL_VERBS),
+    _rule("", ["configmaps", "secrets", "events"], ALL_VERBS),
+    _rule("coordination.k8s.io", ["leases"], ["create"]),
+    # Leader election of MCM and of the sidecar's machine controller, by their lease names.
+    _rule("coordination.k8s.io", ["leases"], ["get", "watch", "update"], ["machine-controller", MCM_NAME]),
+)
+
+
+def seed_role(shoot: ShootValues, sidecar: Sidecar) -> Object:
+    """What MCM and its sidecar may do in the seed namespace."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": _metadata(shoot),
+        "rules": [*SEED_RULES, *sidecar.seed_rules],
+    }
+
+
+def seed_role_binding(shoot: ShootValues) -> Object:
+    """Binds the seed Role to MCM's ServiceAccount."""
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": _metadata(shoot),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MCM_NAME},
+        "subjects": [{"kind": "ServiceAccount", "name": MCM_NAME, "namespace": shoot.seed_namespace}],
+    }
+
+
+def seed_objects(shoot: ShootValues, sidecar: Sidecar) -> tuple[Object, ...]:
+    """Everything of MCM in the seed namespace, in apply order (identity, rights, kubeconfig, workload, Service)."""
+    return (
+        service_account(shoot),
+        seed_role(shoot, sidecar),
+        seed_role_binding(shoot),
+        target_kubeconfig(shoot),
+        mcm_deployment(shoot, sidecar),
+        metrics_service(shoot, sidecar),
+    )
+
+
+SHOOT_ROLE = f"gardener.cloud:target:{MCM_NAME}"
+SHOOT_RULES = (
+    _rule("", ["nodes", "nodes/status", "endpoints", "replicationcontrollers", "pods", "persistentvolumes",
+               "persistentvolumeclaims"], ALL_VERBS),
+    _rule("", ["pods/eviction"], ["create"]),
+    _rule("apps", ["replicasets", "statefulsets", "daemonsets", "deployments"], ALL_VERBS),
+    _rule("batch", ["jobs", "cronjobs"], ALL_VERBS),
+    _rule("policy", ["poddisruptionbudgets"], ["list", "watch"]),
+    _rule("storage.k8s.io", ["volumeattachments"], ["delete", "get", "list", "watch"]),
+)  # fmt: skip
+
+
+def _binding(kind: str, namespace: str | None = None) -> Object:
+    """A (Cluster)RoleBinding of MCM's shoot role to its client-certificate user."""
+    metadata: Object = {"name": SHOOT_ROLE} | ({"namespace": namespace} if namespace else {})
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": f"{kind}Binding",
+        "metadata": metadata,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": SHOOT_ROLE},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": MCM_USER}],
+    }
+
+
+def shoot_objects() -> tuple[Object, ...]:
+    """MCM's rights in the shoot, reached through its target kubeconfig: nodes and draining, kube-system Secrets."""
+    cluster_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": SHOOT_ROLE}, "rules": list(SHOOT_RULES)}  # fmt: skip
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "Role",
+        "metadata": {"name": SHOOT_ROLE, "namespace": "kube-system"},
+        "rules": [_rule("", ["secrets"], ["create", "delete", "get", "list"])],
+    }
+    return cluster_role, _binding("ClusterRole"), role, _binding("Role", "kube-system")
+
+
+# --- a pool's machines ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Volume:
+    """A pool's root disk: size, type (empty: the provider's default) and encryption."""
+
+    size_gb: int = 50
+    type: str = ""
+    encrypted: bool = True
+
+
+DEFAULT_VOLUME = Volume()
+
+
+@dataclass(frozen=True)
+class ZoneDeployment:
+    """A pool's share of one zone: its MachineDeployment and class names, replicas and rollout budget."""
+
+    name: str
+    class_name: str
+    pool: str
+    zone: str
+    zone_index: int
+    machine_type: str
+    minimum: int
+    maximum: int
+    max_surge: int
+    max_unavailable: int
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def pool_zones(shoot: ShootValues, pool: PoolValues) -> tuple[str, ...]:
+    """The zones a pool's machines run in: its own, else every zone of the shoot."""
+    return pool.zones or shoot.networking.zones
+
+
+def distribute(zone_index: int, total: int, zones: int) -> int:
+    """A zone's share of `total` spread evenly over `zones`; the first zones take the remainder (Gardener's)."""
+    return total // zones + (1 if zone_index < total % zones else 0)
+
+
+def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
+    """`<technical id>-<pool>-z<N>`, N counting zones from 1 (Gardener's)."""
+    return f"{technical_id}-{pool}-z{zone_index + 1}"
+
+
+def roll_hash(node: NodeValues, zone: str, volume: Volume) -> str:
+    """Five hex digits over exactly what must replace machines (see the module docstring)."""
+    data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
+    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
+    return hashlib.sha256(inner.encode()).hexdigest()[:5]
+
+
+def class_name(
+    technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues, volume: Volume = DEFAULT_VOLUME
+) -> str:
+    """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
+    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, volume)}"
+
+
+def zone_deployments(
+    shoot: ShootValues, pool: PoolValues, node: NodeValues, volume: Volume = DEFAULT_VOLUME
+) -> tuple[ZoneDeployment, ...]:
+    """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
+    zones = pool_zones(shoot, pool)
+    return tuple(
+        ZoneDeployment(
+            name=deployment_name(shoot.technical_id, pool.name, i),
+            class_name=class_name(shoot.technical_id, pool, i, zone, node, volume),
+            pool=pool.name,
+            zone=zone,
+            zone_index=i,
+            machine_type=pool.machine_type,
+            minimum=distribute(i, pool.minimum, len(zones)),
+            maximum=distribute(i, pool.maximum, len(zones)),
+            max_surge=distribute(i, pool.max_surge, len(zones)),
+            max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
+            labels=node_labels(pool.name, zone, pool.machine_type),
+        )
+        for i, zone in enumerate(zones)
+    )
+
+
+def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
+    """The labels a pool's node carries: its pool, zone and instance type."""
+    return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type}
+
+
+def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
+    """The MachineDeployment of a pool in one zone, at its minimum, rolling by the pool's budget.
+
+    A cluster-autoscaler may move `replicas` within [minimum, maximum] (recorded as annotations), so whoever
+    registers this object must not reset replicas it has set.
+    """
+    selector = {"name": d.name}
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "MachineDeployment",
+        "metadata": {
+            "name": d.name,
+            "namespace": namespace,
+            "labels": {POOL_LABEL: d.pool},
+            "annotations": {naming.label("minimum"): str(d.minimum), naming.label("maximum"): str(d.maximum)},
+        },
+        "spec": {
+            "replicas": d.minimum,
+            "minReadySeconds": MIN_READY_SECONDS,
+            "selector": {"matchLabels": dict(selector)},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxSurge": d.max_surge, "maxUnavailable": d.max_unavailable},
+            },
+            "template": {
+                "metadata": {"labels": {**selector, POOL_LABEL: d.pool}},
+                "spec": {
+                    "class": {"kind": "MachineClass", "name": d.class_name},
+                    "nodeTemplate": {"metadata": {"labels": dict(d.labels)}},
+                },
+            },
+        },
+    }
+
+
+def machine_class(
+    namespace: str, d: ZoneDeployment, provider: str, provider_spec: Object, image: tuple[str, str]
+) -> Object:
+    """A MachineClass: the provider's spec, the shoot's credentials and the class's own user-data Secret."""
+    name, version = image
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "MachineClass",
+        "metadata": {
+            "name": d.class_name,
+            "namespace": namespace,
+            # Gardener's labels: the OS the machines boot, their zone (the GA label; Gardener writes the beta one).
+            "labels": {"operatingSystemName": name, "operatingSystemVersion": version.replace("+", "_"),
+                       ZONE_LABEL: d.zone},
+        },
+        "provider": provider,
+        "providerSpec": provider_spec,
+        "credentialsSecretRef": {"name": CREDENTIALS_SECRET, "namespace": namespace},
+        "secretRef": {"name": d.class_name, "namespace": namespace},
+    }  # fmt: skip
+
+
+def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Object:
+    """The Secret a class's machines boot from: the provision OSC's script (nodeagent.user_data) as `userData`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": d.class_name, "namespace": namespace,
+                     "labels": {"gardener.cloud/purpose": "machineclass"}},
+        "type": "Opaque",
+        "data": {"userData": base64.b64encode(user_data.encode()).decode()},
+    }  # fmt: skip
+
+
+# --- local: kwok nodes in place of machines --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LocalNode:
+    """A kwok node standing for one machine of a pool: name, pool, zone and node labels."""
+
+    name: str
+    pool: str
+    zone: str
+    labels: dict[str, str]
+
+
+def local_nodes(shoot: ShootValues) -> tuple[LocalNode, ...]:
+    """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments would be.
+
+    Names follow the deployments (`<deployment>-<i>`), so a node shows its pool and zone.
+    """
+    nodes = []
+    for pool in shoot.workers:
+        zones = pool_zones(shoot, pool)
+        for i, zone in enumerate(zones):
+            name = deployment_name(shoot.technical_id, pool.name, i)
+            labels = node_labels(pool.name, zone, pool.machine_type)
+            nodes += [
+                LocalNode(f"{name}-{n}", pool.name, zone, labels)
+                for n in range(distribute(i, pool.minimum, len(zones)))
+            ]
+    return tuple(nodes)

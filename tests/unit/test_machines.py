@@ -1,0 +1,354 @@
+"""Worker machinery rendered pure: machine CRDs, MCM with each provider's sidecar, classes, deployments, rolls."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from components import machine_crds, machine_providers, machines
+from components.machines import Volume
+from components.nodeagent import node_values
+from components.plan import PoolValues, ShootValues, plan_landscape
+from components.spec import parse_landscape
+from tests.unit.spec_cases import base
+from tests.unit.test_rendering import dump
+
+PLAN = plan_landscape(parse_landscape(base()), "local")
+WEB = PLAN.shoots[0]
+NS = WEB.seed_namespace
+# A pool over three zones with an uneven minimum, maximum and surge, so every distribution has a remainder.
+POOL = dataclasses.replace(
+    WEB.workers[0], zones=("zone-a", "zone-b", "zone-c"), minimum=4, maximum=7, max_surge=2, max_unavailable=1
+)
+SHOOT = dataclasses.replace(WEB, workers=(POOL,))
+IMAGE = (POOL.image, POOL.image_version)
+AWS_IMAGES = {(*IMAGE, "eu-central-1"): "ami-0123456789abcdef0"}
+GCP_IMAGES = {IMAGE: "projects/example/global/images/gardenlinux-1877-0"}
+
+
+def _deployments(shoot: ShootValues = SHOOT, pool: PoolValues = POOL) -> tuple[machines.ZoneDeployment, ...]:
+    """The zone deployments of a pool of a shoot."""
+    return machines.zone_deployments(shoot, pool, node_values(shoot, pool))
+
+
+def _aws(d: machines.ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> dict[str, Any]:
+    """The aws class of a zone deployment, with example infrastructure IDs."""
+    values = machine_providers.AwsMachineValues(
+        NS, "eu-central-1", f"subnet-{d.zone}", "sg-0abc", f"{NS}-nodes", ip_families=families
+    )
+    return machine_providers.aws_machine_class(NS, d, IMAGE, values, images=AWS_IMAGES)
+
+
+def _gcp(d: machines.ZoneDeployment) -> dict[str, Any]:
+    """The gcp class of a zone deployment, with an example subnetwork and service account."""
+    values = machine_providers.GcpMachineValues(
+        NS, "europe-west1", f"{NS}-nodes", "nodes@example.iam.gserviceaccount.com"
+    )
+    return machine_providers.gcp_machine_class(NS, d, IMAGE, values, images=GCP_IMAGES)
+
+
+CLASSES: dict[str, Callable[[machines.ZoneDeployment], dict[str, Any]]] = {
+    "aws": _aws,
+    "gcp": _gcp,
+    "local": lambda d: machine_providers.local_machine_class(NS, d, IMAGE),
+}
+
+
+# --- goldens ---------------------------------------------------------------------------------------------
+
+
+def test_machine_crds_golden(golden: Callable[[str, str], None]) -> None:
+    """GIVEN the machine CRDs WHEN rendered THEN they match the golden manifests."""
+    golden("machine-crds.yaml", dump(list(machine_crds.crds())))
+
+
+@pytest.mark.parametrize("provider", sorted(machine_providers.SIDECARS))
+def test_mcm_golden(provider: str, golden: Callable[[str, str], None]) -> None:
+    """GIVEN a provider WHEN MCM is rendered with its sidecar THEN seed and shoot objects match the golden files."""
+    sidecar = machine_providers.SIDECARS[provider](NS)
+    objects = [*machines.seed_objects(WEB, sidecar), *machines.shoot_objects()]
+    golden(f"mcm-{provider}.yaml", dump(objects))
+
+
+@pytest.mark.parametrize("provider", sorted(CLASSES))
+def test_machine_class_golden(provider: str, golden: Callable[[str, str], None]) -> None:
+    """GIVEN a 3-zone pool WHEN its first zone's class and user data are rendered THEN they match the golden."""
+    d = _deployments()[0]
+    objects = [CLASSES[provider](d), machines.user_data_secret(NS, d, "#!/bin/bash\necho hello\n")]
+    golden(f"machine-class-{provider}.yaml", dump(objects))
+
+
+def test_machine_deployments_golden(golden: Callable[[str, str], None]) -> None:
+    """GIVEN a pool over three zones WHEN its MachineDeployments are rendered THEN they match the golden."""
+    golden("machine-deployments-3-zones.yaml", dump([machines.machine_deployment(NS, d) for d in _deployments()]))
+
+
+# --- MCM and its sidecars --------------------------------------------------------------------------------
+
+SIDECAR_IMAGES = {
+    "aws": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-aws:",
+    "gcp": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-gcp:",
+    "local": "europe-docker.pkg.dev/gardener-project/releases/gardener/extensions/"
+    "machine-controller-manager-provider-local:",
+}
+
+
+@pytest.mark.parametrize("provider", sorted(SIDECAR_IMAGES))
+def test_one_mcm_with_the_providers_sidecar(provider: str) -> None:
+    """GIVEN a provider WHEN MCM is rendered THEN one Deployment runs MCM and exactly that provider's sidecar."""
+    objects = machines.seed_objects(WEB, machine_providers.SIDECARS[provider](NS))
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    assert len(deployments) == 1
+    mcm, sidecar = deployments[0]["spec"]["template"]["spec"]["containers"]
+    assert mcm["name"] == "machine-controller-manager"
+    assert mcm["image"] == f"{machines.MCM_IMAGE}:{machines.MCM_VERSION}"
+    assert sidecar["name"] == f"machine-controller-manager-{provider}"
+    assert sidecar["image"].startswith(SIDECAR_IMAGES[provider])
+    for container, port in ((mcm, 10258), (sidecar, 10259)):
+        flags = container.get("command", []) + container.get("args", [])
+        assert f"--namespace={NS}" in flags
+        assert f"--port={port}" in flags
+        assert f"--target-kubeconfig={machines.TARGET_KUBECONFIG}" in flags
+        assert container["livenessProbe"]["httpGet"]["port"] == port
+
+
+def test_metrics_service_selects_mcm_and_serves_both_ports() -> None:
+    """GIVEN MCM WHEN its Service is rendered THEN it selects MCM's pods and exposes 10258 and 10259."""
+    sidecar = machine_providers.sidecar_aws(NS)
+    service = machines.metrics_service(WEB, sidecar)
+    labels = machines.mcm_deployment(WEB, sidecar)["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert [p["port"] for p in service["spec"]["ports"]] == [10258, 10259]
+
+
+def test_every_mounted_volume_exists_and_the_kubeconfig_is_one_of_them() -> None:
+    """GIVEN MCM WHEN rendered THEN each container's mounts are pod volumes, the target kubeconfig among them."""
+    pod = machines.mcm_deployment(WEB, machine_providers.sidecar_gcp(NS))["spec"]["template"]["spec"]
+    volumes = {v["name"] for v in pod["volumes"]}
+    for container in pod["containers"]:
+        assert {m["name"] for m in container["volumeMounts"]} == volumes
+    assert machines.target_kubeconfig(WEB)["metadata"]["name"] in volumes
+
+
+def test_local_sidecar_may_manage_machine_pods_and_others_may_not() -> None:
+    """GIVEN the sidecars WHEN the seed Role is rendered THEN only provider-local's adds pods and services."""
+
+    def pods_rule(provider: str) -> bool:
+        role = machines.seed_role(WEB, machine_providers.SIDECARS[provider](NS))
+        return any("pods" in r["resources"] for r in role["rules"])
+
+    assert [pods_rule(p) for p in ("aws", "gcp", "local")] == [False, False, True]
+
+
+# --- machine CRDs ----------------------------------------------------------------------------------------
+
+
+def _unstructured(schema: dict[str, Any], path: str = "") -> list[str]:
+    """Paths in a schema without a type (not int-or-string), and where unknown fields are preserved."""
+    found = []
+    if "type" not in schema and not schema.get("x-kubernetes-int-or-string"):
+        found.append(f"untyped {path}")
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        found.append(f"open {path}")
+    for name, sub in schema.get("properties", {}).items():
+        found += _unstructured(sub, f"{path}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += _unstructured(schema[key], f"{path}[]")
+    return found
+
+
+@pytest.mark.parametrize("crd", machine_crds.crds(), ids=lambda c: c["spec"]["names"]["kind"])
+def test_crds_are_structural_and_open_only_at_the_provider_spec(crd: dict[str, Any]) -> None:
+    """GIVEN a machine CRD WHEN its schema is walked THEN every node is typed; only providerSpec keeps unknowns."""
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    expected = ["open .providerSpec"] if crd["spec"]["names"]["kind"] == "MachineClass" else []
+    assert _unstructured(schema) == expected
+    assert crd["metadata"]["name"] == f"{crd['spec']['names']['plural']}.machine.sapcloud.io"
+
+
+# --- classes and deployments -----------------------------------------------------------------------------
+
+
+def test_names_follow_gardener() -> None:
+    """GIVEN a 3-zone pool WHEN planned THEN deployments are `<id>-<pool>-z<N>` and classes add a 5-digit hash."""
+    ds = _deployments()
+    assert [d.name for d in ds] == [f"shoot--dev--web-pool-a-z{n}" for n in (1, 2, 3)]
+    for d in ds:
+        prefix, digest = d.class_name.rsplit("-", 1)
+        assert prefix == d.name
+        assert len(digest) == 5 and int(digest, 16) >= 0
+
+
+@pytest.mark.parametrize("provider", sorted(CLASSES))
+def test_class_references_its_user_data_and_the_shoots_credentials(provider: str) -> None:
+    """GIVEN a zone's class WHEN rendered THEN its user-data Secret is named like the class, credentials shared."""
+    d = _deployments()[1]
+    cls = CLASSES[provider](d)
+    secret = machines.user_data_secret(NS, d, "script")
+    assert cls["secretRef"] == {"name": secret["metadata"]["name"], "namespace": NS}
+    assert cls["credentialsSecretRef"] == {"name": "cloudprovider", "namespace": NS}
+    assert base64.b64decode(secret["data"]["userData"]) == b"script"
+    assert cls["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-b"
+
+
+def test_deployment_selects_its_machines_and_labels_their_nodes() -> None:
+    """GIVEN a zone's MachineDeployment WHEN rendered THEN its selector matches its template, nodes get labels."""
+    d = _deployments()[2]
+    spec = machines.machine_deployment(NS, d)["spec"]
+    assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
+    assert spec["template"]["spec"]["class"] == {"kind": "MachineClass", "name": d.class_name}
+    assert spec["template"]["spec"]["nodeTemplate"]["metadata"]["labels"] == {
+        "worker.gardener.cloud/pool": "pool-a",
+        "topology.kubernetes.io/zone": "zone-c",
+        "node.kubernetes.io/instance-type": POOL.machine_type,
+    }
+
+
+def test_aws_ipv6_nodes_get_an_address_and_a_prefix() -> None:
+    """GIVEN a dual-stack shoot on aws WHEN its class is rendered THEN the interface asks for IPv6."""
+    interface = _aws(_deployments()[0], ("IPv4", "IPv6"))["providerSpec"]["networkInterfaces"][0]
+    assert (interface["ipv6AddressCount"], interface["ipv6PrefixCount"]) == (1, 1)
+    assert "ipv6AddressCount" not in _aws(_deployments()[0])["providerSpec"]["networkInterfaces"][0]
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp"])
+def test_unknown_image_is_a_clear_error(provider: str) -> None:
+    """GIVEN a pool whose image is not in the provider's table WHEN its class is rendered THEN the error says so."""
+    d = _deployments()[0]
+    unknown = (POOL.image, "9.9.9")
+    with pytest.raises(
+        machine_providers.UnknownImageError, match=rf"pool pool-a: .*9\.9\.9.*{provider.upper()}_IMAGES"
+    ):
+        if provider == "aws":
+            values = machine_providers.AwsMachineValues(NS, "eu-central-1", "subnet", "sg", "profile")
+            machine_providers.aws_machine_class(NS, d, unknown, values, images=AWS_IMAGES)
+        else:
+            gcp = machine_providers.GcpMachineValues(NS, "europe-west1", "subnetwork", "account")
+            machine_providers.gcp_machine_class(NS, d, unknown, gcp, images=GCP_IMAGES)
+
+
+# --- what rolls a pool ----------------------------------------------------------------------------------
+
+ROLLS: list[tuple[str, Callable[[ShootValues, PoolValues], tuple[ShootValues, PoolValues]], bool]] = [
+    ("kubernetes minor", lambda s, p: (s, dataclasses.replace(p, kubernetes_version="1.33.6")), True),
+    ("machine type", lambda s, p: (s, dataclasses.replace(p, machine_type="m5.xlarge")), True),
+    ("image version", lambda s, p: (s, dataclasses.replace(p, image_version="1877.1")), True),
+    ("image name", lambda s, p: (s, dataclasses.replace(p, image="ubuntu")), True),
+    ("cri", lambda s, p: (s, dataclasses.replace(p, cri="docker")), True),
+    ("kube reserved", lambda s, p: (s, dataclasses.replace(p, kube_reserved={"cpu": "100m"})), True),
+    ("eviction", lambda s, p: (s, dataclasses.replace(p, eviction_hard={"memory.available": "5%"})), True),
+    ("cpu manager", lambda s, p: (s, dataclasses.replace(p, kubelet={"cpuManagerPolicy": "static"})), True),
+    ("ca rotation", lambda s, p: (dataclasses.replace(s, credentials=dataclasses.replace(
+        s.credentials, rotation={**s.credentials.rotation, "ca": 1})), p), True),
+    ("kubernetes patch", lambda s, p: (s, dataclasses.replace(p, kubernetes_version="1.34.9")), False),
+    ("minimum", lambda s, p: (s, dataclasses.replace(p, minimum=6)), False),
+    ("maximum", lambda s, p: (s, dataclasses.replace(p, maximum=12)), False),
+    ("max surge", lambda s, p: (s, dataclasses.replace(p, max_surge=3)), False),
+    ("max unavailable", lambda s, p: (s, dataclasses.replace(p, max_unavailable=0)), False),
+    ("max pods", lambda s, p: (s, dataclasses.replace(p, kubelet={"maxPods": 64})), False),
+    ("registry mirror", lambda s, p: (s, dataclasses.replace(p, registry_mirrors={"docker.io": "https://m"})), False),
+    ("sysctl", lambda s, p: (s, dataclasses.replace(p, sysctls={"vm.swappiness": "1"})), False),
+    ("node-agent version", lambda s, p: (dataclasses.replace(s, node_agent_version="v1.121.0"), p), False),
+    ("etcd CA rotation", lambda s, p: (dataclasses.replace(s, credentials=dataclasses.replace(
+        s.credentials, rotation={**s.credentials.rotation, "etcdCA": 1})), p), False),
+]  # fmt: skip
+
+
+def _class_names(shoot: ShootValues, pool: PoolValues, volume: Volume = machines.DEFAULT_VOLUME) -> list[str]:
+    """The class name of each zone of a pool."""
+    return [d.class_name for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool), volume)]
+
+
+@pytest.mark.parametrize(("change", "rolls"), [(c, r) for c, _, r in ROLLS], ids=[c for c, _, _ in ROLLS])
+def test_roll_table(change: str, rolls: bool) -> None:
+    """GIVEN a pool WHEN one setting changes THEN every zone's class name changes exactly if machines must go."""
+    apply = next(f for c, f, _ in ROLLS if c == change)
+    shoot, pool = apply(SHOOT, POOL)
+    before, after = _class_names(SHOOT, POOL), _class_names(shoot, pool)
+    assert [a != b for a, b in zip(before, after, strict=True)] == [rolls] * 3
+
+
+@pytest.mark.parametrize(
+    ("volume", "rolls"),
+    [(Volume(size_gb=100), True), (Volume(type="io2"), True), (Volume(encrypted=False), True), (Volume(), False)],
+    ids=["size", "type", "encryption", "same"],
+)
+def test_volume_changes_roll(volume: Volume, rolls: bool) -> None:
+    """GIVEN a pool WHEN its root volume changes THEN its classes are renamed (a new disk needs a new machine)."""
+    assert (_class_names(SHOOT, POOL, volume) != _class_names(SHOOT, POOL)) is rolls
+
+
+def test_reordered_zones_roll_only_the_moved_deployments() -> None:
+    """GIVEN a pool WHEN two of its zones swap places THEN z1 and z2 roll into their new zones, z3 does not."""
+    swapped = dataclasses.replace(POOL, zones=("zone-b", "zone-a", "zone-c"))
+    before, after = _class_names(SHOOT, POOL), _class_names(SHOOT, swapped)
+    assert [a != b for a, b in zip(before, after, strict=True)] == [True, True, False]
+
+
+def test_other_pools_do_not_roll() -> None:
+    """GIVEN two pools WHEN one's machine type changes THEN the other's class names stay."""
+    other = dataclasses.replace(POOL, name="pool-b")
+    changed = dataclasses.replace(POOL, machine_type="m5.xlarge")
+    assert _class_names(SHOOT, other) == _class_names(dataclasses.replace(SHOOT, workers=(changed, other)), other)
+
+
+# --- spreading over zones -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("total", "zones", "shares"),
+    [(4, 3, [2, 1, 1]), (7, 3, [3, 2, 2]), (3, 3, [1, 1, 1]), (1, 3, [1, 0, 0]), (0, 2, [0, 0]), (5, 1, [5]),
+     (2, 3, [1, 1, 0])],
+)  # fmt: skip
+def test_distribution_table(total: int, zones: int, shares: list[int]) -> None:
+    """GIVEN a total and zones WHEN spread THEN each zone gets total // zones and the first ones the remainder."""
+    assert [machines.distribute(i, total, zones) for i in range(zones)] == shares
+    assert sum(shares) == total
+
+
+def test_zone_deployments_spread_replicas_and_budget() -> None:
+    """GIVEN minimum 4, maximum 7, maxSurge 2, maxUnavailable 1 over 3 zones WHEN planned THEN each is spread."""
+    got = [(d.minimum, d.maximum, d.max_surge, d.max_unavailable) for d in _deployments()]
+    assert got == [(2, 3, 1, 1), (1, 2, 1, 0), (1, 2, 0, 0)]
+    strategy = machines.machine_deployment(NS, _deployments()[1])["spec"]["strategy"]
+    assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+
+
+def test_pool_without_zones_uses_the_shoots_zones() -> None:
+    """GIVEN a pool naming no zones WHEN planned THEN it spans the shoot's zones."""
+    pool = dataclasses.replace(POOL, zones=())
+    shoot = dataclasses.replace(SHOOT, networking=dataclasses.replace(SHOOT.networking, zones=("x", "y")))
+    assert [d.zone for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool))] == ["x", "y"]
+
+
+# --- local nodes -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("minimum", "zones", "spread"),
+    [(1, ("local-a",), {"local-a": 1}), (3, ("local-a", "local-b"), {"local-a": 2, "local-b": 1}),
+     (2, ("local-a", "local-b", "local-c"), {"local-a": 1, "local-b": 1}), (0, ("local-a",), {}),
+     (4, (), {"seed-a": 2, "seed-b": 2})],
+)  # fmt: skip
+def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[str, int]) -> None:
+    """GIVEN a pool's minimum and zones WHEN local nodes are planned THEN they spread as its deployments would."""
+    pool = dataclasses.replace(POOL, minimum=minimum, zones=zones)
+    networking = dataclasses.replace(SHOOT.networking, zones=("seed-a", "seed-b"))
+    nodes = machines.local_nodes(dataclasses.replace(SHOOT, workers=(pool,), networking=networking))
+    counts: dict[str, int] = {}
+    for node in nodes:
+        counts[node.zone] = counts.get(node.zone, 0) + 1
+        assert node.labels == {"worker.gardener.cloud/pool": "pool-a", "topology.kubernetes.io/zone": node.zone,
+                               "node.kubernetes.io/instance-type": POOL.machine_type}  # fmt: skip
+    assert counts == spread
+    assert len({n.name for n in nodes}) == len(nodes) == minimum
+
+
+def test_local_nodes_are_named_after_their_deployment() -> None:
+    """GIVEN the base shoot WHEN its local nodes are planned THEN each name is its zone deployment's plus an index."""
+    assert [n.name for n in machines.local_nodes(WEB)] == ["shoot--dev--web-pool-a-z1-0"]
