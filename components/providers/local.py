@@ -184,12 +184,13 @@ class LocalProvider:
         the API server validates them as mirror pods and kwok runs them on the node.
         """
         pods: list[pulumi.Resource] = []
-        for node in access.nodes_by_pool.get(pool, ()):
+        for i, node in enumerate(access.nodes_by_pool.get(pool, ())):
             for component, static in manifests.items():
                 manifest = static.apply(functools.partial(mirror_pod, node))
                 pods.append(
                     k8s.core.v1.Pod(
-                        f"{parent._name}-{component}-{node}",
+                        # Named by pool and index, not by node: resource names must not depend on the stack.
+                        f"{parent._name}-{component}-{pool}-{i}",
                         metadata=manifest["metadata"],
                         spec=manifest["spec"],
                         opts=pulumi.ResourceOptions(

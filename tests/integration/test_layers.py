@@ -16,13 +16,17 @@ from tests.integration.engine import LOCAL_LANDSCAPE, ROOT, Stack, kubectl, make
 pytestmark = pytest.mark.integration
 
 
-def test_garden_lists_both_shoots_succeeded_with_conditions_true(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN the local landscape after `up` WHEN the garden is asked for shoots THEN both are there and healthy."""
+def test_garden_lists_every_shoot_succeeded_with_conditions_true(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the local landscape after `up` WHEN the garden is asked for shoots THEN all three are there, healthy.
+
+    The hosted shoots' control planes are read from the seed, the self-hosted one's from its mirror pods.
+    """
     garden = local_stack.outputs()["kubeconfigs"]["garden"]
     shoots = json.loads(kubectl(garden, tmp_path, "get", "shoots", "-A", "-o", "json"))["items"]
     assert sorted((s["metadata"]["namespace"], s["metadata"]["name"]) for s in shoots) == [
         ("garden-dev", "web"),
         ("garden-ops", "db"),
+        ("garden-ops", "root"),
     ]
     for shoot in shoots:
         status = shoot["status"]
@@ -117,7 +121,7 @@ def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: P
         namespaces = kubectl(kubeconfigs["seed/local-1"], tmp_path, "get", "namespaces", "-o", "name").split()
         assert "namespace/shoot--ops--db" not in namespaces and "namespace/shoot--dev--web" in namespaces
         shoots = kubectl(kubeconfigs["garden"], tmp_path, "get", "shoots", "-A", "-o", "name").split()
-        assert shoots == ["shoot.arbor.dev/web"]
+        assert shoots == ["shoot.arbor.dev/web", "shoot.arbor.dev/root"]
         assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
     finally:
         remove_stack(stack)

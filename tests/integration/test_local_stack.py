@@ -28,7 +28,7 @@ LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
 def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN the local landscape WHEN `up` ran THEN each cluster answers kubectl and lists its Ready kwok node."""
     kubeconfigs = local_stack.outputs()["kubeconfigs"]
-    assert sorted(kubeconfigs) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db"]
+    assert sorted(kubeconfigs) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db", "shoot/ops/root"]
     for key, cluster in [
         ("garden", f"{local_stack.name}-garden"),
         ("seed/local-1", f"{local_stack.name}-seed-local-1"),
