@@ -45,11 +45,13 @@ class NodeAddressesProvider(ResourceProvider):
         return UpdateResult(outs=news)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The node's addresses as the cluster has them; gone with the node."""
+        """The node's addresses as the cluster has them; gone with the node, or with an unreachable cluster."""
         try:
             node = Kube.from_kubeconfig(props["kubeconfig"]).get(f"{NODES}/{props['node']}")
         except KubeError as err:
-            if err.status == 404:
+            # Unreachable (status 0) counts as gone, as the Kubernetes provider's deleteUnreachable does: a
+            # stopped local cluster comes back with `up`, which then writes this again.
+            if err.status in (0, 404):
                 return ReadResult(id_="", outs={})
             raise
         actual = (node.get("status") or {}).get("addresses") or []

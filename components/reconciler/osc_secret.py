@@ -71,12 +71,14 @@ class OperatingSystemConfigProvider(ResourceProvider):
         return UpdateResult(outs={**news, "restartPlan": _plan(olds, news)})
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The Secret as the cluster has it: gone, edited (drift in `secret`) or as written."""
+        """The Secret as the cluster has it: gone (or unreachable), edited (drift in `secret`) or as written."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         try:
             actual = kube.get(f"{SECRETS}/{props['secretName']}")
         except KubeError as err:
-            if err.status == 404:
+            # Unreachable (status 0) counts as gone, as the Kubernetes provider's deleteUnreachable does: a
+            # stopped local cluster comes back with `up`, which then writes this again.
+            if err.status in (0, 404):
                 return ReadResult(id_="", outs={})
             raise
         wanted = props["secret"]["stringData"]["osc.yaml"]
