@@ -26,6 +26,7 @@ import pytest
 import yaml
 from cryptography import x509
 
+from components.reconciler.pki import CLOCK_SKEW
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -84,6 +85,13 @@ def _client_cert(kubeconfig: str) -> x509.Certificate:
     return x509.load_pem_x509_certificate(base64.b64decode(data))
 
 
+def assert_lifetime(cert: x509.Certificate) -> None:
+    """The certificate lives the configured expiration (plus the backdating for clock skew) and is valid now."""
+    before, after = cert.not_valid_before_utc.timestamp(), cert.not_valid_after_utc.timestamp()
+    assert after - before == EXPIRATION_S + CLOCK_SKEW.total_seconds()
+    assert before < time.time() < after
+
+
 def test_client_ca_is_an_internal_secret_in_the_project_namespace(access_stack: Stack, tmp_path: Path) -> None:
     """GIVEN the stack after `up` WHEN the garden's admin reads `web.ca-client` THEN it holds the shoot's client CA."""
     garden = _garden(access_stack, tmp_path).read_text()
@@ -138,9 +146,7 @@ def test_admin_kubeconfig_is_accepted_and_expires_as_configured(access_stack: St
     assert whoami["username"] == "admin"
     assert "system:masters" in whoami["groups"]
     assert "node" in kubectl(kubeconfig, tmp_path, "get", "nodes", "-o", "name")
-    cert = _client_cert(kubeconfig)
-    remaining = cert.not_valid_after_utc.timestamp() - time.time()
-    assert EXPIRATION_S - 3600 < remaining <= EXPIRATION_S
+    assert_lifetime(_client_cert(kubeconfig))
 
 
 def test_shoot_admin_kubeconfig_works_against_a_cluster_trusting_the_client_ca(
@@ -152,8 +158,7 @@ def test_shoot_admin_kubeconfig_works_against_a_cluster_trusting_the_client_ca(
     assert whoami["username"] == "admin" and "system:masters" in whoami["groups"]
     # The target cluster has no nodes (a bare LocalCluster): any read a cluster admin may do shows the access.
     assert "namespace/kube-system" in kubectl(kubeconfig, tmp_path, "get", "namespaces", "-o", "name")
-    remaining = _client_cert(kubeconfig).not_valid_after_utc.timestamp() - time.time()
-    assert EXPIRATION_S - 3600 < remaining <= EXPIRATION_S
+    assert_lifetime(_client_cert(kubeconfig))
 
 
 def test_no_private_key_or_token_in_plaintext_in_the_state(access_stack: Stack) -> None:
