@@ -6,7 +6,7 @@ from components.encryption import encryption_changes, encryption_outputs
 from components.landscape import Landscape
 from components.network import plan_network, table
 from components.nodeagent import user_data_problems
-from components.outputs import previous
+from components.outputs import previous_outputs
 from components.pki import rotation_message
 from components.plan import credential_outputs, network_changes, network_outputs, plan_landscape, unsupported
 from components.providers.registry import provider_for
@@ -21,14 +21,16 @@ except SpecError as err:
 plan = plan_landscape(spec, pulumi.get_stack())
 if problems := unsupported(plan) + user_data_problems(plan.shoots):
     raise pulumi.RunError("landscape asks for what arbor does not run yet:\n" + "\n".join(problems))
-refused = network_changes(plan, previous("networks") or {}) + encryption_changes(plan, previous("encryption") or {})
+deployed = previous_outputs()
+refused = network_changes(plan, deployed.get("networks") or {})
+refused += encryption_changes(plan, deployed.get("encryption") or {})
 if refused:
     raise pulumi.RunError("refused change (compared with the stack's previous update):\n" + "\n".join(refused))
 landscape = Landscape("arbor", plan, provider_for)
 # A rotation's preview says what it replaces and which components restart (the summary picks these lines up).
-deployed = previous("credentials") or {}
+rotated = deployed.get("credentials") or {}
 for key, counters in credential_outputs(plan).items():
-    if key in deployed and (message := rotation_message(key, deployed[key], counters)):
+    if key in rotated and (message := rotation_message(key, rotated[key], counters)):
         pulumi.log.info(message)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
 pulumi.export("adminKubeconfigs", landscape.admin_kubeconfigs())

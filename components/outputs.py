@@ -26,17 +26,17 @@ def _read(stack: str) -> dict[str, Any]:
     return dict((result.value or {}).get("outputs") or {})
 
 
-def previous(name: str, read: Callable[[str], dict[str, Any]] = _read) -> Any:
-    """The output `name` of this stack's previous update, or None before the first update.
+def previous_outputs(read: Callable[[str], dict[str, Any]] = _read) -> dict[str, Any]:
+    """Every output of this stack's previous update ({} before the first one), read once.
 
     A read that keeps failing stops the program: without the previous outputs no change can be checked.
     """
     stack = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
     for pause in (*RETRY_PAUSES_S, None):
         try:
-            return read(stack).get(name)
+            return read(stack)
         except Exception as err:  # the engine reports every failure as a plain Exception
             if pause is None:
                 raise pulumi.RunError(f"cannot read the outputs of the previous update of {stack}: {err}") from None
             time.sleep(pause)
-    return None
+    return {}

@@ -35,18 +35,18 @@ def no_pauses(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_busy_backend_is_read_again() -> None:
     """GIVEN a backend that fails twice WHEN the previous outputs are read THEN the third read answers."""
     backend = Backend(2, {"networks": {"dev/web": {"ipFamilies": ["IPv4"]}}})
-    assert outputs.previous("networks", backend.read) == {"dev/web": {"ipFamilies": ["IPv4"]}}
+    assert outputs.previous_outputs(backend.read).get("networks") == {"dev/web": {"ipFamilies": ["IPv4"]}}
     assert backend.reads == 3
 
 
 def test_a_stack_without_the_output_has_none() -> None:
     """GIVEN a stack never updated WHEN read THEN the output is None."""
-    assert outputs.previous("networks", Backend(0, {}).read) is None
+    assert outputs.previous_outputs(Backend(0, {}).read).get("networks") is None
 
 
 def test_a_backend_that_stays_busy_stops_the_program() -> None:
     """GIVEN a backend failing every read WHEN read THEN a RunError names the stack and the cause."""
     backend = Backend(99, {})
     with pytest.raises(pulumi.RunError, match=r"cannot read the outputs of the previous update of .*: .*EOF"):
-        outputs.previous("networks", backend.read)
+        outputs.previous_outputs(backend.read)
     assert backend.reads == 5
