@@ -91,6 +91,19 @@ class Kube:
         """GET `path` (e.g. `/api/v1/nodes`)."""
         return self._call("GET", path)
 
+    def find(self, path: str) -> Any | None:
+        """GET `path`; None when the object is gone or its cluster cannot be reached.
+
+        Unreachable counts as gone, as the Kubernetes provider's deleteUnreachable does: a stopped local cluster
+        comes back with `up`, which then writes the object again.
+        """
+        try:
+            return self.get(path)
+        except KubeError as err:
+            if err.status in (0, 404):
+                return None
+            raise
+
     def create(self, path: str, body: Any) -> Any:
         """POST `body` to the collection at `path`."""
         return self._call("POST", path, body)

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube
 
 PROVIDER_VERSION = "1"
 NODES = "/api/v1/nodes"
@@ -46,14 +46,9 @@ class NodeAddressesProvider(ResourceProvider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The node's addresses as the cluster has them; gone with the node, or with an unreachable cluster."""
-        try:
-            node = Kube.from_kubeconfig(props["kubeconfig"]).get(f"{NODES}/{props['node']}")
-        except KubeError as err:
-            # Unreachable (status 0) counts as gone, as the Kubernetes provider's deleteUnreachable does: a
-            # stopped local cluster comes back with `up`, which then writes this again.
-            if err.status in (0, 404):
-                return ReadResult(id_="", outs={})
-            raise
+        node = Kube.from_kubeconfig(props["kubeconfig"]).find(f"{NODES}/{props['node']}")
+        if node is None:
+            return ReadResult(id_="", outs={})
         actual = (node.get("status") or {}).get("addresses") or []
         uid = (node.get("metadata") or {}).get("uid", "")
         return ReadResult(id_=id_, outs={**props, "addresses": actual, "nodeUid": uid})

@@ -73,14 +73,9 @@ class OperatingSystemConfigProvider(ResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The Secret as the cluster has it: gone (or unreachable), edited (drift in `secret`) or as written."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        try:
-            actual = kube.get(f"{SECRETS}/{props['secretName']}")
-        except KubeError as err:
-            # Unreachable (status 0) counts as gone, as the Kubernetes provider's deleteUnreachable does: a
-            # stopped local cluster comes back with `up`, which then writes this again.
-            if err.status in (0, 404):
-                return ReadResult(id_="", outs={})
-            raise
+        actual = kube.find(f"{SECRETS}/{props['secretName']}")
+        if actual is None:
+            return ReadResult(id_="", outs={})
         wanted = props["secret"]["stringData"]["osc.yaml"]
         if _osc_yaml(actual) == wanted:
             return ReadResult(id_=id_, outs=props)

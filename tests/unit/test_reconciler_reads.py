@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 import pytest
 
 from components.reconciler import node_addresses, osc_secret
-from components.reconciler.kube import KubeError
+from components.reconciler.kube import Kube
 
 
-class Unreachable:
-    """A cluster whose API refuses connections."""
-
-    def get(self, path: str) -> Any:
-        """Every GET fails as a refused connection does."""
-        raise KubeError(f"GET {path}: connection refused", 0)
+def unreachable() -> Kube:
+    """A client of a cluster whose API refuses connections: nothing listens on port 1 of loopback."""
+    return Kube(server="https://127.0.0.1:1", context=ssl.create_default_context())
 
 
 @pytest.mark.parametrize(
@@ -30,6 +28,6 @@ def test_an_unreachable_cluster_makes_the_resource_gone(
     monkeypatch: pytest.MonkeyPatch, module: Any, provider: Any, props: dict[str, Any]
 ) -> None:
     """GIVEN a stopped cluster WHEN refreshed THEN the resource is gone (not an error that stops the refresh)."""
-    monkeypatch.setattr(module.Kube, "from_kubeconfig", staticmethod(lambda _: Unreachable()))
+    monkeypatch.setattr(module.Kube, "from_kubeconfig", staticmethod(lambda _: unreachable()))
     result = provider.read("id", props)
     assert result.id == "" and result.outs == {}
