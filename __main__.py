@@ -4,7 +4,6 @@ import pulumi
 
 from components.encryption import encryption_changes, encryption_outputs
 from components.landscape import Landscape
-from components.network import plan_network, table
 from components.nodeagent import user_data_problems
 from components.outputs import previous_outputs
 from components.pki import rotation_message
@@ -40,4 +39,4 @@ pulumi.export("networks", network_outputs(plan))
 pulumi.export("encryption", encryption_outputs(plan))
 pulumi.export("credentials", credential_outputs(plan))
 pulumi.export("networkRanges", landscape.network_ranges())
-pulumi.export("networkPlan", "\n\n".join(table(plan_network(s.networking)) for s in plan.shoots))
+pulumi.export("networkPlan", landscape.network_plan())

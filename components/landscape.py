@@ -79,6 +79,10 @@ class Landscape(pulumi.ComponentResource):
         shoots = {f"{s.values.project}/{s.values.name}": s.admin_kubeconfig for s in self.shoots.values()}
         return pulumi.Output.secret(pulumi.Output.all(**shoots))
 
+    def network_plan(self) -> str:
+        """Every shoot's subnet plan as readable tables, one after the other."""
+        return "\n\n".join(s.network_table for s in self.shoots.values())
+
     def network_ranges(self) -> pulumi.Output[dict[str, dict[str, list[str]]]]:
         """Every shoot's ranges by `<project>/<name>`, with the IPv6 ones its cloud assigned."""
         return pulumi.Output.all(

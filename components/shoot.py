@@ -55,6 +55,7 @@ class Shoot(pulumi.ComponentResource):
     values: ShootValues
     access: ClusterAccess
     network: NetworkAccess
+    network_table: str
     credentials: ShootPki
     encryption: EtcdEncryption
     admin_kubeconfig: pulumi.Output[str]
@@ -83,8 +84,9 @@ class Shoot(pulumi.ComponentResource):
 
         # Infrastructure first: the control plane and nodes need the shoot's network.
         network_plan = network.plan_network(values.networking)
+        self.network_table = network.table(network_plan)
         # The table reaches reviewers in the preview (and its JSON) as an info diagnostic on the shoot.
-        pulumi.log.info(network.PLAN_PREFIX + network.table(network_plan), resource=self)
+        pulumi.log.info(network.PLAN_PREFIX + self.network_table, resource=self)
         self.network = infra.network(network_plan, parent=self)
 
         # Credentials: the shoot's PKI; its client CA is also kept in the garden, where members cannot read it.
