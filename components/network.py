@@ -96,11 +96,6 @@ class NetworkPlan:
     services: tuple[str | Carve, ...]
     ipv6_ipam_pool: str | None = None
 
-    @property
-    def dual_stack(self) -> bool:
-        """Whether the network has both families."""
-        return self.ip_families == (IPV4, IPV6)
-
     def subnet(self, role: str, zone: str = "") -> Subnet:
         """The subnet of a role (and zone)."""
         return next(s for s in self.subnets if s.role == role and (not zone or s.zone == zone))
