@@ -4,6 +4,7 @@ import pulumi
 
 from components.encryption import encryption_changes, encryption_outputs
 from components.landscape import Landscape
+from components.machine_providers import worker_problems
 from components.nodeagent import user_data_problems
 from components.outputs import previous_outputs
 from components.pki import rotation_message
@@ -18,7 +19,7 @@ except SpecError as err:
     raise pulumi.RunError("invalid landscape:\n" + "\n".join(err.lines)) from None
 
 plan = plan_landscape(spec, pulumi.get_stack())
-if problems := unsupported(plan) + user_data_problems(plan.shoots):
+if problems := unsupported(plan) + user_data_problems(plan.shoots) + worker_problems(plan.shoots):
     raise pulumi.RunError("landscape asks for what arbor does not run yet:\n" + "\n".join(problems))
 deployed = previous_outputs()
 refused = network_changes(plan, deployed.get("networks") or {})

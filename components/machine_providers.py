@@ -13,22 +13,22 @@ anything changes. The local provider simulates machines (kwok), so its spec only
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
 from components.machines import (
     ALL_VERBS,
-    DEFAULT_VOLUME,
     POOL_LABEL,
     Object,
     Sidecar,
-    Volume,
     ZoneDeployment,
     machine_class,
     sidecar_container,
 )
 from components.network import NetworkPlan
+from components.plan import ShootValues
 
 RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"
 AWS_SIDECAR_IMAGE, AWS_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-aws", "v0.27.1"
@@ -38,6 +38,8 @@ LOCAL_SIDECAR_IMAGE, LOCAL_SIDECAR_VERSION = (
     f"{RELEASES}/extensions/machine-controller-manager-provider-local",
     ("v1.120.0"),
 )
+# The `provider` of each MachineClass, which picks the sidecar that serves it (the sidecars' own names).
+AWS_CLASS_PROVIDER, GCP_CLASS_PROVIDER, LOCAL_CLASS_PROVIDER = "AWS", "GCP", "local"
 AWS_VOLUME_TYPE = "gp3"
 GCP_VOLUME_TYPE = "pd-balanced"
 GCP_COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute"
@@ -60,6 +62,18 @@ def _lookup(table: Mapping[Key, str], key: Key, where: str, table_name: str) -> 
     if key not in table:
         raise UnknownImageError(f"{where}: no image for {'/'.join(key)}: add it to {table_name}")
     return table[key]
+
+
+def aws_image(
+    image: tuple[str, str], region: str, where: str, images: Mapping[tuple[str, str, str], str] = AWS_IMAGES
+) -> str:
+    """The AMI of an image in a region."""
+    return _lookup(images, (*image, region), where, "machine_providers.AWS_IMAGES")
+
+
+def gcp_image(image: tuple[str, str], where: str, images: Mapping[tuple[str, str], str] = GCP_IMAGES) -> str:
+    """The image path of an image."""
+    return _lookup(images, image, where, "machine_providers.GCP_IMAGES")
 
 
 # --- sidecars --------------------------------------------------------------------------------------------
@@ -108,13 +122,18 @@ def nodes_subnet(plan: NetworkPlan, zone: str) -> str:
 def aws_machine_class(
     namespace: str,
     d: ZoneDeployment,
-    image: tuple[str, str],
     v: AwsMachineValues,
-    volume: Volume = DEFAULT_VOLUME,
     images: Mapping[tuple[str, str, str], str] = AWS_IMAGES,
 ) -> Object:
-    """The aws MachineClass of one zone: AMI, instance type, the zone's subnet, nodes group and profile, disk."""
-    ami = _lookup(images, (*image, v.region), f"pool {d.pool}", "machine_providers.AWS_IMAGES")
+    """The aws MachineClass of one zone."""
+    return machine_class(namespace, d, AWS_CLASS_PROVIDER, aws_provider_spec(d, v, images))
+
+
+def aws_provider_spec(
+    d: ZoneDeployment, v: AwsMachineValues, images: Mapping[tuple[str, str, str], str] = AWS_IMAGES
+) -> Object:
+    """An aws class's providerSpec: AMI, instance type, the zone's subnet, nodes group and profile, disk."""
+    ami = aws_image(d.image, v.region, f"pool {d.pool}", images)
     interface: Object = {"subnetID": v.subnet_id, "securityGroupIDs": [v.security_group_id]}
     if "IPv6" in v.ip_families:
         # One IPv6 address for the node and one prefix its pods take addresses from (as provider-aws does).
@@ -129,12 +148,12 @@ def aws_machine_class(
         "networkInterfaces": [interface],
         "tags": {f"kubernetes.io/cluster/{v.technical_id}": "1", "kubernetes.io/role/node": "1",
                  POOL_LABEL: d.pool},
-        "blockDevices": [{"ebs": {"volumeSize": volume.size_gb, "volumeType": volume.type or AWS_VOLUME_TYPE,
-                                  "encrypted": volume.encrypted, "deleteOnTermination": True}}],
+        "blockDevices": [{"ebs": {"volumeSize": d.volume.size_gb, "volumeType": d.volume.type or AWS_VOLUME_TYPE,
+                                  "encrypted": d.volume.encrypted, "deleteOnTermination": True}}],
         # IMDSv2 only; two hops so pods behind the node's network can still reach it.
         "instanceMetadataOptions": {"httpTokens": "required", "httpPutResponseHopLimit": 2},
     }  # fmt: skip
-    return machine_class(namespace, d, "AWS", spec, image)
+    return spec
 
 
 @dataclass(frozen=True)
@@ -156,13 +175,18 @@ def _gcp_label(value: str) -> str:
 def gcp_machine_class(
     namespace: str,
     d: ZoneDeployment,
-    image: tuple[str, str],
     v: GcpMachineValues,
-    volume: Volume = DEFAULT_VOLUME,
     images: Mapping[tuple[str, str], str] = GCP_IMAGES,
 ) -> Object:
-    """The gcp MachineClass of one zone: machine type, zone, image, nodes subnetwork, service account, tags."""
-    path = _lookup(images, image, f"pool {d.pool}", "machine_providers.GCP_IMAGES")
+    """The gcp MachineClass of one zone."""
+    return machine_class(namespace, d, GCP_CLASS_PROVIDER, gcp_provider_spec(d, v, images))
+
+
+def gcp_provider_spec(
+    d: ZoneDeployment, v: GcpMachineValues, images: Mapping[tuple[str, str], str] = GCP_IMAGES
+) -> Object:
+    """A gcp class's providerSpec: machine type, zone, image, nodes subnetwork, service account, tags."""
+    path = gcp_image(d.image, f"pool {d.pool}", images)
     labels = {"name": _gcp_label(v.technical_id), "worker_gardener_cloud_pool": _gcp_label(d.pool)}
     interface: Object = {"subnetwork": v.subnetwork, "disableExternalIP": True}
     if "IPv6" in v.ip_families:
@@ -175,8 +199,8 @@ def gcp_machine_class(
         "canIpForward": True,
         "deletionProtection": False,
         "description": f"Machine of shoot {v.technical_id} created by machine-controller-manager.",
-        "disks": [{"boot": True, "autoDelete": True, "image": path, "sizeGb": volume.size_gb,
-                   "type": volume.type or GCP_VOLUME_TYPE, "labels": labels}],
+        "disks": [{"boot": True, "autoDelete": True, "image": path, "sizeGb": d.volume.size_gb,
+                   "type": d.volume.type or GCP_VOLUME_TYPE, "labels": labels}],
         "labels": labels,
         "metadata": [{"key": "block-project-ssh-keys", "value": "TRUE"}],
         "networkInterfaces": [interface],
@@ -184,10 +208,50 @@ def gcp_machine_class(
         # Firewall rules and routes select the shoot's nodes by these network tags.
         "tags": [v.technical_id, f"kubernetes-io-cluster-{v.technical_id}", "kubernetes-io-role-node"],
     }  # fmt: skip
-    return machine_class(namespace, d, "GCP", spec, image)
+    return spec
 
 
-def local_machine_class(namespace: str, d: ZoneDeployment, image: tuple[str, str]) -> Object:
+def local_machine_class(namespace: str, d: ZoneDeployment) -> Object:
     """The local MachineClass of one zone: the image it records, and the pool and zone its node is labelled with."""
-    spec = {"image": ":".join(image), "labels": dict(d.labels)}
-    return machine_class(namespace, d, "local", spec, image)
+    spec = {"image": ":".join(d.image), "labels": dict(d.labels)}
+    return machine_class(namespace, d, LOCAL_CLASS_PROVIDER, spec)
+
+
+# --- checks before anything changes ----------------------------------------------------------------------
+
+# The keys of the `cloudprovider` Secret each cloud's sidecar reads (Gardener's).
+CREDENTIAL_KEYS = {"aws": ("accessKeyID", "secretAccessKey"), "gcp": ("serviceaccount.json",)}
+
+
+def credentials_data(provider: str, raw: str, where: str) -> dict[str, str]:
+    """The `cloudprovider` Secret's data from a shoot's credentials (a JSON object), or an error naming the fault."""
+    try:
+        given = json.loads(raw)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{where}: the credentials are not JSON: {err.msg}") from None
+    if not isinstance(given, dict):
+        raise ValueError(f"{where}: the credentials are not a JSON object")
+    keys = CREDENTIAL_KEYS.get(provider, ())
+    if missing := [k for k in keys if not given.get(k)]:
+        raise ValueError(f"{where}: the {provider} credentials need {', '.join(missing)}")
+    return {k: given[k] for k in keys}
+
+
+def worker_problems(shoots: Iterable[ShootValues]) -> list[str]:
+    """What stops a hosted cloud shoot's machines before anything changes: no cloud image, no credentials."""
+    lines = []
+    for i, shoot in enumerate(shoots):
+        provider = shoot.networking.provider.value
+        if shoot.self_hosted or provider not in CREDENTIAL_KEYS:
+            continue
+        if not shoot.cloud_credentials_secret:
+            lines.append(f"landscape.shoots[{i}].cloudCredentialsSecret: a shoot on {provider} needs the credentials "
+                         "its machines are created with")  # fmt: skip
+        for j, pool in enumerate(shoot.workers):
+            image = (pool.image, pool.image_version)
+            where = f"landscape.shoots[{i}].workers[{j}].machine.image"
+            try:
+                aws_image(image, shoot.networking.region, where) if provider == "aws" else gcp_image(image, where)
+            except UnknownImageError as err:
+                lines.append(str(err))
+    return lines

@@ -37,10 +37,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import controlplane, naming
+from components import controlplane, naming, pki
 from components.machine_crds import GROUP, VERSION
-from components.nodeagent import NodeValues, secret_name
-from components.plan import PoolValues, ShootValues
+from components.nodeagent import NodeValues, node_values, secret_name
+from components.plan import PoolValues, ShootValues, VolumeValues
 
 Object = dict[str, Any]
 MCM_NAME = "machine-controller-manager"
@@ -49,7 +49,7 @@ MCM_VERSION = "v0.59.1"
 MCM_METRICS_PORT = 10258
 PROVIDER_METRICS_PORT = 10259
 # The user of MCM's client certificate in the shoot (components/pki.py issues it, as for the other controllers).
-MCM_USER = "system:machine-controller-manager"
+MCM_USER = pki.MCM_USER
 KUBECONFIG = f"{MCM_NAME}-kubeconfig"
 TARGET_KUBECONFIG = f"{controlplane.MOUNT_ROOT}/{KUBECONFIG}/kubeconfig"
 # Both containers reach the shoot's API with the same credentials: the kubeconfig and the files it points at.
@@ -313,18 +313,6 @@ def shoot_objects() -> tuple[Object, ...]:
 
 
 @dataclass(frozen=True)
-class Volume:
-    """A pool's root disk: size, type (empty: the provider's default) and encryption."""
-
-    size_gb: int = 50
-    type: str = ""
-    encrypted: bool = True
-
-
-DEFAULT_VOLUME = Volume()
-
-
-@dataclass(frozen=True)
 class ZoneDeployment:
     """A pool's share of one zone: its MachineDeployment and class names, replicas and rollout budget."""
 
@@ -334,10 +322,12 @@ class ZoneDeployment:
     zone: str
     zone_index: int
     machine_type: str
+    image: tuple[str, str]
     minimum: int
     maximum: int
     max_surge: int
     max_unavailable: int
+    volume: VolumeValues = field(default_factory=VolumeValues)
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -356,37 +346,35 @@ def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
     return f"{technical_id}-{pool}-z{zone_index + 1}"
 
 
-def roll_hash(node: NodeValues, zone: str, volume: Volume) -> str:
+def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
     """Five hex digits over exactly what must replace machines (see the module docstring)."""
     data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
     inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
     return hashlib.sha256(inner.encode()).hexdigest()[:5]
 
 
-def class_name(
-    technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues, volume: Volume = DEFAULT_VOLUME
-) -> str:
+def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
     """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
-    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, volume)}"
+    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, pool.volume)}"
 
 
-def zone_deployments(
-    shoot: ShootValues, pool: PoolValues, node: NodeValues, volume: Volume = DEFAULT_VOLUME
-) -> tuple[ZoneDeployment, ...]:
+def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
     """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
     zones = pool_zones(shoot, pool)
     return tuple(
         ZoneDeployment(
             name=deployment_name(shoot.technical_id, pool.name, i),
-            class_name=class_name(shoot.technical_id, pool, i, zone, node, volume),
+            class_name=class_name(shoot.technical_id, pool, i, zone, node),
             pool=pool.name,
             zone=zone,
             zone_index=i,
             machine_type=pool.machine_type,
+            image=(pool.image, pool.image_version),
             minimum=distribute(i, pool.minimum, len(zones)),
             maximum=distribute(i, pool.maximum, len(zones)),
             max_surge=distribute(i, pool.max_surge, len(zones)),
             max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
+            volume=pool.volume,
             labels=node_labels(pool.name, zone, pool.machine_type),
         )
         for i, zone in enumerate(zones)
@@ -433,11 +421,12 @@ def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
     }
 
 
-def machine_class(
-    namespace: str, d: ZoneDeployment, provider: str, provider_spec: Object, image: tuple[str, str]
-) -> Object:
-    """A MachineClass: the provider's spec, the shoot's credentials and the class's own user-data Secret."""
-    name, version = image
+def machine_class(namespace: str, d: ZoneDeployment, provider: str, provider_spec: Any) -> Object:
+    """A MachineClass: the provider's spec, the shoot's credentials and the class's own user-data Secret.
+
+    `provider_spec` is an object, or whatever stands for one until the cloud's IDs in it are known.
+    """
+    name, version = d.image
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "MachineClass",
@@ -472,27 +461,33 @@ def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Objec
 
 @dataclass(frozen=True)
 class LocalNode:
-    """A kwok node standing for one machine of a pool: name, pool, zone and node labels."""
+    """A kwok node standing for one machine of a pool's zone: its class, index there, pool, zone and labels."""
 
-    name: str
+    machine_class: str
+    index: int
     pool: str
     zone: str
+    zone_index: int
     labels: dict[str, str]
+
+    @property
+    def key(self) -> str:
+        """A name for the node's resources that holds across rolls and stacks: `<pool>-z<N>-<index>`."""
+        return f"{self.pool}-z{self.zone_index + 1}-{self.index}"
+
+    def name(self, pod_cidrs: tuple[str, ...] = ()) -> str:
+        """The node's name, as MCM names a machine: its class (so a rolled class rolls it) and a suffix.
+
+        The suffix covers its pod ranges too, which a node never changes: new ones (a new family) make a new node.
+        """
+        return f"{self.machine_class}-{naming.short_hash(str(self.index), *pod_cidrs, length=5)}"
 
 
 def local_nodes(shoot: ShootValues) -> tuple[LocalNode, ...]:
-    """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments would be.
-
-    Names follow the deployments (`<deployment>-<i>`), so a node shows its pool and zone.
-    """
-    nodes = []
-    for pool in shoot.workers:
-        zones = pool_zones(shoot, pool)
-        for i, zone in enumerate(zones):
-            name = deployment_name(shoot.technical_id, pool.name, i)
-            labels = node_labels(pool.name, zone, pool.machine_type)
-            nodes += [
-                LocalNode(f"{name}-{n}", pool.name, zone, labels)
-                for n in range(distribute(i, pool.minimum, len(zones)))
-            ]
-    return tuple(nodes)
+    """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, pool by pool."""
+    return tuple(
+        LocalNode(d.class_name, n, d.pool, d.zone, d.zone_index, dict(d.labels))
+        for pool in shoot.workers
+        for d in zone_deployments(shoot, pool, node_values(shoot, pool))
+        for n in range(d.minimum)
+    )

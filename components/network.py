@@ -97,8 +97,8 @@ class NetworkPlan:
     ipv6_ipam_pool: str | None = None
 
     def subnet(self, role: str, zone: str = "") -> Subnet:
-        """The subnet of a role (and zone)."""
-        return next(s for s in self.subnets if s.role == role and (not zone or s.zone == zone))
+        """The subnet of a role (and zone: a regional subnet, as on gcp, serves every zone)."""
+        return next(s for s in self.subnets if s.role == role and (not zone or s.zone in (zone, "")))
 
 
 @dataclass(frozen=True)

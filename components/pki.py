@@ -32,6 +32,7 @@ KUBE_APISERVER_KUBELET = "kube-apiserver-kubelet"
 FRONT_PROXY_CLIENT = "front-proxy-client"
 KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
 KUBE_SCHEDULER = "kube-scheduler"
+MACHINE_CONTROLLER_MANAGER = "machine-controller-manager"
 SERVICE_ACCOUNT_KEY = "service-account-key"
 BOOTSTRAP_TOKEN = "bootstrap-token"
 
@@ -51,6 +52,7 @@ ETCD_EVENTS_COMPONENT = "etcd-events"
 KUBE_APISERVER_COMPONENT = "kube-apiserver"
 KCM_COMPONENT = "kube-controller-manager"
 SCHEDULER_COMPONENT = "kube-scheduler"
+MCM_COMPONENT = "machine-controller-manager"
 # kubelet trusts the cluster CA and the client CA: their rotation rolls every pool (the OSC hash's ca rotation).
 KUBELET_COMPONENT = "kubelet"
 ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
@@ -58,6 +60,8 @@ ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
 LOOPBACK = "127.0.0.1"
 # The user kube-apiserver is at kubelets; the shoot binds it to system:kubelet-api-admin.
 KUBELET_CLIENT_USER = "system:kube-apiserver:kubelet"
+# machine-controller-manager's user in the shoot (components/machines.py binds its rights there).
+MCM_USER = "system:machine-controller-manager"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
 # Gardener's secrets manager renews a certificate once 80% of its validity passed or fewer than 10 days remain.
@@ -182,11 +186,14 @@ def _leaf(
     )
 
 
-def credentials(namespace: str, services: tuple[str, ...], node_ips: tuple[str, ...] = ()) -> tuple[Credential, ...]:
+def credentials(
+    namespace: str, services: tuple[str, ...], node_ips: tuple[str, ...] = (), hosted: bool = True
+) -> tuple[Credential, ...]:
     """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign.
 
     `node_ips` are the control-plane nodes' addresses of a self-hosted shoot, where its kube-apiserver is reached;
-    its static pods also reach each other on loopback, so the servers name 127.0.0.1 too.
+    its static pods also reach each other on loopback, so the servers name 127.0.0.1 too. A `hosted` shoot's
+    machine-controller-manager runs in the seed and reaches the shoot with a client certificate of its own.
     """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
     ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT))
@@ -209,6 +216,7 @@ def credentials(namespace: str, services: tuple[str, ...], node_ips: tuple[str, 
         _leaf(FRONT_PROXY_CLIENT, ca_front_proxy, "front-proxy-client", client, (api,)),
         _leaf(KUBE_CONTROLLER_MANAGER, ca_client, "system:kube-controller-manager", client, (kcm,)),
         _leaf(KUBE_SCHEDULER, ca_client, "system:kube-scheduler", client, (sched,)),
+        *((_leaf(MACHINE_CONTROLLER_MANAGER, ca_client, MCM_USER, client, (MCM_COMPONENT,)),) if hosted else ()),
         Credential(SERVICE_ACCOUNT_KEY, Kind.RSA_KEY, Group.SERVICE_ACCOUNT_KEY, consumers=(api, kcm)),
         # kube-apiserver reads bootstrap tokens from kube-system at request time; only new nodes use a new one.
         Credential(BOOTSTRAP_TOKEN, Kind.TOKEN, Group.BOOTSTRAP_TOKEN),

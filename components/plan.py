@@ -89,6 +89,15 @@ class SeedValues:
 
 
 @dataclass(frozen=True)
+class VolumeValues:
+    """A pool's root disk: size, type (empty: the provider's default) and whether it is encrypted."""
+
+    size_gb: int = 50
+    type: str = ""
+    encrypted: bool = True
+
+
+@dataclass(frozen=True)
 class PoolValues:
     """A worker pool of a shoot."""
 
@@ -109,6 +118,7 @@ class PoolValues:
     sysctls: dict[str, str] = field(default_factory=dict)
     max_surge: int = 1
     max_unavailable: int = 0
+    volume: VolumeValues = field(default_factory=VolumeValues)
 
 
 @dataclass(frozen=True)
@@ -154,6 +164,8 @@ class ShootValues:
     cluster: ClusterValues
     credentials: CredentialsValues = field(default_factory=CredentialsValues)
     encryption: EncryptionValues = field(default_factory=EncryptionValues)
+    # The secret config key with the cloud credentials of the shoot's machines (None on local: nothing to call).
+    cloud_credentials_secret: str | None = None
 
     @property
     def self_hosted(self) -> bool:
@@ -237,6 +249,7 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
             sysctls=dict(p.sysctls),
             max_surge=p.max_surge,
             max_unavailable=p.max_unavailable,
+            volume=VolumeValues(p.volume.size_gb, p.volume.type or "", p.volume.encrypted),
         )
         for p in spec.workers
     )
@@ -275,6 +288,7 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
             admin_kubeconfig_expiration_s=spec.admin_kubeconfig.expiration_seconds,
         ),
         encryption=_encryption(spec.encryption),
+        cloud_credentials_secret=spec.cloud_credentials_secret,
     )
 
 

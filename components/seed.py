@@ -1,29 +1,33 @@
 """The Seed component (`arbor:seed:Seed`): a cluster that hosts shoot control planes.
 
-It records the seed in the garden and creates, per hosted shoot, the namespace `shoot--<project>--<shoot>`
-that holds the shoot's control plane.
+It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/machine_crds.py)
+that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
+`shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, naming, records
+from components import api, machine_crds, naming, records
 from components.garden import GardenAccess
+from components.objects import KubeObject
 from components.plan import SeedValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
 
 
 @dataclass(frozen=True)
 class SeedAccess:
-    """What the shoots need of their seed: its cluster and their namespaces in it."""
+    """What the shoots need of their seed: its cluster, their namespaces in it, and its machine CRDs."""
 
     name: str
     cluster: ClusterAccess
     namespaces: dict[str, k8s.core.v1.Namespace]
+    machine_crds: Sequence[pulumi.Resource] = ()
 
 
 class Seed(pulumi.ComponentResource):
@@ -57,5 +61,9 @@ class Seed(pulumi.ComponentResource):
             )
             for ns in values.shoot_namespaces
         }
-        self.access = SeedAccess(name=values.name, cluster=cluster, namespaces=namespaces)
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
+        crds = [
+            KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_cluster) for crd in machine_crds.crds()
+        ]
+        self.access = SeedAccess(name=values.name, cluster=cluster, namespaces=namespaces, machine_crds=crds)
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})

@@ -21,7 +21,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, network, nodeagent, osc, pki, records, staticpods
+from components import api, controlplane, machines, network, nodeagent, osc, pki, records, staticpods
 from components.access import admin_kubeconfig, register_client_ca
 from components.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.garden import GardenAccess
@@ -32,6 +32,7 @@ from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
 from components.seed import SeedAccess
 from components.shoot_pki import ShootPki, issue_shoot_pki
+from components.workers import Workers
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -107,14 +108,21 @@ class Shoot(pulumi.ComponentResource):
         sources[controlplane.ENCRYPTION_SECRET] = pulumi.Output.all(
             **{controlplane.ENCRYPTION_KEY: self.encryption.config}
         )
-        api_options = {"encryption_config": self.encryption.config, "client_ca": client_ca.cert}
-
-        addresses = network.node_networks(values.networking, values.cluster.nodes)
+        shoot_api = functools.partial(
+            infra.shoot_api,
+            values.cluster,
+            self,
+            addresses=network.node_networks(values.networking, values.cluster.nodes),
+            encryption_config=self.encryption.config,
+            client_ca=client_ca.cert,
+            machines=machines.local_nodes(values),
+        )
+        workers: list[pulumi.Resource] = []
         if seed is None:
             control_plane: list[pulumi.Resource] = []
-            self.access = infra.shoot_api(values.cluster, self, list(self.network.ready), addresses, **api_options)
+            self.access = shoot_api(list(self.network.ready))
             static = self._static_pods(values, sources)
-            node_configs = self._node_configuration(name, values, self.access.provider, static)
+            node_configs = self._node_configuration(name, values, static)
             for pool in (p for p in values.workers if p.control_plane):
                 control_plane += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
         else:
@@ -122,8 +130,20 @@ class Shoot(pulumi.ComponentResource):
             control_plane = list(done.values())
             # The shoot's API and nodes come once its control plane runs.
             after = [done["kube-controller-manager"], done["kube-scheduler"]]
-            self.access = infra.shoot_api(values.cluster, self, after, addresses, **api_options)
-            node_configs = self._node_configuration(name, values, seed.cluster.provider, None, seed)
+            self.access = shoot_api(after)
+            node_configs = self._node_configuration(name, values, None)
+            # Machines join once the shoot's API serves: MCM and its sidecar work against it.
+            workers = Workers(
+                f"{name}-workers",
+                values,
+                infra,
+                seed,
+                self.network,
+                self.access,
+                sources,
+                after=control_plane,
+                opts=pulumi.ResourceOptions(parent=self),
+            ).deployments
         # Objects of resources whose encryption changed are written again once the API server runs the new config.
         rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
         self.admin_kubeconfig = admin_kubeconfig(
@@ -168,7 +188,15 @@ class Shoot(pulumi.ComponentResource):
             kubernetes_version=values.kubernetes_version,
             opts=pulumi.ResourceOptions(
                 parent=self,
-                depends_on=[shoot_record, system, rewritten, *control_plane, *self.access.ready, *node_configs],
+                depends_on=[
+                    shoot_record,
+                    system,
+                    rewritten,
+                    *control_plane,
+                    *self.access.ready,
+                    *node_configs,
+                    *workers,
+                ],
             ),
         )
         self.register_outputs(
@@ -247,34 +275,31 @@ class Shoot(pulumi.ComponentResource):
         return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
 
     def _node_configuration(
-        self,
-        name: str,
-        values: ShootValues,
-        user_data_provider: k8s.Provider,
-        static: StaticControlPlane | None,
-        seed: SeedAccess | None = None,
+        self, name: str, values: ShootValues, static: StaticControlPlane | None
     ) -> list[pulumi.Resource]:
-        """Per pool: the provision user data and the reconcile OSC (with the static pods on control-plane pools).
+        """Per pool: the reconcile OSC (with the static pods on control-plane pools) and, self-hosted, the user data.
 
-        The user data goes to the seed namespace, or to the shoot's kube-system when it is self-hosted.
+        A hosted shoot's user data is its machine classes' (components/workers.py); a self-hosted shoot's machines
+        boot from the Secret in its own kube-system.
         """
         made: list[pulumi.Resource] = []
-        namespace = values.seed_namespace if seed else "kube-system"
-        after = [seed.namespaces[values.seed_namespace]] if seed else list(self.access.ready)
         for pool in values.workers:
             node = nodeagent.node_values(values, pool)
-            made.append(
-                k8s.core.v1.Secret(
-                    f"{name}-user-data-{pool.name}",
-                    metadata={
-                        "name": f"user-data-{pool.name}",
-                        "namespace": namespace,
-                        "labels": {"worker.gardener.cloud/pool": pool.name},
-                    },
-                    string_data={"userData": nodeagent.user_data(nodeagent.provision_osc(node))},
-                    opts=pulumi.ResourceOptions(parent=self, provider=user_data_provider, depends_on=after),
+            if static:
+                made.append(
+                    k8s.core.v1.Secret(
+                        f"{name}-user-data-{pool.name}",
+                        metadata={
+                            "name": f"user-data-{pool.name}",
+                            "namespace": "kube-system",
+                            "labels": {machines.POOL_LABEL: pool.name},
+                        },
+                        string_data={"userData": nodeagent.user_data(nodeagent.provision_osc(node))},
+                        opts=pulumi.ResourceOptions(
+                            parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
+                        ),
+                    )
                 )
-            )
             extra = [static.part] if static and pool.control_plane else []
             config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
             made.append(

@@ -93,7 +93,7 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
     for credential in pki.credentials(
-        shoot.seed_namespace, shoot.networking.services, network.control_plane_ips(shoot)
+        shoot.seed_namespace, shoot.networking.services, network.control_plane_ips(shoot), hosted=not shoot.self_hosted
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, opts)

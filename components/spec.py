@@ -329,6 +329,19 @@ class CriSpec(Model):
         return self
 
 
+class VolumeSpec(Model):
+    """A pool's root disk (Gardener's `volume`); every field rolls the pool, since a disk comes with its machine."""
+
+    size: str = Field("50Gi", pattern=r"^[1-9][0-9]*Gi$", description="Size in GiB, e.g. 50Gi.")
+    type: str | None = Field(None, min_length=1, description="The cloud's disk type (gp3, pd-balanced, ...).")
+    encrypted: bool = True
+
+    @property
+    def size_gb(self) -> int:
+        """The size in GiB."""
+        return int(self.size.removesuffix("Gi"))
+
+
 class WorkerPool(Model):
     """A worker pool of a shoot."""
 
@@ -342,6 +355,7 @@ class WorkerPool(Model):
     kubelet: KubeletSpec = KubeletSpec()
     cri: CriSpec = CriSpec()
     sysctls: dict[str, str] = Field(default_factory=dict)
+    volume: VolumeSpec = VolumeSpec()
     max_surge: int = Field(1, alias="maxSurge", ge=0, description="Machines added above the size in a roll.")
     max_unavailable: int = Field(0, alias="maxUnavailable", ge=0, description="Machines missing during a roll.")
 
@@ -459,6 +473,13 @@ class ShootSpec(Model):
     node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
     labels: Labels = Field(default_factory=dict)
     credentials: CredentialsSpec = CredentialsSpec()
+    cloud_credentials_secret: str | None = Field(
+        None,
+        alias="cloudCredentialsSecret",
+        min_length=1,
+        description="Name of a secret config key of this stack holding the cloud credentials the shoot's machines "
+        "are created with, as JSON: aws {accessKeyID, secretAccessKey}, gcp {serviceaccount.json}.",
+    )
     admin_kubeconfig: AdminKubeconfigSpec = Field(AdminKubeconfigSpec(), alias="adminKubeconfig")
 
 

@@ -7,15 +7,15 @@ default VPC in the seed's zones; shoots get VPCs of their own (aws_network.py).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
 
-from components import naming
+from components import machine_providers, naming
+from components.machines import Object, Sidecar, ZoneDeployment
 from components.network import NetworkPlan
-from components.plan import ClusterValues
+from components.plan import ClusterValues, ShootValues
 from components.providers import aws_network, cloud
 from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
@@ -35,11 +35,9 @@ NODE_POLICIES = [
 
 def _role(name: str, service: str, policies: list[str], parent: pulumi.Resource) -> aws.iam.Role:
     """An IAM role that `service` assumes, with AWS managed policies attached."""
-    trust = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
-    }
-    role = aws.iam.Role(name, assume_role_policy=json.dumps(trust), opts=pulumi.ResourceOptions(parent=parent))
+    role = aws.iam.Role(
+        name, assume_role_policy=aws_network.trust_policy(service), opts=pulumi.ResourceOptions(parent=parent)
+    )
     for i, policy in enumerate(policies):
         aws.iam.RolePolicyAttachment(
             f"{name}-{i}", role=role.name, policy_arn=policy, opts=pulumi.ResourceOptions(parent=parent)
@@ -62,6 +60,8 @@ def _default_subnets(zones: Sequence[str]) -> pulumi.Output[list[str]]:
 
 class AwsProvider(cloud.CloudProvider):
     """InfrastructureProvider on AWS (region and credentials from the `aws:` config, as usual)."""
+
+    class_provider = machine_providers.AWS_CLASS_PROVIDER
 
     def created(
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
@@ -102,5 +102,18 @@ class AwsProvider(cloud.CloudProvider):
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
-        """The shoot's VPC, subnets, gateways, routes and nodes security group."""
+        """The shoot's VPC, subnets, gateways, routes, nodes security group and instance profile."""
         return aws_network.network(plan, parent)
+
+    def machine_sidecar(self, namespace: str) -> Sidecar:
+        """machine-controller-manager-provider-aws."""
+        return machine_providers.sidecar_aws(namespace)
+
+    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
+        """An EC2 class in the zone's nodes subnet, with the nodes' security group and instance profile."""
+        net = shoot.networking
+        values = machine_providers.AwsMachineValues(
+            shoot.technical_id, net.region, subnet_id, nodes["securityGroupID"], nodes["instanceProfile"],
+            net.ip_families,
+        )  # fmt: skip
+        return machine_providers.aws_provider_spec(d, values)

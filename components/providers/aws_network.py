@@ -11,6 +11,7 @@ routes and security group rules are separate resources (never inline lists), a s
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 import pulumi
@@ -252,6 +253,32 @@ def _security_group(
     return group, rules
 
 
+def trust_policy(service: str) -> str:
+    """An IAM trust policy that lets an AWS service assume a role."""
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
+def _nodes_profile(plan: NetworkPlan, parent: pulumi.Resource) -> aws.iam.InstanceProfile:
+    """The nodes' role and instance profile `<technical id>-nodes` (Gardener's): they may describe instances only."""
+    prefix, name = parent._name, f"{plan.technical_id}-nodes"
+    role = aws.iam.Role(
+        f"{prefix}-nodes-role",
+        name=name,
+        assume_role_policy=trust_policy("ec2.amazonaws.com"),
+        tags=_tags(plan, "nodes"),
+        opts=_opts(parent),
+    )
+    describe = {"Effect": "Allow", "Action": ["ec2:DescribeInstances"], "Resource": ["*"]}
+    aws.iam.RolePolicy(
+        f"{prefix}-nodes-policy",
+        role=role.id,
+        policy=json.dumps({"Version": "2012-10-17", "Statement": [describe]}),
+        opts=_opts(parent),
+    )
+    return aws.iam.InstanceProfile(f"{prefix}-nodes-profile", name=name, role=role.name, opts=_opts(parent))
+
+
 def _ranges(
     plan: NetworkPlan, vpc: aws.ec2.Vpc, subnets: Mapping[str, aws.ec2.Subnet]
 ) -> pulumi.Output[dict[str, list[str]]]:
@@ -265,14 +292,16 @@ def _ranges(
 
 
 def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
-    """The shoot's VPC, subnets, gateways, routes and nodes security group, all under `parent`."""
+    """The shoot's VPC, subnets, gateways, routes, the nodes' security group and instance profile, under `parent`."""
     vpc = _vpc(plan, parent)
     subnets = {s.name: _subnet(plan, s, vpc, parent) for s in plan.subnets}
     routing = _routing(plan, vpc, subnets, parent)
     reservation = _reservation(plan, subnets, parent)
     group, rules = _security_group(plan, vpc, parent)
-    ready: list[pulumi.Resource] = [*subnets.values(), *routing, group, *rules]
+    profile = _nodes_profile(plan, parent)
+    ready: list[pulumi.Resource] = [*subnets.values(), *routing, group, *rules, profile]
     if reservation is not None:
         ready.append(reservation)
     ids = pulumi.Output.all(**{name: s.id for name, s in subnets.items()})
-    return NetworkAccess(ranges=_ranges(plan, vpc, subnets), subnets=ids, ready=ready)
+    nodes = pulumi.Output.all(securityGroupID=group.id, instanceProfile=profile.name)
+    return NetworkAccess(ranges=_ranges(plan, vpc, subnets), subnets=ids, ready=ready, nodes=nodes)

@@ -1,4 +1,4 @@
-"""What the cloud providers share: a Kubernetes provider for a created or an existing cluster."""
+"""What the cloud providers share: a Kubernetes provider for a created or an existing cluster, machine classes."""
 
 from __future__ import annotations
 
@@ -9,8 +9,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.network import Carve, NetworkPlan, NodeNetwork
-from components.plan import ClusterValues
+from components.machine_providers import nodes_subnet
+from components.machines import LocalNode, Object, ZoneDeployment, machine_class
+from components.network import Carve, NetworkPlan, NodeNetwork, plan_network
+from components.plan import ClusterValues, ShootValues
 from components.providers.contract import ClusterAccess, NetworkAccess
 from components.reconciler.kube import server_of
 
@@ -81,6 +83,23 @@ class CloudProvider:
         """VPC or network, subnets, gateways, routes and firewall of one shoot in this cloud."""
         raise NotImplementedError
 
+    # The MachineClass `provider` of this cloud's sidecar.
+    class_provider = ""
+
+    def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
+        """The class of one pool's zone; its providerSpec once the zone's subnet and the nodes' identity are known."""
+        subnet = nodes_subnet(plan_network(shoot.networking), d.zone)
+        if network.nodes is None:
+            raise ValueError(f"{shoot.technical_id}: the network has no nodes' identity for machine classes")
+        spec = pulumi.Output.all(network.subnets, network.nodes).apply(
+            lambda got: self.provider_spec(shoot, d, got[0][subnet], got[1])
+        )
+        return machine_class(shoot.seed_namespace, d, self.class_provider, spec)
+
+    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
+        """The providerSpec of one pool's zone with its subnet's ID and the nodes' identity resolved."""
+        raise NotImplementedError
+
     def publish_static_pods(
         self,
         access: ClusterAccess,
@@ -100,6 +119,7 @@ class CloudProvider:
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
+        machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
         """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
         raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")

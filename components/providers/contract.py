@@ -13,8 +13,9 @@ from typing import Any, Protocol
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.machines import LocalNode, Object, Sidecar, ZoneDeployment
 from components.network import NetworkPlan, NodeNetwork
-from components.plan import ClusterValues
+from components.plan import ClusterValues, ShootValues
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,9 @@ class NetworkAccess:
     ranges: pulumi.Output[dict[str, list[str]]]
     subnets: pulumi.Output[dict[str, str]]
     ready: Sequence[pulumi.Resource] = ()
+    # What machine classes point at besides subnets: the nodes' security group and instance profile (aws) or
+    # service account (gcp), by MachineClass field name; None where machines need nothing of the cloud (local).
+    nodes: pulumi.Output[dict[str, str]] | None = None
 
 
 class InfrastructureProvider(Protocol):
@@ -87,6 +91,21 @@ class InfrastructureProvider(Protocol):
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
+        machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
-        """Access to the API a hosted shoot's control plane serves, with the shoot's nodes (`addresses` planned)."""
+        """Access to the API a shoot's control plane serves, with its nodes (`addresses` and `machines` planned).
+
+        `machines` are the nodes a provider that simulates machines makes itself (local: each pool's minimum).
+        """
+        ...
+
+    def machine_sidecar(self, namespace: str) -> Sidecar:
+        """The provider's container beside the generic machine-controller-manager in a shoot's seed namespace."""
+        ...
+
+    def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
+        """The MachineClass of one pool's zone, pointing at the shoot's infrastructure (subnet, nodes' identity).
+
+        Metadata is plain (the preview names the class); the providerSpec may wait for the cloud's IDs.
+        """
         ...

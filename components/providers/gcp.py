@@ -12,9 +12,10 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from components import naming
+from components import machine_providers, naming
+from components.machines import Object, Sidecar, ZoneDeployment
 from components.network import NetworkPlan
-from components.plan import ClusterValues
+from components.plan import ClusterValues, ShootValues
 from components.providers import cloud, gcp_network
 from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
@@ -25,6 +26,8 @@ MACHINE_TYPE = "e2-standard-4"
 
 class GcpProvider(cloud.CloudProvider):
     """InfrastructureProvider on Google Cloud (project and credentials from the `gcp:` config, as usual)."""
+
+    class_provider = machine_providers.GCP_CLASS_PROVIDER
 
     def created(
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
@@ -74,3 +77,15 @@ class GcpProvider(cloud.CloudProvider):
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's network, subnets, Cloud Router and NAT, and firewall rules."""
         return gcp_network.network(plan, parent)
+
+    def machine_sidecar(self, namespace: str) -> Sidecar:
+        """machine-controller-manager-provider-gcp."""
+        return machine_providers.sidecar_gcp(namespace)
+
+    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
+        """A Compute Engine class in the nodes subnetwork, running as the nodes' service account."""
+        net = shoot.networking
+        values = machine_providers.GcpMachineValues(
+            shoot.technical_id, net.region, subnet_id, nodes["serviceAccount"], net.ip_families
+        )
+        return machine_providers.gcp_provider_spec(d, values)

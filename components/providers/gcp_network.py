@@ -166,8 +166,23 @@ def _ranges(plan: NetworkPlan, blocks: Mapping[str, pulumi.Output[str]]) -> pulu
     return pulumi.Output.all(**{k: pulumi.Output.all(*[resolve(v, blocks) for v in vs]) for k, vs in kinds.items()})
 
 
+# GCE service account IDs are 6 to 30 characters.
+SERVICE_ACCOUNT_ID_MAX = 30
+
+
+def _nodes_account(plan: NetworkPlan, parent: pulumi.Resource) -> gcp.serviceaccount.Account:
+    """The nodes' service account, named after the shoot as Gardener's provider-gcp names it."""
+    return gcp.serviceaccount.Account(
+        f"{parent._name}-nodes-account",
+        account_id=capped(plan.technical_id, SERVICE_ACCOUNT_ID_MAX),
+        display_name=plan.technical_id,
+        description="Service account of the shoot's machines (arbor).",
+        opts=_opts(parent),
+    )
+
+
 def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
-    """The shoot's VPC, subnets, Cloud NAT and firewall rules, all under `parent`."""
+    """The shoot's VPC, subnets, Cloud NAT, firewall rules and the nodes' service account, all under `parent`."""
     net = gcp.compute.Network(
         f"{parent._name}-network",
         name=_name(plan),
@@ -184,5 +199,11 @@ def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
     }
     nat = _nat(plan, net, subnets[plan.subnet("nodes").name], parent)
     firewalls = _firewalls(plan, net, list(blocks.values()), parent)
+    account = _nodes_account(plan, parent)
     ids = pulumi.Output.all(**{name: s.id for name, s in subnets.items()})
-    return NetworkAccess(ranges=_ranges(plan, blocks), subnets=ids, ready=[*subnets.values(), nat, *firewalls])
+    return NetworkAccess(
+        ranges=_ranges(plan, blocks),
+        subnets=ids,
+        ready=[*subnets.values(), nat, *firewalls, account],
+        nodes=pulumi.Output.all(serviceAccount=account.email),
+    )

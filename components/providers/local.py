@@ -15,16 +15,16 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import naming
+from components import machine_providers, naming
+from components.machines import LocalNode, Object, Sidecar, ZoneDeployment
 from components.network import NetworkPlan, NodeNetwork
-from components.plan import ClusterValues
+from components.plan import ClusterValues, ShootValues
 from components.providers.contract import ClusterAccess, NetworkAccess
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.node_addresses import NodeAddresses
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
-POOL_LABEL = "worker.gardener.cloud/pool"
 # kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -102,11 +102,13 @@ class LocalProvider:
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
+        machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
         """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes (with `addresses`, if given).
 
         With `encryption_config`, the cluster's kube-apiserver encrypts at rest as that EncryptionConfiguration says;
-        with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs).
+        with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs). A shoot's
+        nodes are its `machines` (components/machines.py plans them); a garden's or seed's are `values.nodes`.
         """
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
@@ -132,29 +134,31 @@ class LocalProvider:
         )
         ready: list[pulumi.Resource] = []
         by_pool: dict[str, list[str]] = {}
-        for i in range(values.nodes):
+        for i in range(max(values.nodes, len(machines))):
             planned = addresses[i] if i < len(addresses) else None
-            node_name = f"{values.name}-node-{i}"
-            if planned:
-                # A node's pod ranges never change: new ones (a new family) make a new node, as a roll does.
-                node_name += f"-{naming.short_hash(*planned.pod_cidrs, length=5)}"
+            pod_cidrs = planned.pod_cidrs if planned else ()
             labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
-            if i < len(values.node_pools):
-                labels[POOL_LABEL] = values.node_pools[i]
-                by_pool.setdefault(values.node_pools[i], []).append(node_name)
+            if i < len(machines):
+                # A shoot's node stands for a machine of its pool's zone, named and labelled as one.
+                machine = machines[i]
+                node_name, key = machine.name(pod_cidrs), machine.key
+                labels |= machine.labels
+                by_pool.setdefault(machine.pool, []).append(node_name)
+            else:
+                node_name, key = f"{values.name}-node-{i}", str(i)
             node = kwok_node(
-                f"{prefix}-node-{i}",
+                f"{prefix}-node-{key}",
                 node_name=node_name,
                 labels=labels,
                 provider=provider,
                 parent=parent,
-                pod_cidrs=planned.pod_cidrs if planned else (),
+                pod_cidrs=pod_cidrs,
             )
             ready.append(node)
             if planned:
                 ready.append(
                     NodeAddresses(
-                        f"{prefix}-node-{i}-addresses",
+                        f"{prefix}-node-{key}-addresses",
                         kubeconfig=cluster.kubeconfig,
                         node=node_name,
                         node_uid=node.metadata.apply(lambda m: m.uid or ""),
@@ -224,12 +228,28 @@ class LocalProvider:
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
+        machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
         """On local, a shoot's API is one more kwokctl cluster, its nodes addressed from the shoot's ranges.
 
         It stands in for what the shoot's control plane serves (kwok runs no real kube-apiserver in the seed or on
         a node), with the shoot's encryption configuration and trusting its client CA, as that control plane does.
+        Its kwok nodes stand in for the machines MCM would make (nothing runs the local sidecar's pods as nodes).
         """
         return self.cluster(
-            values, parent, depends_on, addresses, encryption_config=encryption_config, client_ca=client_ca
+            values,
+            parent,
+            depends_on,
+            addresses,
+            encryption_config=encryption_config,
+            client_ca=client_ca,
+            machines=machines,
         )
+
+    def machine_sidecar(self, namespace: str) -> Sidecar:
+        """provider-local's sidecar."""
+        return machine_providers.sidecar_local(namespace)
+
+    def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
+        """The local class: the image and the node labels, nothing of a cloud."""
+        return machine_providers.local_machine_class(shoot.seed_namespace, d)

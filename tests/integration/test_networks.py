@@ -78,7 +78,7 @@ def test_migration_to_dual_stack_and_back_runs_in_place(local_stack: Stack, tmp_
         preview = local_stack.preview_json()
         changed = {s["urn"].rsplit("::", 1)[-1]: s["op"] for s in preview["steps"] if s["op"] not in ("same", "read")}
         replaced = sorted(n for n, op in changed.items() if op == "replace")
-        assert replaced == ["arbor-shoot-dev-web-node-0"], changed
+        assert replaced == ["arbor-shoot-dev-web-node-pool-a-z1-0"], changed
         assert {"arbor-shoot-dev-web-record", "arbor-shoot-dev-web-kube-apiserver"} <= set(changed)
         local_stack.up()
         assert nodes(local_stack, "shoot/dev/web", tmp_path) == [

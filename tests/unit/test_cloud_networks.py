@@ -428,7 +428,10 @@ def test_gcp_names_stay_within_63_characters() -> None:
     """GIVEN a long technical ID WHEN registered THEN every GCP name fits 63 characters and stays unique."""
     long_id = "shoot--" + "p" * 20 + "--" + "s" * 30
     resources = register(ProviderType.GCP, DUAL, technical_id=long_id).resources
-    names = {n.removeprefix(f"{PARENT}-"): i["name"] for n, (_, i) in resources.items()}
+    names = {n.removeprefix(f"{PARENT}-"): i["name"] for n, (_, i) in resources.items() if "name" in i}
     assert names["network"] == long_id
+    # Service account IDs are capped at 30 characters instead.
+    account = resources[f"{PARENT}-nodes-account"][1]["accountId"]
+    assert len(account) <= 30 and account.startswith("shoot--")
     assert all(len(n) <= 63 for n in names.values()) and len(set(names.values())) == len(names)
     assert names["allow-internal-access-ipv6"] != f"{long_id}-allow-internal-access-ipv6"

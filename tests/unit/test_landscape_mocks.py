@@ -76,7 +76,9 @@ def test_garden_projects_and_rbac(mocks: Mocks) -> pulumi.Output[None]:
         assert admins["roleRef"]["name"] == "arbor.dev:project:admin"
         assert mocks.inputs["arbor-garden-project-dev-viewers"]["roleRef"]["name"] == "arbor.dev:project:viewer"
         assert "arbor-garden-project-ops-viewers" not in mocks.inputs  # no viewer in ops: no empty binding
-        crds = sorted(n for n, t in mocks.types.items() if t.endswith("CustomResourceDefinition"))
+        crds = sorted(
+            n for n, t in mocks.types.items() if t.endswith("CustomResourceDefinition") and n.startswith("arbor-garden")
+        )
         assert crds == [
             "arbor-garden-crd-internalsecrets",
             "arbor-garden-crd-projects",
@@ -114,7 +116,7 @@ FLOW = [
     "arbor-shoot-dev-web-kube-apiserver",
     "arbor-shoot-dev-web-kube-controller-manager",
     "arbor-shoot-dev-web-cluster",  # the shoot's API (workers and node configuration follow)
-    "arbor-shoot-dev-web-node-0",
+    "arbor-shoot-dev-web-node-pool-a-z1-0",
     "arbor-shoot-dev-web-shoot-info",  # system components
     "arbor-shoot-dev-web-status",  # health
 ]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from components import machine_crds, machine_providers, machines
-from components.machines import Volume
 from components.nodeagent import node_values
-from components.plan import PoolValues, ShootValues, plan_landscape
+from components.plan import PoolValues, ShootValues, VolumeValues, plan_landscape
 from components.spec import parse_landscape
 from tests.unit.spec_cases import base
 from tests.unit.test_rendering import dump
@@ -40,7 +40,7 @@ def _aws(d: machines.ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> d
     values = machine_providers.AwsMachineValues(
         NS, "eu-central-1", f"subnet-{d.zone}", "sg-0abc", f"{NS}-nodes", ip_families=families
     )
-    return machine_providers.aws_machine_class(NS, d, IMAGE, values, images=AWS_IMAGES)
+    return machine_providers.aws_machine_class(NS, d, values, images=AWS_IMAGES)
 
 
 def _gcp(d: machines.ZoneDeployment) -> dict[str, Any]:
@@ -48,13 +48,13 @@ def _gcp(d: machines.ZoneDeployment) -> dict[str, Any]:
     values = machine_providers.GcpMachineValues(
         NS, "europe-west1", f"{NS}-nodes", "nodes@example.iam.gserviceaccount.com"
     )
-    return machine_providers.gcp_machine_class(NS, d, IMAGE, values, images=GCP_IMAGES)
+    return machine_providers.gcp_machine_class(NS, d, values, images=GCP_IMAGES)
 
 
 CLASSES: dict[str, Callable[[machines.ZoneDeployment], dict[str, Any]]] = {
     "aws": _aws,
     "gcp": _gcp,
-    "local": lambda d: machine_providers.local_machine_class(NS, d, IMAGE),
+    "local": lambda d: machine_providers.local_machine_class(NS, d),
 }
 
 
@@ -219,17 +219,16 @@ def test_aws_ipv6_nodes_get_an_address_and_a_prefix() -> None:
 @pytest.mark.parametrize("provider", ["aws", "gcp"])
 def test_unknown_image_is_a_clear_error(provider: str) -> None:
     """GIVEN a pool whose image is not in the provider's table WHEN its class is rendered THEN the error says so."""
-    d = _deployments()[0]
-    unknown = (POOL.image, "9.9.9")
+    d = dataclasses.replace(_deployments()[0], image=(POOL.image, "9.9.9"))
     with pytest.raises(
         machine_providers.UnknownImageError, match=rf"pool pool-a: .*9\.9\.9.*{provider.upper()}_IMAGES"
     ):
         if provider == "aws":
             values = machine_providers.AwsMachineValues(NS, "eu-central-1", "subnet", "sg", "profile")
-            machine_providers.aws_machine_class(NS, d, unknown, values, images=AWS_IMAGES)
+            machine_providers.aws_machine_class(NS, d, values, images=AWS_IMAGES)
         else:
             gcp = machine_providers.GcpMachineValues(NS, "europe-west1", "subnetwork", "account")
-            machine_providers.gcp_machine_class(NS, d, unknown, gcp, images=GCP_IMAGES)
+            machine_providers.gcp_machine_class(NS, d, gcp, images=GCP_IMAGES)
 
 
 # --- what rolls a pool ----------------------------------------------------------------------------------
@@ -254,14 +253,17 @@ ROLLS: list[tuple[str, Callable[[ShootValues, PoolValues], tuple[ShootValues, Po
     ("registry mirror", lambda s, p: (s, dataclasses.replace(p, registry_mirrors={"docker.io": "https://m"})), False),
     ("sysctl", lambda s, p: (s, dataclasses.replace(p, sysctls={"vm.swappiness": "1"})), False),
     ("node-agent version", lambda s, p: (dataclasses.replace(s, node_agent_version="v1.121.0"), p), False),
+    ("volume size", lambda s, p: (s, dataclasses.replace(p, volume=VolumeValues(size_gb=100))), True),
+    ("volume type", lambda s, p: (s, dataclasses.replace(p, volume=VolumeValues(type="io2"))), True),
+    ("volume encryption", lambda s, p: (s, dataclasses.replace(p, volume=VolumeValues(encrypted=False))), True),
     ("etcd CA rotation", lambda s, p: (dataclasses.replace(s, credentials=dataclasses.replace(
         s.credentials, rotation={**s.credentials.rotation, "etcdCA": 1})), p), False),
 ]  # fmt: skip
 
 
-def _class_names(shoot: ShootValues, pool: PoolValues, volume: Volume = machines.DEFAULT_VOLUME) -> list[str]:
+def _class_names(shoot: ShootValues, pool: PoolValues) -> list[str]:
     """The class name of each zone of a pool."""
-    return [d.class_name for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool), volume)]
+    return [d.class_name for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool))]
 
 
 @pytest.mark.parametrize(("change", "rolls"), [(c, r) for c, _, r in ROLLS], ids=[c for c, _, _ in ROLLS])
@@ -271,16 +273,6 @@ def test_roll_table(change: str, rolls: bool) -> None:
     shoot, pool = apply(SHOOT, POOL)
     before, after = _class_names(SHOOT, POOL), _class_names(shoot, pool)
     assert [a != b for a, b in zip(before, after, strict=True)] == [rolls] * 3
-
-
-@pytest.mark.parametrize(
-    ("volume", "rolls"),
-    [(Volume(size_gb=100), True), (Volume(type="io2"), True), (Volume(encrypted=False), True), (Volume(), False)],
-    ids=["size", "type", "encryption", "same"],
-)
-def test_volume_changes_roll(volume: Volume, rolls: bool) -> None:
-    """GIVEN a pool WHEN its root volume changes THEN its classes are renamed (a new disk needs a new machine)."""
-    assert (_class_names(SHOOT, POOL, volume) != _class_names(SHOOT, POOL)) is rolls
 
 
 def test_reordered_zones_roll_only_the_moved_deployments() -> None:
@@ -346,9 +338,32 @@ def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[st
         assert node.labels == {"worker.gardener.cloud/pool": "pool-a", "topology.kubernetes.io/zone": node.zone,
                                "node.kubernetes.io/instance-type": POOL.machine_type}  # fmt: skip
     assert counts == spread
-    assert len({n.name for n in nodes}) == len(nodes) == minimum
+    assert len({n.name() for n in nodes}) == len({n.key for n in nodes}) == len(nodes) == minimum
 
 
-def test_local_nodes_are_named_after_their_deployment() -> None:
-    """GIVEN the base shoot WHEN its local nodes are planned THEN each name is its zone deployment's plus an index."""
-    assert [n.name for n in machines.local_nodes(WEB)] == ["shoot--dev--web-pool-a-z1-0"]
+def test_local_nodes_are_named_after_their_class() -> None:
+    """GIVEN the base shoot WHEN its local nodes are planned THEN each is named as MCM names a machine of its class."""
+    [node] = machines.local_nodes(WEB)
+    [d] = machines.zone_deployments(WEB, WEB.workers[0], node_values(WEB, WEB.workers[0]))
+    assert (node.key, node.machine_class) == ("pool-a-z1-0", d.class_name)
+    assert re.fullmatch(rf"{d.class_name}-[0-9a-f]{{5}}", node.name(("100.64.0.0/24",)))
+
+
+@pytest.mark.parametrize(
+    ("change", "renamed"),
+    [("machine type", True), ("minimum", False)],
+)
+def test_local_nodes_roll_with_their_class(change: str, renamed: bool) -> None:
+    """GIVEN a local node WHEN a rolling (or an in-place) pool change is planned THEN its name changes (or stays)."""
+    pool = WEB.workers[0]
+    changed = dataclasses.replace(pool, machine_type="big") if change == "machine type" else dataclasses.replace(
+        pool, minimum=2, maximum=2)  # fmt: skip
+    before = machines.local_nodes(WEB)[0].name(("100.64.0.0/24",))
+    after = machines.local_nodes(dataclasses.replace(WEB, workers=(changed,)))[0].name(("100.64.0.0/24",))
+    assert (before != after) is renamed
+
+
+def test_a_new_pod_range_makes_a_new_node() -> None:
+    """GIVEN a local node WHEN its pod ranges change (a new family) THEN its name changes."""
+    [node] = machines.local_nodes(WEB)
+    assert node.name(("100.64.0.0/24",)) != node.name(("100.64.0.0/24", "fd00::/64"))

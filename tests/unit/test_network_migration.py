@@ -90,6 +90,11 @@ REPLACES: dict[str, tuple[str, ...]] = {
     "gcp:compute/router:Router": ("name", "network", "region", "project", "encrypted_interconnect_router"),
     "gcp:compute/routerNat:RouterNat": ("name", "router", "region", "project"),
     "gcp:compute/firewall:Firewall": ("name", "direction", "project", "params"),
+    # The nodes' identity (the workers issue): only names and paths are fixed, policies change in place.
+    "aws:iam/role:Role": ("name", "name_prefix", "path"),
+    "aws:iam/rolePolicy:RolePolicy": ("name", "name_prefix", "role"),
+    "aws:iam/instanceProfile:InstanceProfile": ("name", "name_prefix", "path"),
+    "gcp:serviceaccount/account:Account": ("account_id", "project"),
 }
 SDK: dict[str, type] = {
     "aws:ec2/vpc:Vpc": aws.ec2.Vpc,
@@ -110,6 +115,10 @@ SDK: dict[str, type] = {
     "gcp:compute/router:Router": gcp.compute.Router,
     "gcp:compute/routerNat:RouterNat": gcp.compute.RouterNat,
     "gcp:compute/firewall:Firewall": gcp.compute.Firewall,
+    "aws:iam/role:Role": aws.iam.Role,
+    "aws:iam/rolePolicy:RolePolicy": aws.iam.RolePolicy,
+    "aws:iam/instanceProfile:InstanceProfile": aws.iam.InstanceProfile,
+    "gcp:serviceaccount/account:Account": gcp.serviceaccount.Account,
 }
 SG_SOURCES = ("cidrIpv4", "cidrIpv6", "prefixListId", "referencedSecurityGroupId")
 

@@ -45,13 +45,21 @@ def test_credential_table_golden(golden: Callable[[str, str], None]) -> None:
     golden("pki-credentials.txt", _table(CREDS))
 
 
+def test_only_a_hosted_shoot_has_a_machine_controller_manager_certificate() -> None:
+    """GIVEN a self-hosted shoot WHEN its credentials are listed THEN MCM's client certificate (seed only) is not."""
+    assert pki.MACHINE_CONTROLLER_MANAGER in pki.by_name(CREDS)
+    hosted = pki.by_name(CREDS)[pki.MACHINE_CONTROLLER_MANAGER]
+    assert (hosted.common_name, hosted.issuer) == (pki.MCM_USER, pki.CA_CLIENT)
+    assert pki.MACHINE_CONTROLLER_MANAGER not in pki.by_name(pki.credentials(NAMESPACE, SERVICES, hosted=False))
+
+
 def test_names_are_the_module_constants_in_issuer_order() -> None:
     """GIVEN the table WHEN walked in order THEN every issuer comes before what it signs, names are the constants."""
     names = [c.name for c in CREDS]
     assert names == [
         pki.CA, pki.CA_CLIENT, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT,
         pki.KUBE_APISERVER, pki.KUBE_APISERVER_KUBELET, pki.FRONT_PROXY_CLIENT, pki.KUBE_CONTROLLER_MANAGER,
-        pki.KUBE_SCHEDULER, pki.SERVICE_ACCOUNT_KEY, pki.BOOTSTRAP_TOKEN,
+        pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER, pki.SERVICE_ACCOUNT_KEY, pki.BOOTSTRAP_TOKEN,
     ]  # fmt: skip
     for i, c in enumerate(CREDS):
         assert c.issuer is None or c.issuer in names[:i], c.name
@@ -148,7 +156,7 @@ def test_a_certificate_does_not_verify_against_another_ca(issued: dict[str, issu
 
 
 ALL_CA = [pki.CA, pki.CA_CLIENT, pki.KUBE_APISERVER, pki.KUBE_APISERVER_KUBELET, pki.KUBE_CONTROLLER_MANAGER,
-          pki.KUBE_SCHEDULER]  # fmt: skip
+          pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER]  # fmt: skip
 ALL_ETCD = [pki.CA_ETCD, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT]
 
 
@@ -157,7 +165,8 @@ ALL_ETCD = [pki.CA_ETCD, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT]
     [
         ({}, {}, [], []),
         ({"ca": 1}, {"ca": 1}, [], []),
-        ({}, {"ca": 1}, ALL_CA, ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet"]),
+        ({}, {"ca": 1}, ALL_CA, ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
+                                 "machine-controller-manager"]),
         ({}, {"etcdCA": 1}, ALL_ETCD, ["etcd-events", "etcd-main", "kube-apiserver"]),
         ({}, {"frontProxyCA": 2}, [pki.CA_FRONT_PROXY, pki.FRONT_PROXY_CLIENT], ["kube-apiserver"]),
         ({}, {"serviceAccountKey": 1}, [pki.SERVICE_ACCOUNT_KEY], ["kube-apiserver", "kube-controller-manager"]),

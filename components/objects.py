@@ -1,0 +1,27 @@
+"""Rendered Kubernetes objects (plain dicts, as the pure renderers return them) as kubernetes provider resources.
+
+The typed classes of pulumi-kubernetes take an object apart field by field; a renderer's object goes in whole
+here, under the same type token (`kubernetes:<group>/<version>:<Kind>`), so the provider diffs and awaits it as
+it does the typed resource, and kinds without a typed class (machine.sapcloud.io's, with fields beside `spec`)
+need nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+
+def type_token(api_version: str, kind: str) -> str:
+    """The provider's type of a kind: `kubernetes:core/v1:Secret`, `kubernetes:apps/v1:Deployment`."""
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    return f"kubernetes:{group_version}:{kind}"
+
+
+class KubeObject(pulumi.CustomResource):
+    """One Kubernetes object, registered as rendered."""
+
+    def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(type_token(obj["apiVersion"], obj["kind"]), name, dict(obj), opts)

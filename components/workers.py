@@ -1,0 +1,125 @@
+"""The Workers component (`arbor:shoot:Workers`): a hosted shoot's worker machinery, wired in flow order.
+
+Rendering is pure and lives elsewhere: machine-controller-manager and the machine objects in
+components/machines.py, each provider's sidecar and MachineClass behind the provider (components/providers/).
+Here they become resources:
+
+- in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
+  MCM's ServiceAccount, Role and RoleBinding, its target kubeconfig, its Deployment with the provider's sidecar
+  (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service;
+- per pool and zone: the user-data Secret and the MachineClass (both named after the class: a rolling change
+  makes new ones) and the MachineDeployment, whose template then points at the new class;
+- in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+import pulumi
+
+from components import controlplane, machines, nodeagent
+from components.machine_providers import credentials_data
+from components.objects import KubeObject
+from components.plan import ShootValues
+from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
+from components.seed import SeedAccess
+
+
+def cloud_credentials(shoot: ShootValues) -> pulumi.Output[dict[str, str]]:
+    """The `cloudprovider` Secret's data: the shoot's cloud credentials from secret config (none on local)."""
+    key = shoot.cloud_credentials_secret
+    if not key:
+        return pulumi.Output.from_input({})
+    provider = shoot.networking.provider.value
+    raw = pulumi.Config("arbor").require_secret(key)
+    return raw.apply(functools.partial(credentials_data, provider, where=f"arbor:{key}"))
+
+
+class Workers(pulumi.ComponentResource):
+    """machine-controller-manager and the machines of one hosted shoot."""
+
+    deployments: list[pulumi.Resource]
+
+    def __init__(
+        self,
+        name: str,
+        shoot: ShootValues,
+        infra: InfrastructureProvider,
+        seed: SeedAccess,
+        network: NetworkAccess,
+        shoot_api: ClusterAccess,
+        sources: Mapping[str, pulumi.Output[dict[str, str]]],
+        after: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("arbor:shoot:Workers", name, None, opts)
+        namespace = shoot.seed_namespace
+        in_seed = pulumi.ResourceOptions(
+            parent=self,
+            provider=seed.cluster.provider,
+            depends_on=[seed.namespaces[namespace], *seed.machine_crds, *network.ready, *after],
+        )
+        credentials = KubeObject(
+            f"{name}-cloudprovider",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": machines.CREDENTIALS_SECRET, "namespace": namespace},
+                "type": "Opaque",
+                "stringData": pulumi.Output.secret(cloud_credentials(shoot)),
+            },
+            in_seed,
+        )
+        sidecar = infra.machine_sidecar(namespace)
+        manager = [
+            KubeObject(f"{name}-mcm-{obj['kind'].lower()}", _with_checksums(obj, shoot, sources), in_seed)
+            for obj in machines.seed_objects(shoot, sidecar)
+        ]
+        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
+        for obj in machines.shoot_objects():
+            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
+            KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot)
+
+        self.deployments = []
+        names = []
+        for pool in shoot.workers:
+            node = nodeagent.node_values(shoot, pool)
+            user_data = nodeagent.user_data(nodeagent.provision_osc(node))
+            for d in machines.zone_deployments(shoot, pool, node):
+                names.append(d.name)
+                zone = f"{pool.name}-z{d.zone_index + 1}"
+                secret = KubeObject(
+                    f"{name}-user-data-{zone}", machines.user_data_secret(namespace, d, user_data), in_seed
+                )
+                machine_class = KubeObject(
+                    f"{name}-class-{zone}",
+                    infra.machine_class(shoot, d, network),
+                    pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[secret, credentials])),
+                )
+                self.deployments.append(
+                    KubeObject(
+                        f"{name}-deployment-{zone}",
+                        machines.machine_deployment(namespace, d),
+                        pulumi.ResourceOptions.merge(
+                            in_seed, pulumi.ResourceOptions(depends_on=[machine_class, *manager])
+                        ),
+                    )
+                )
+        self.register_outputs({"machineDeployments": names})
+
+
+def _with_checksums(
+    obj: machines.Object, shoot: ShootValues, sources: Mapping[str, pulumi.Output[dict[str, str]]]
+) -> machines.Object:
+    """The object; MCM's Deployment with a checksum of each Secret and ConfigMap it mounts (`sources` hold them)."""
+    if obj["kind"] != "Deployment":
+        return obj
+    workload = controlplane.Workload(component=machines.MCM_NAME, kind="Deployment", object=obj)
+    kubeconfig = machines.target_kubeconfig(shoot)
+    contents = {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
+    contents[kubeconfig["metadata"]["name"]] = pulumi.Output.from_input(kubeconfig["data"])
+    rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
+    # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
+    return {**obj, "spec": pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))}

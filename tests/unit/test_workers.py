@@ -1,0 +1,193 @@
+"""The Workers component under Pulumi mocks, per provider: one MCM with the provider's sidecar, classes, deployments.
+
+Each run registers a hosted shoot's network with the provider (so a cloud class points at the subnet and nodes'
+identity the network made), a seed namespace, and the Workers component, then reads what was registered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+import yaml
+
+from components import machine_providers, machines, pki
+from components.network import plan_network
+from components.plan import ShootValues
+from components.providers.aws import AwsProvider
+from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.providers.gcp import GcpProvider
+from components.providers.local import LocalProvider, LocalSettings
+from components.seed import SeedAccess
+from components.spec import ProviderType
+from components.workers import Workers
+from tests.unit.test_machines import IMAGE, WEB
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
+MACHINE_DEPLOYMENT = "kubernetes:machine.sapcloud.io/v1alpha1:MachineDeployment"
+SECRET = "kubernetes:core/v1:Secret"
+REGIONS = {ProviderType.AWS: "eu-central-1", ProviderType.GCP: "europe-west1", ProviderType.LOCAL: "local"}
+ZONES = {
+    ProviderType.AWS: ("eu-central-1a", "eu-central-1b"),
+    ProviderType.GCP: ("europe-west1-b", "europe-west1-c"),
+    ProviderType.LOCAL: ("local-a", "local-b"),
+}
+MACHINE_TYPES = {ProviderType.AWS: "m5.large", ProviderType.GCP: "n2-standard-4", ProviderType.LOCAL: "local"}
+CREDENTIALS = {
+    ProviderType.AWS: {"accessKeyID": "AKIAEXAMPLE", "secretAccessKey": "example-secret"},
+    ProviderType.GCP: {"serviceaccount.json": '{"type": "service_account"}'},
+}
+CONFIG_KEY = "cloudCredentials"
+PROVIDERS: dict[ProviderType, Callable[[], InfrastructureProvider]] = {
+    ProviderType.AWS: AwsProvider,
+    ProviderType.GCP: GcpProvider,
+    ProviderType.LOCAL: lambda: LocalProvider(LocalSettings("/tmp/unused", "v1.34.4")),
+}
+
+
+class WorkerMocks(pulumi.runtime.Mocks):
+    """Records every resource's type and inputs by name; outputs are the inputs plus a cloud's IDs and names."""
+
+    def __init__(self) -> None:
+        self.resources: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        outputs = dict(args.inputs)
+        if args.typ == "gcp:serviceaccount/account:Account":
+            outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
+        self.resources[args.name] = (args.typ, outputs)
+        return f"{args.name}-id", outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, []
+
+    def of_type(self, typ: str) -> dict[str, dict[str, Any]]:
+        """Inputs of every registered resource of one type, by name."""
+        return {name: inputs for name, (t, inputs) in self.resources.items() if t == typ}
+
+
+def shoot_on(provider: ProviderType) -> ShootValues:
+    """Shoot dev/web hosted on a seed of `provider`, its one pool spread over two zones with minimum 3."""
+    zones = ZONES[provider]
+    networking = dataclasses.replace(WEB.networking, provider=provider, region=REGIONS[provider], zones=zones)
+    pool = dataclasses.replace(WEB.workers[0], zones=zones, minimum=3, maximum=4, machine_type=MACHINE_TYPES[provider])
+    credentials = CONFIG_KEY if provider in CREDENTIALS else None
+    return dataclasses.replace(WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials)
+
+
+def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> WorkerMocks:
+    """The Workers of shoot_on(provider) registered under fresh mocks until settled."""
+    monkeypatch.setitem(machine_providers.AWS_IMAGES, (*IMAGE, "eu-central-1"), "ami-0123456789abcdef0")
+    monkeypatch.setitem(machine_providers.GCP_IMAGES, IMAGE, "projects/example/global/images/gardenlinux-1877-0")
+    mocks = WorkerMocks()
+    pulumi.runtime.set_mocks(mocks, project="arbor", stack="test", preview=False)
+    if provider in CREDENTIALS:
+        pulumi.runtime.set_all_config({f"arbor:{CONFIG_KEY}": json.dumps(CREDENTIALS[provider])}, [])
+    shoot = shoot_on(provider)
+
+    @pulumi.runtime.test
+    def program() -> pulumi.Output[None]:
+        parent = pulumi.ComponentResource("arbor:shoot:Shoot", "dev-web")
+        infra = PROVIDERS[provider]()
+        network = infra.network(plan_network(shoot.networking), parent)
+        cluster = k8s.Provider("seed-k8s", kubeconfig="seed")
+        seed = SeedAccess(
+            name="seed",
+            cluster=ClusterAccess("seed/s", pulumi.Output.from_input(""), pulumi.Output.from_input(""), cluster),
+            namespaces={shoot.seed_namespace: k8s.core.v1.Namespace("ns", opts=pulumi.ResourceOptions(parent=parent))},
+        )
+        api = ClusterAccess(
+            "shoot/dev/web", pulumi.Output.from_input(""), pulumi.Output.from_input(""), k8s.Provider("shoot-k8s")
+        )
+        sources = {
+            machines.MCM_NAME: pulumi.Output.from_input({pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}),
+            pki.CA: pulumi.Output.from_input({pki.KEY_CA_CERT: "ca"}),
+        }
+        workers = Workers("dev-web-workers", shoot, infra, seed, network, api, sources, after=[])
+        return pulumi.Output.all(*[d.urn for d in workers.deployments]).apply(lambda _: None)
+
+    program()
+    return mocks
+
+
+@pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
+def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a hosted shoot on a provider WHEN its workers are registered THEN one MCM runs that provider's sidecar."""
+    mocks = register(provider, monkeypatch)
+    [deployment] = mocks.of_type(DEPLOYMENT).values()
+    assert deployment["metadata"]["name"] == machines.MCM_NAME
+    mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
+    assert mcm["image"] == f"{machines.MCM_IMAGE}:{machines.MCM_VERSION}"
+    expected = machine_providers.SIDECARS[provider.value](WEB.seed_namespace).container
+    assert (sidecar["name"], sidecar["image"]) == (expected["name"], expected["image"])
+    assert sidecar["image"].split(":")[0].endswith(f"machine-controller-manager-provider-{provider.value}")
+    assert f"--namespace={WEB.seed_namespace}" in sidecar["args"]
+    assert f"--target-kubeconfig={machines.TARGET_KUBECONFIG}" in sidecar["args"]
+    # A rotated client certificate (or CA) restarts MCM: the pod template carries a checksum of each.
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert sorted(annotations) == sorted(f"checksum/{n}" for n, _ in machines.TARGET_VOLUMES)
+
+
+@pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
+def test_classes_per_zone_point_at_the_shoots_infrastructure(
+    provider: ProviderType, monkeypatch: pytest.MonkeyPatch, golden: Callable[[str, str], None]
+) -> None:
+    """GIVEN a pool over two zones WHEN registered THEN each zone has a class (golden) and a deployment to it."""
+    mocks = register(provider, monkeypatch)
+    classes = sorted(mocks.of_type(CLASS).values(), key=lambda c: c["metadata"]["name"])
+    # The mocks hand inputs back in no fixed order: keys are sorted for the golden file.
+    golden(f"workers-classes-{provider.value}.yaml", yaml.safe_dump_all(classes, sort_keys=True))
+    deployments = sorted(mocks.of_type(MACHINE_DEPLOYMENT).values(), key=lambda d: d["metadata"]["name"])
+    assert [d["metadata"]["name"] for d in deployments] == ["shoot--dev--web-pool-a-z1", "shoot--dev--web-pool-a-z2"]
+    assert [d["spec"]["replicas"] for d in deployments] == [2, 1]
+    assert [d["spec"]["template"]["spec"]["class"]["name"] for d in deployments] == [
+        c["metadata"]["name"] for c in classes
+    ]
+    # Every class boots from its own user data, with the shoot's credentials.
+    secrets = {s["metadata"]["name"]: s for s in mocks.of_type(SECRET).values()}
+    for c in classes:
+        assert c["secretRef"]["name"] in secrets and c["credentialsSecretRef"]["name"] == machines.CREDENTIALS_SECRET
+
+
+@pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
+def test_the_cloudprovider_secret_holds_the_shoots_credentials(
+    provider: ProviderType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the shoot's credentials in secret config WHEN registered THEN `cloudprovider` holds them (none locally)."""
+    mocks = register(provider, monkeypatch)
+    secret = next(s for s in mocks.of_type(SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
+    # The mocks see the secret's wrapper: the value inside it is what the Secret holds.
+    assert secret["stringData"]["value"] == CREDENTIALS.get(provider, {})
+
+
+@pytest.mark.parametrize(
+    ("provider", "given", "error"),
+    [
+        ("aws", '{"accessKeyID": "a"}', "the aws credentials need secretAccessKey"),
+        ("gcp", "{}", r"the gcp credentials need serviceaccount\.json"),
+        ("aws", "AKIA...", "the credentials are not JSON: Expecting value"),
+        ("gcp", '["a"]', "the credentials are not a JSON object"),
+    ],
+)
+def test_bad_credentials_name_what_is_wrong(provider: str, given: str, error: str) -> None:
+    """GIVEN credentials that are not what the sidecar reads WHEN turned into the Secret THEN the error says why."""
+    with pytest.raises(ValueError, match=rf"arbor:creds: {error}"):
+        machine_providers.credentials_data(provider, given, "arbor:creds")
+
+
+def test_worker_problems_name_the_missing_image_and_credentials() -> None:
+    """GIVEN an aws shoot with no credentials and an image outside the table WHEN checked THEN both are named."""
+    shoot = dataclasses.replace(shoot_on(ProviderType.AWS), cloud_credentials_secret=None)
+    assert machine_providers.worker_problems([shoot]) == [
+        "landscape.shoots[0].cloudCredentialsSecret: a shoot on aws needs the credentials its machines are created "
+        "with",
+        f"landscape.shoots[0].workers[0].machine.image: no image for {'/'.join(IMAGE)}/eu-central-1: add it to "
+        "machine_providers.AWS_IMAGES",
+    ]
+    assert machine_providers.worker_problems([shoot_on(ProviderType.LOCAL)]) == []
