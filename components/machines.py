@@ -444,6 +444,17 @@ def machine_class(namespace: str, d: ZoneDeployment, provider: str, provider_spe
     }  # fmt: skip
 
 
+def credentials_secret(namespace: str) -> Object:
+    """The Secret every class of the shoot references for the cloud's credentials (its data is added where wired)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": CREDENTIALS_SECRET, "namespace": namespace,
+                     "labels": {"gardener.cloud/purpose": "cloudprovider"}},
+        "type": "Opaque",
+    }  # fmt: skip
+
+
 def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Object:
     """The Secret a class's machines boot from: the provision OSC's script (nodeagent.user_data) as `userData`."""
     return {

@@ -27,14 +27,14 @@ from components.providers.contract import ClusterAccess, InfrastructureProvider,
 from components.seed import SeedAccess
 
 
-def cloud_credentials(shoot: ShootValues) -> pulumi.Output[dict[str, str]]:
-    """The `cloudprovider` Secret's data: the shoot's cloud credentials from secret config (none on local)."""
-    key = shoot.cloud_credentials_secret
-    if not key:
-        return pulumi.Output.from_input({})
-    provider = shoot.networking.provider.value
-    raw = pulumi.Config("arbor").require_secret(key)
-    return raw.apply(functools.partial(credentials_data, provider, where=f"arbor:{key}"))
+def credentials_secret(shoot: ShootValues) -> machines.Object:
+    """The `cloudprovider` Secret with the shoot's cloud credentials from secret config (empty on local)."""
+    secret = machines.credentials_secret(shoot.seed_namespace)
+    if key := shoot.cloud_credentials_secret:
+        raw = pulumi.Config("arbor").require_secret(key)
+        provider = shoot.networking.provider.value
+        secret["stringData"] = raw.apply(functools.partial(credentials_data, provider, where=f"arbor:{key}"))
+    return secret
 
 
 class Workers(pulumi.ComponentResource):
@@ -61,17 +61,7 @@ class Workers(pulumi.ComponentResource):
             provider=seed.cluster.provider,
             depends_on=[seed.namespaces[namespace], *seed.machine_crds, *network.ready, *after],
         )
-        credentials = KubeObject(
-            f"{name}-cloudprovider",
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": machines.CREDENTIALS_SECRET, "namespace": namespace},
-                "type": "Opaque",
-                "stringData": pulumi.Output.secret(cloud_credentials(shoot)),
-            },
-            in_seed,
-        )
+        credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot), in_seed)
         sidecar = infra.machine_sidecar(namespace)
         manager = [
             KubeObject(f"{name}-mcm-{obj['kind'].lower()}", _with_checksums(obj, shoot, sources), in_seed)

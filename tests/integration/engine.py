@@ -6,6 +6,7 @@ and is destroyed afterwards; whatever a failure leaves behind is then deleted an
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import secrets
@@ -125,6 +126,17 @@ def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
     path.write_text(kubeconfig)
     out = subprocess.run(["kubectl", "--kubeconfig", str(path), *args], capture_output=True, text=True, check=True)
     return out.stdout
+
+
+def preview_with(stack: Stack, tmp_path: Path, change: dict[str, Any], shoot: int = 0) -> dict[str, Any]:
+    """`pulumi preview --json` of the stack with one shoot's fields replaced, the stack itself unchanged."""
+    config = yaml.safe_load((stack.config_dir / f"Pulumi.{stack.name}.yaml").read_text())
+    landscape = copy.deepcopy(config["config"]["arbor:landscape"])
+    landscape["shoots"][shoot].update(change)
+    config["config"]["arbor:landscape"] = landscape
+    path = tmp_path / "changed.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return dict(json.loads(stack.run("preview", "--json", "--config-file", str(path)).stdout))
 
 
 def steps_by_type(preview: dict[str, Any], ops: Sequence[str] = ("same",)) -> dict[str, list[str]]:

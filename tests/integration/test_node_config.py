@@ -5,7 +5,6 @@ The preview names the units a change restarts, or says the pool rolls; a deleted
 
 from __future__ import annotations
 
-import copy
 import json
 import subprocess
 from pathlib import Path
@@ -15,21 +14,10 @@ import preview_summary
 import pytest
 import yaml
 
-from tests.integration.engine import Stack, kubectl
+from tests.integration.engine import Stack, kubectl, preview_with
 
 pytestmark = pytest.mark.integration
 OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
-
-
-def preview_with(stack: Stack, tmp_path: Path, change: dict[str, Any]) -> dict[str, Any]:
-    """`pulumi preview --json` of the stack with shoot dev/web's fields replaced, the stack itself unchanged."""
-    config = yaml.safe_load((stack.config_dir / f"Pulumi.{stack.name}.yaml").read_text())
-    landscape = copy.deepcopy(config["config"]["arbor:landscape"])
-    landscape["shoots"][0].update(change)
-    config["config"]["arbor:landscape"] = landscape
-    path = tmp_path / "changed.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return dict(json.loads(stack.run("preview", "--json", "--config-file", str(path)).stdout))
 
 
 def osc_step(preview: dict[str, Any], shoot: str = "dev-web") -> dict[str, Any] | None:
