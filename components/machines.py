@@ -78,6 +78,9 @@ CREDENTIALS_SECRET = "cloudprovider"
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# A rolled pool's old class and user data stay in use until MCM has replaced their machines: MCM holds them with a
+# finalizer meanwhile. The update deletes them without waiting for that, and MCM lets them go once the roll is done.
+RETIRED_BY_MCM = {"pulumi.com/skipAwait": "true"}
 # MCM keeps a machine unready this long after it joined before the next one rolls (Gardener's value).
 MIN_READY_SECONDS = 500
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
@@ -389,8 +392,8 @@ def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
 def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
     """The MachineDeployment of a pool in one zone, at its minimum, rolling by the pool's budget.
 
-    A cluster-autoscaler may move `replicas` within [minimum, maximum] (recorded as annotations), so whoever
-    registers this object must not reset replicas it has set.
+    Its replicas are the pool's minimum in this zone (arbor runs no cluster-autoscaler); minimum and maximum are
+    recorded as annotations, where an autoscaler would read them.
     """
     selector = {"name": d.name}
     return {
@@ -436,6 +439,7 @@ def machine_class(namespace: str, d: ZoneDeployment, provider: str, provider_spe
             # Gardener's labels: the OS the machines boot, their zone (the GA label; Gardener writes the beta one).
             "labels": {"operatingSystemName": name, "operatingSystemVersion": version.replace("+", "_"),
                        ZONE_LABEL: d.zone},
+            "annotations": dict(RETIRED_BY_MCM),
         },
         "provider": provider,
         "providerSpec": provider_spec,
@@ -461,7 +465,7 @@ def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Objec
         "apiVersion": "v1",
         "kind": "Secret",
         "metadata": {"name": d.class_name, "namespace": namespace,
-                     "labels": {"gardener.cloud/purpose": "machineclass"}},
+                     "labels": {"gardener.cloud/purpose": "machineclass"}, "annotations": dict(RETIRED_BY_MCM)},
         "type": "Opaque",
         "data": {"userData": base64.b64encode(user_data.encode()).decode()},
     }  # fmt: skip
