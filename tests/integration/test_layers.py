@@ -43,12 +43,12 @@ def test_garden_lists_every_shoot_succeeded_with_conditions_true(local_stack: St
 
 
 def test_control_plane_deployments_are_available_in_the_seed(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN the local landscape WHEN the seed is asked THEN every control-plane Deployment is Available."""
+    """GIVEN the local landscape WHEN the seed is asked THEN every control-plane Deployment (and MCM) is Available."""
     seed = local_stack.outputs()["kubeconfigs"]["seed/local-1"]
     for namespace in ("shoot--dev--web", "shoot--ops--db"):
         deployments = json.loads(kubectl(seed, tmp_path, "get", "deployments", "-n", namespace, "-o", "json"))["items"]
         names = sorted(d["metadata"]["name"] for d in deployments)
-        assert names == ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]
+        assert names == ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "machine-controller-manager"]
         for d in deployments:
             available = {c["type"]: c["status"] for c in d["status"]["conditions"]}["Available"]
             assert available == "True", d["metadata"]["name"]
