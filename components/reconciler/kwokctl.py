@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import fcntl
+import hashlib
 import os
 import shutil
 import subprocess
@@ -194,11 +195,15 @@ def _flag(arg: str) -> str:
     return arg.split("=", 1)[0]
 
 
+def _apiserver_proc(cluster: Cluster) -> Path:
+    """/proc/<pid> of the cluster's kube-apiserver, from kwokctl's pid file (OSError when there is none)."""
+    return Path("/proc", (cluster.dir / "pids" / "kube-apiserver.pid").read_text().strip())
+
+
 def running_apiserver_args(cluster: Cluster) -> list[str]:
     """The command line of the cluster's running kube-apiserver, [] when it does not run."""
-    pid_file = cluster.dir / "pids" / "kube-apiserver.pid"
     try:
-        cmdline = Path("/proc", pid_file.read_text().strip(), "cmdline").read_bytes()
+        cmdline = (_apiserver_proc(cluster) / "cmdline").read_bytes()
     except (OSError, ValueError):
         return []
     return [arg.decode() for arg in cmdline.split(b"\0") if arg]
@@ -285,8 +290,25 @@ def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:
         time.sleep(0.5)
 
 
+def apiserver_instance(cluster: Cluster) -> str:
+    """An ID of the running kube-apiserver process (boot, pid, start time): it changes exactly when it restarts."""
+    try:
+        proc = _apiserver_proc(cluster)
+        # Field 22 of /proc/<pid>/stat, the start time; counted after the command name, which may hold spaces.
+        started = (proc / "stat").read_text().rsplit(")", 1)[1].split()[19]
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except (OSError, IndexError):
+        return "none"
+    return hashlib.sha256(f"{boot}/{proc.name}/{started}".encode()).hexdigest()[:12]
+
+
 def kubeconfig(cluster: Cluster) -> str:
-    """A self-contained kubeconfig (certificates embedded) for the cluster's admin, context named after it."""
+    """A self-contained kubeconfig (certificates embedded) for the cluster's admin, context named after it.
+
+    Its first line names the running kube-apiserver instance. A restarted server (a reboot, new flags) so makes a
+    new kubeconfig, and the kubernetes provider built on it connects again: one configured while the cluster was
+    down would otherwise keep taking it for unreachable.
+    """
     server, ca, cert, key = _kubeconfig_files(cluster)
 
     def data(path: str) -> str:
@@ -302,4 +324,4 @@ def kubeconfig(cluster: Cluster) -> str:
         "contexts": [{"name": cluster.name, "context": {"cluster": cluster.name, "user": cluster.name}}],
         "current-context": cluster.name,
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    return f"# kube-apiserver instance {apiserver_instance(cluster)}\n" + yaml.safe_dump(config, sort_keys=False)

@@ -62,29 +62,28 @@ def test_kubeconfig_is_secret_in_state(local_stack: Stack) -> None:
     assert "ciphertext" in cluster["outputs"]["kubeconfig"]
 
 
-def test_refresh_notices_a_killed_cluster_and_up_restores_it(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN the garden's processes are killed WHEN refreshed THEN LocalCluster drifts; `up` brings it back."""
-    garden = f"{local_stack.name}-garden"
+def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the garden's and seed's processes killed (a reboot) WHEN refreshed THEN both drift; one `up` restores."""
+    garden, seed = f"{local_stack.name}-garden", f"{local_stack.name}-seed-local-1"
     transitions = shoot_transitions(local_stack, tmp_path)
-    killed = processes_of(f"{garden}/")
-    assert killed, "the garden cluster should be running"
+    killed = processes_of(f"{garden}/") + processes_of(f"{seed}/")
+    assert killed, "the garden and seed clusters should be running"
     for line in killed:
         os.kill(int(line.split()[0]), signal.SIGKILL)
 
-    refresh = local_stack.run("refresh", "--yes", "--skip-preview", "--suppress-progress")
-    assert f"{LOCAL_CLUSTER} arbor-garden-cluster updated" in refresh.stdout, refresh.stdout
-    clusters = {
-        r["urn"].rsplit("::", 1)[-1]: r["outputs"]
-        for r in local_stack.export()["deployment"]["resources"]
-        if r["type"] == LOCAL_CLUSTER
-    }
-    assert clusters["arbor-garden-cluster"]["running"] is False
-    assert clusters["arbor-seed-local-1-cluster"]["running"] is True
+    # A refreshing preview (it records nothing) sees both stopped: `up` will start them.
+    preview = local_stack.preview_json("--refresh")
+    updated = {s["urn"].rsplit("::", 1)[-1] for s in preview["steps"] if s["op"] == "update"}
+    assert {"arbor-garden-cluster", "arbor-seed-local-1-cluster"} <= updated, updated
+    assert "arbor-shoot-dev-web-cluster" not in updated
 
+    # As `make up` after a reboot: the refresh configures the kubernetes providers while the clusters are down; the
+    # restarted servers' new kubeconfigs make them connect again, so one `up` is enough.
     local_stack.up()
-    assert processes_of(f"{garden}/"), "up should have restarted the garden"
-    nodes = kubectl(local_stack.outputs()["kubeconfigs"]["garden"], tmp_path, "get", "nodes", "-o", "name")
-    assert nodes.split() == [f"node/{garden}-node-0"]
+    for key, cluster in (("garden", garden), ("seed/local-1", seed)):
+        assert processes_of(f"{cluster}/"), f"up should have restarted {cluster}"
+        nodes = kubectl(local_stack.outputs()["kubeconfigs"][key], tmp_path, "get", "nodes", "-o", "name")
+        assert nodes.split() == [f"node/{cluster}-node-0"]
     # The shoots' status was written again (the garden could not be asked), and conditions that held all along
     # keep their transition time.
     assert shoot_transitions(local_stack, tmp_path) == transitions
