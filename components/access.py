@@ -17,6 +17,7 @@ import pulumi
 
 from components import pki
 from components.naming import API_GROUP, API_VERSION
+from components.objects import KubeObject
 from components.plan import ShootValues
 from components.reconciler.admin_kubeconfig import DEFAULT_GROUPS, AdminKubeconfig
 from components.shoot_pki import CredentialOutputs
@@ -29,9 +30,9 @@ def internal_secret_name(shoot: str, credential: str = pki.CA_CLIENT) -> str:
     return f"{shoot}.{credential}"
 
 
-def _b64(text: str) -> str:
-    """Base64 of UTF-8 text, as Secret data."""
-    return base64.b64encode(text.encode()).decode()
+def secret_data(data: dict[str, str]) -> dict[str, str]:
+    """Secret data: plain text values base64-encoded, keys in order."""
+    return {k: base64.b64encode(v.encode()).decode() for k, v in sorted(data.items())}
 
 
 def internal_secret(name: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
@@ -41,49 +42,26 @@ def internal_secret(name: str, namespace: str, data: dict[str, str]) -> dict[str
         "kind": KIND,
         "metadata": {"name": name, "namespace": namespace},
         "type": "Opaque",
-        "data": {k: _b64(v) for k, v in sorted(data.items())},
+        "data": secret_data(data),
     }
-
-
-class InternalSecret(pulumi.CustomResource):
-    """An InternalSecret in the garden; `data` is secret in the state.
-
-    pulumi-kubernetes' CustomResource registers only `spec`; an InternalSecret has its `data` at the top, like a
-    Secret, so it is registered with the kubernetes provider's token for the kind (the provider comes in `opts`).
-    """
-
-    def __init__(
-        self, name: str, metadata: dict[str, str], data: pulumi.Input[dict[str, str]], opts: pulumi.ResourceOptions
-    ) -> None:
-        props = {
-            "apiVersion": f"{API_GROUP}/{API_VERSION}",
-            "kind": KIND,
-            "metadata": metadata,
-            "type": "Opaque",
-            "data": pulumi.Output.secret(data),
-        }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["data"])
-        super().__init__(f"kubernetes:{API_GROUP}/{API_VERSION}:{KIND}", name, props,
-                         pulumi.ResourceOptions.merge(opts, secrets))  # fmt: skip
 
 
 def register_client_ca(
     name: str, shoot: ShootValues, client_ca: CredentialOutputs, opts: pulumi.ResourceOptions
-) -> InternalSecret:
+) -> KubeObject:
     """The shoot's client CA as the InternalSecret `<shoot>.ca-client` in its project namespace of the garden.
 
     `opts` carries the garden's kubernetes provider and what must exist first (the CRD, the namespace).
     """
     assert client_ca.cert is not None  # a CA always has its certificate
-    obj = pulumi.Output.all(client_ca.cert, client_ca.key).apply(
-        lambda pems: internal_secret(
-            internal_secret_name(shoot.name),
-            shoot.project_namespace,
-            {pki.KEY_CA_CERT: pems[0], pki.KEY_CA_KEY: pems[1]},
-        )
+    secret = internal_secret(internal_secret_name(shoot.name), shoot.project_namespace, {})
+    pems = pulumi.Output.all(client_ca.cert, client_ca.key)
+    # `data` is known once the CA is issued, and secret in the state.
+    secret["data"] = pulumi.Output.secret(
+        pems.apply(lambda p: secret_data({pki.KEY_CA_CERT: p[0], pki.KEY_CA_KEY: p[1]}))
     )
-    metadata = {"name": internal_secret_name(shoot.name), "namespace": shoot.project_namespace}
-    return InternalSecret(name, metadata, obj.apply(lambda o: dict(o["data"])), opts)
+    secrets = pulumi.ResourceOptions(additional_secret_outputs=["data"])
+    return KubeObject(name, secret, pulumi.ResourceOptions.merge(opts, secrets))
 
 
 def admin_kubeconfig(

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, naming, records
+from components import api, naming
 from components.encryption import etcd_encryption, rewrite
+from components.objects import KubeObject
 from components.plan import GardenValues, ProjectValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider
 from components.spec import Role
@@ -62,13 +63,7 @@ class Garden(pulumi.ComponentResource):
             rewrite(name, encryption, cluster.kubeconfig, self)
         on_garden = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
         crds: list[pulumi.Resource] = [
-            k8s.apiextensions.v1.CustomResourceDefinition(
-                f"{name}-crd-{crd['spec']['names']['plural']}",
-                metadata=crd["metadata"],
-                spec=crd["spec"],
-                opts=on_garden,
-            )
-            for crd in api.crds()
+            KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_garden) for crd in api.crds()
         ]
         roles = {
             role: k8s.rbac.v1.ClusterRole(
@@ -91,7 +86,7 @@ class Garden(pulumi.ComponentResource):
         """A project's record, namespace and role bindings; returns the namespace."""
         prefix = f"{name}-project-{project.name}"
         record = api.project_record(project)
-        records.record(prefix, record, pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(depends_on=crds)))
+        KubeObject(prefix, record, pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(depends_on=crds)))
         namespace = k8s.core.v1.Namespace(
             f"{prefix}-namespace",
             metadata={"name": project.namespace, "labels": {naming.label("project"): project.name}},

@@ -2,8 +2,9 @@
 
 The typed classes of pulumi-kubernetes take an object apart field by field; a renderer's object goes in whole
 here, under the same type token (`kubernetes:<group>/<version>:<Kind>`), so the provider diffs and awaits it as
-it does the typed resource, and kinds without a typed class (machine.sapcloud.io's, with fields beside `spec`)
-need nothing else.
+it does the typed resource. It serves every rendered object: arbor's CRDs and records, the InternalSecret (its
+`data` sits beside `spec`, which pulumi-kubernetes' CustomResource cannot send), machine.sapcloud.io's kinds and
+MCM's objects.
 """
 
 from __future__ import annotations

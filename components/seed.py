@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, machine_crds, naming, records
+from components import api, machine_crds, naming
 from components.garden import GardenAccess
 from components.objects import KubeObject
 from components.plan import SeedValues
@@ -46,7 +46,7 @@ class Seed(pulumi.ComponentResource):
         super().__init__("arbor:seed:Seed", name, None, opts)
         cluster = infra.cluster(values.cluster, parent=self)
         record = api.seed_record(values)
-        records.record(
+        KubeObject(
             f"{name}-record",
             record,
             opts=pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=garden.api),

@@ -21,10 +21,11 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, machines, network, nodeagent, osc, pki, records, staticpods
+from components import api, controlplane, machines, network, nodeagent, osc, pki, staticpods
 from components.access import admin_kubeconfig, register_client_ca
 from components.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.garden import GardenAccess
+from components.objects import KubeObject
 from components.plan import ShootValues
 from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
 from components.reconciler.kube import certificate_authority
@@ -73,7 +74,7 @@ class Shoot(pulumi.ComponentResource):
     ) -> None:
         super().__init__("arbor:shoot:Shoot", name, None, opts)
         self.values = values
-        shoot_record = records.record(
+        shoot_record = KubeObject(
             f"{name}-record",
             api.shoot_record(values),
             opts=pulumi.ResourceOptions(
