@@ -20,7 +20,6 @@ from typing import TypeVar
 
 from components.machines import (
     ALL_VERBS,
-    POOL_LABEL,
     Object,
     Sidecar,
     ZoneDeployment,
@@ -28,6 +27,7 @@ from components.machines import (
     sidecar_container,
 )
 from components.network import NetworkPlan
+from components.nodeagent import POOL_LABEL
 from components.plan import ShootValues
 
 RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"

@@ -39,11 +39,12 @@ from typing import Any
 
 from components import controlplane, naming, pki
 from components.machine_crds import GROUP, VERSION
-from components.nodeagent import NodeValues, node_values, secret_name
+from components.nodeagent import POOL_LABEL, NodeValues, node_values, secret_name
 from components.plan import PoolValues, ShootValues, VolumeValues
 
 Object = dict[str, Any]
-MCM_NAME = "machine-controller-manager"
+# Also the name of its client certificate's Secret, mounted where its kubeconfig's paths point.
+MCM_NAME = pki.MACHINE_CONTROLLER_MANAGER
 MCM_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager"
 MCM_VERSION = "v0.59.1"
 MCM_METRICS_PORT = 10258
@@ -53,7 +54,7 @@ MCM_USER = pki.MCM_USER
 KUBECONFIG = f"{MCM_NAME}-kubeconfig"
 TARGET_KUBECONFIG = f"{controlplane.MOUNT_ROOT}/{KUBECONFIG}/kubeconfig"
 # Both containers reach the shoot's API with the same credentials: the kubeconfig and the files it points at.
-TARGET_VOLUMES = ((KUBECONFIG, "configMap"), (MCM_NAME, "secret"), ("ca", "secret"))
+TARGET_VOLUMES = ((KUBECONFIG, "configMap"), (MCM_NAME, "secret"), (pki.CA, "secret"))
 MCM_FLAGS = (
     "--control-kubeconfig=inClusterConfig",
     "--machine-safety-overshooting-period=1m",
@@ -75,7 +76,6 @@ SIDECAR_FLAGS = (
 )
 # The Secret in the seed namespace with the cloud credentials every class of the shoot uses (Gardener's name).
 CREDENTIALS_SECRET = "cloudprovider"
-POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # A rolled pool's old class and user data stay in use until MCM has replaced their machines: MCM holds them with a

@@ -36,6 +36,8 @@ from components.plan import PoolValues, ShootValues
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
 NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
+# Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
+POOL_LABEL = "worker.gardener.cloud/pool"
 ROOT_CERTS = "/var/lib/ca-certificates-local/ROOTcerts.crt"
 SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward": "1", "vm.max_map_count": "135217728"}
 
@@ -215,7 +217,7 @@ def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
         "metadata": {
             "name": config.name,
             "namespace": "kube-system",
-            "labels": {"gardener.cloud/role": "operating-system-config", "worker.gardener.cloud/pool": pool},
+            "labels": {"gardener.cloud/role": "operating-system-config", POOL_LABEL: pool},
             "annotations": {"checksum/data-script": hashlib.sha256(data.encode()).hexdigest()},
         },
         "stringData": {"osc.yaml": data},

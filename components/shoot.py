@@ -293,7 +293,7 @@ class Shoot(pulumi.ComponentResource):
                         metadata={
                             "name": f"user-data-{pool.name}",
                             "namespace": "kube-system",
-                            "labels": {machines.POOL_LABEL: pool.name},
+                            "labels": {nodeagent.POOL_LABEL: pool.name},
                         },
                         string_data={"userData": nodeagent.user_data(nodeagent.provision_osc(node))},
                         opts=pulumi.ResourceOptions(
