@@ -44,6 +44,8 @@ class CloudMocks(pulumi.runtime.Mocks):
             outputs |= {"endpoint": "https://eks.example.com", "certificateAuthority": {"data": "Q0E="}}
         if args.typ == "aws:iam/role:Role":
             outputs["arn"] = f"arn:aws:iam::123456789012:role/{args.name}"
+        if args.typ == "gcp:serviceaccount/account:Account":
+            outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
         self.resources[args.name] = (args.typ, outputs)
         return f"{args.name}-id", outputs
 

@@ -26,6 +26,7 @@ from components.providers.local import LocalProvider, LocalSettings
 from components.seed import SeedAccess
 from components.spec import ProviderType
 from components.workers import Workers
+from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import IMAGE, WEB
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -51,25 +52,9 @@ PROVIDERS: dict[ProviderType, Callable[[], InfrastructureProvider]] = {
 }
 
 
-class WorkerMocks(pulumi.runtime.Mocks):
-    """Records every resource's type and inputs by name; outputs are the inputs plus a cloud's IDs and names."""
-
-    def __init__(self) -> None:
-        self.resources: dict[str, tuple[str, dict[str, Any]]] = {}
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        outputs = dict(args.inputs)
-        if args.typ == "gcp:serviceaccount/account:Account":
-            outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
-        self.resources[args.name] = (args.typ, outputs)
-        return f"{args.name}-id", outputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, []
-
-    def of_type(self, typ: str) -> dict[str, dict[str, Any]]:
-        """Inputs of every registered resource of one type, by name."""
-        return {name: inputs for name, (t, inputs) in self.resources.items() if t == typ}
+def of_type(mocks: CloudMocks, typ: str) -> dict[str, dict[str, Any]]:
+    """Inputs of every registered resource of one type, by name."""
+    return {name: inputs for name, (t, inputs) in mocks.resources.items() if t == typ}
 
 
 def shoot_on(provider: ProviderType) -> ShootValues:
@@ -81,11 +66,11 @@ def shoot_on(provider: ProviderType) -> ShootValues:
     return dataclasses.replace(WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials)
 
 
-def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> WorkerMocks:
+def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> CloudMocks:
     """The Workers of shoot_on(provider) registered under fresh mocks until settled."""
     monkeypatch.setitem(machine_providers.AWS_IMAGES, (*IMAGE, "eu-central-1"), "ami-0123456789abcdef0")
     monkeypatch.setitem(machine_providers.GCP_IMAGES, IMAGE, "projects/example/global/images/gardenlinux-1877-0")
-    mocks = WorkerMocks()
+    mocks = CloudMocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack="test", preview=False)
     if provider in CREDENTIALS:
         pulumi.runtime.set_all_config({f"arbor:{CONFIG_KEY}": json.dumps(CREDENTIALS[provider])}, [])
@@ -120,7 +105,7 @@ def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> WorkerM
 def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> None:
     """GIVEN a hosted shoot on a provider WHEN its workers are registered THEN one MCM runs that provider's sidecar."""
     mocks = register(provider, monkeypatch)
-    [deployment] = mocks.of_type(DEPLOYMENT).values()
+    [deployment] = of_type(mocks, DEPLOYMENT).values()
     assert deployment["metadata"]["name"] == machines.MCM_NAME
     mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
     assert mcm["image"] == f"{machines.MCM_IMAGE}:{machines.MCM_VERSION}"
@@ -140,17 +125,17 @@ def test_classes_per_zone_point_at_the_shoots_infrastructure(
 ) -> None:
     """GIVEN a pool over two zones WHEN registered THEN each zone has a class (golden) and a deployment to it."""
     mocks = register(provider, monkeypatch)
-    classes = sorted(mocks.of_type(CLASS).values(), key=lambda c: c["metadata"]["name"])
+    classes = sorted(of_type(mocks, CLASS).values(), key=lambda c: c["metadata"]["name"])
     # The mocks hand inputs back in no fixed order: keys are sorted for the golden file.
     golden(f"workers-classes-{provider.value}.yaml", yaml.safe_dump_all(classes, sort_keys=True))
-    deployments = sorted(mocks.of_type(MACHINE_DEPLOYMENT).values(), key=lambda d: d["metadata"]["name"])
+    deployments = sorted(of_type(mocks, MACHINE_DEPLOYMENT).values(), key=lambda d: d["metadata"]["name"])
     assert [d["metadata"]["name"] for d in deployments] == ["shoot--dev--web-pool-a-z1", "shoot--dev--web-pool-a-z2"]
     assert [d["spec"]["replicas"] for d in deployments] == [2, 1]
     assert [d["spec"]["template"]["spec"]["class"]["name"] for d in deployments] == [
         c["metadata"]["name"] for c in classes
     ]
     # Every class boots from its own user data, with the shoot's credentials.
-    secrets = {s["metadata"]["name"]: s for s in mocks.of_type(SECRET).values()}
+    secrets = {s["metadata"]["name"]: s for s in of_type(mocks, SECRET).values()}
     for c in classes:
         assert c["secretRef"]["name"] in secrets and c["credentialsSecretRef"]["name"] == machines.CREDENTIALS_SECRET
 
@@ -161,7 +146,7 @@ def test_the_cloudprovider_secret_holds_the_shoots_credentials(
 ) -> None:
     """GIVEN the shoot's credentials in secret config WHEN registered THEN `cloudprovider` holds them (none locally)."""
     mocks = register(provider, monkeypatch)
-    secret = next(s for s in mocks.of_type(SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
+    secret = next(s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
     if provider in CREDENTIALS:
         # The mocks see the secret's wrapper: the value inside it is what the Secret holds.
         assert secret["stringData"]["value"] == CREDENTIALS[provider]
