@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from components.plan import VolumeValues, plan_landscape
 from components.spec import SpecError, parse_landscape
 from tests.unit.spec_cases import DELETE, base, changed
 
@@ -231,6 +232,31 @@ INVALID: list[tuple[str, object, list[str]]] = [
         [f"{S0}.workers[0]: maxSurge and maxUnavailable are both 0: a roll could never replace a machine"],
     ),
     (
+        "volume size without its unit",
+        changed("shoots[0].workers[0].volume", {"size": "50"}),
+        [f"{S0}.workers[0].volume.size: string should match pattern '^[1-9][0-9]*Gi$'"],
+    ),
+    (
+        "volume of zero size",
+        changed("shoots[0].workers[0].volume", {"size": "0Gi"}),
+        [f"{S0}.workers[0].volume.size: string should match pattern '^[1-9][0-9]*Gi$'"],
+    ),
+    (
+        "empty volume type",
+        changed("shoots[0].workers[0].volume", {"type": ""}),
+        [f"{S0}.workers[0].volume.type: string should have at least 1 character"],
+    ),
+    (
+        "unknown volume field",
+        changed("shoots[0].workers[0].volume", {"iops": 3000}),
+        [f"{S0}.workers[0].volume.iops: unknown field"],
+    ),
+    (
+        "empty cloud credentials key",
+        changed("shoots[0].cloudCredentialsSecret", ""),
+        [f"{S0}.cloudCredentialsSecret: string should have at least 1 character"],
+    ),
+    (
         "kubelet max pods too low",
         changed("shoots[0].workers[0].kubelet", {"maxPods": 4}),
         [f"{S0}.workers[0].kubelet.maxPods: input should be greater than or equal to 8"],
@@ -382,3 +408,15 @@ VALID: list[tuple[str, dict[str, Any]]] = [
 def test_valid_landscape(case: str, raw: dict[str, Any]) -> None:
     """GIVEN a valid landscape WHEN parsed THEN it parses and keeps every shoot."""
     assert len(parse_landscape(raw).shoots) == len(raw["shoots"])
+
+
+def test_a_pools_volume_and_a_shoots_credentials_key_reach_the_plan() -> None:
+    """GIVEN a pool volume and a credentials key WHEN planned THEN the pool's volume and the shoot's key are theirs."""
+    raw = changed("shoots[0].workers[0].volume", {"size": "120Gi", "type": "io2", "encrypted": False})
+    raw["shoots"][0]["cloudCredentialsSecret"] = "awsCredentials"
+    shoot = plan_landscape(parse_landscape(raw), "local").shoots[0]
+    assert shoot.workers[0].volume == VolumeValues(size_gb=120, type="io2", encrypted=False)
+    assert shoot.cloud_credentials_secret == "awsCredentials"
+    # Defaults: 50 GiB of the provider's disk type, encrypted; no key (local machines call no cloud).
+    default = plan_landscape(parse_landscape(base()), "local").shoots[0]
+    assert (default.workers[0].volume, default.cloud_credentials_secret) == (VolumeValues(), None)
