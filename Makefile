@@ -44,8 +44,8 @@ preview: setup ## out/preview.json and out/preview.md: the change per layer, for
 env: ## shell exports for the tools and the local stack: eval "$(make -s env)"
 	@hack/print-env.sh
 
-lint: venv ## ruff
-	@.venv/bin/ruff check . && .venv/bin/ruff format --check .
+lint: venv ## ruff, and the tiers of docs/ARCHITECTURE.md (lint-imports)
+	@.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports --no-cache
 
 typecheck: venv ## mypy
 	@.venv/bin/mypy

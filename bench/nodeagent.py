@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components import nodeagent, osc
+from components.render import nodeagent, osc
 from tests.unit.test_nodeagent import BASE, SCENARIOS
 
 

@@ -1,1 +1,1 @@
-"""arbor's components: spec -> plan -> providers -> concern components -> layer components (DESIGN.md)."""
+"""arbor's components in tiers, each importing only those below it (docs/ARCHITECTURE.md)."""

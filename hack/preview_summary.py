@@ -94,7 +94,7 @@ def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-# The program logs network tables and rotation plans with these prefixes (components/network.py, pki.py).
+# The program logs network tables and rotation plans with these prefixes (components/plan/network.py, pki.py).
 NETWORK_PLAN = "network plan of "
 ROTATION = "credential rotation of "
 

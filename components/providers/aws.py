@@ -12,14 +12,15 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from components import machine_providers, naming
-from components.machines import Object, Sidecar, ZoneDeployment
-from components.network import NetworkPlan
-from components.plan import ClusterValues, ShootValues
+from components import naming
+from components.bundles import ClusterAccess, NetworkAccess
+from components.kinds import SUPPORTED_MINORS
+from components.plan.network import NetworkPlan
+from components.plan.values import ClusterValues, ShootValues
 from components.providers import aws_network, cloud
-from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
-from components.spec import SUPPORTED_MINORS
+from components.render import machine_providers
+from components.render.machines import Object, Sidecar, ZoneDeployment
 
 EKS_NAME_MAX = 100
 INSTANCE_TYPE = "m5.large"

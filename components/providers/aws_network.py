@@ -17,10 +17,10 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.cidrs import IPV4, IPV6, family
-from components.network import Carve, NetworkPlan, Subnet
+from components.bundles import NetworkAccess
+from components.plan.network import Carve, NetworkPlan, Subnet
 from components.providers.cloud import carved, resolve
-from components.providers.contract import NetworkAccess
+from components.spec.cidrs import IPV4, IPV6, family
 
 IPV4_ANY, IPV6_ANY = "0.0.0.0/0", "::/0"
 # The well-known NAT64 prefix: IPv6-only nodes reach IPv4 hosts through the zone's NAT gateway (DNS64 answers).

@@ -9,12 +9,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.machine_providers import nodes_subnet
-from components.machines import LocalNode, Object, ZoneDeployment, machine_class
-from components.network import Carve, NetworkPlan, NodeNetwork, plan_network
-from components.plan import ClusterValues, ShootValues
-from components.providers.contract import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.network import Carve, NetworkPlan, NodeNetwork, plan_network
+from components.plan.values import ClusterValues, ShootValues
 from components.reconciler.kube import server_of
+from components.render.machine_providers import nodes_subnet
+from components.render.machines import LocalNode, Object, ZoneDeployment, machine_class
 
 
 def access(

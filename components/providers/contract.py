@@ -7,45 +7,14 @@ itself: the next layer depends on the bundle only (as pulumi-eks hands on its cl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from components.machines import LocalNode, Object, Sidecar, ZoneDeployment
-from components.network import NetworkPlan, NodeNetwork
-from components.plan import ClusterValues, ShootValues
-
-
-@dataclass(frozen=True)
-class ClusterAccess:
-    """A cluster as the layers use it: its key, API endpoint, admin kubeconfig (secret) and a provider."""
-
-    key: str
-    endpoint: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
-    # What must exist before objects are applied to the cluster (its nodes, say); empty when nothing.
-    ready: Sequence[pulumi.Resource] = ()
-    # The names of the nodes arbor made, by worker pool (local shoots; a cloud's machines name themselves).
-    nodes_by_pool: Mapping[str, Sequence[str]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class NetworkAccess:
-    """A shoot's network as the later steps use it: every range resolved, and what must exist first.
-
-    `ranges` maps `nodes`, `pods` and `services` to their CIDRs in the order of the shoot's families, with the
-    IPv6 ones the cloud assigned; `subnets` maps each planned subnet name to its ID (empty on local).
-    """
-
-    ranges: pulumi.Output[dict[str, list[str]]]
-    subnets: pulumi.Output[dict[str, str]]
-    ready: Sequence[pulumi.Resource] = ()
-    # What machine classes point at besides subnets: the nodes' security group and instance profile (aws) or
-    # service account (gcp), by MachineClass field name; None where machines need nothing of the cloud (local).
-    nodes: pulumi.Output[dict[str, str]] | None = None
+from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.network import NetworkPlan, NodeNetwork
+from components.plan.values import ClusterValues, ShootValues
+from components.render.machines import LocalNode, Object, Sidecar, ZoneDeployment
 
 
 class InfrastructureProvider(Protocol):

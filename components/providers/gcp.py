@@ -12,13 +12,14 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from components import machine_providers, naming
-from components.machines import Object, Sidecar, ZoneDeployment
-from components.network import NetworkPlan
-from components.plan import ClusterValues, ShootValues
+from components import naming
+from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.network import NetworkPlan
+from components.plan.values import ClusterValues, ShootValues
 from components.providers import cloud, gcp_network
-from components.providers.contract import ClusterAccess, NetworkAccess
 from components.providers.kubeconfig import exec_kubeconfig
+from components.render import machine_providers
+from components.render.machines import Object, Sidecar, ZoneDeployment
 
 GKE_NAME_MAX = 40
 MACHINE_TYPE = "e2-standard-4"

@@ -16,11 +16,11 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from components.cidrs import IPV4, IPV6, family
+from components.bundles import NetworkAccess
 from components.naming import capped
-from components.network import GCP_PODS_RANGE, Carve, NetworkPlan, Subnet
+from components.plan.network import GCP_PODS_RANGE, Carve, NetworkPlan, Subnet
 from components.providers.cloud import carved, resolve
-from components.providers.contract import NetworkAccess
+from components.spec.cidrs import IPV4, IPV6, family
 
 # Google's load balancer health checkers, which reach the nodes' NodePorts from outside the VPC.
 HEALTH_CHECK_IPV4 = ("35.191.0.0/16", "130.211.0.0/22", "209.85.152.0/22", "209.85.204.0/22")

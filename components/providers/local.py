@@ -15,13 +15,14 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import machine_providers, naming
-from components.machines import LocalNode, Object, Sidecar, ZoneDeployment
-from components.network import NetworkPlan, NodeNetwork
-from components.plan import ClusterValues, ShootValues
-from components.providers.contract import ClusterAccess, NetworkAccess
+from components import naming
+from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.network import NetworkPlan, NodeNetwork
+from components.plan.values import ClusterValues, ShootValues
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.node_addresses import NodeAddresses
+from components.render import machine_providers
+from components.render.machines import LocalNode, Object, Sidecar, ZoneDeployment
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
@@ -108,7 +109,7 @@ class LocalProvider:
 
         With `encryption_config`, the cluster's kube-apiserver encrypts at rest as that EncryptionConfiguration says;
         with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs). A shoot's
-        nodes are its `machines` (components/machines.py plans them); a garden's or seed's are `values.nodes`.
+        nodes are its `machines` (components/render/machines.py plans them); a garden's or seed's are `values.nodes`.
         """
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(

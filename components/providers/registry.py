@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from components.kinds import ProviderType
 from components.providers.aws import AwsProvider
 from components.providers.contract import InfrastructureProvider
 from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
-from components.spec import ProviderType
 
 
 def provider_for(kind: ProviderType) -> InfrastructureProvider:

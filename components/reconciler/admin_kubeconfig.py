@@ -19,8 +19,8 @@ import pulumi
 import yaml
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
+from components.kinds import ADMIN_KUBECONFIG_MAX_S
 from components.reconciler.pki import issue
-from components.spec import ADMIN_KUBECONFIG_MAX_S
 
 PROVIDER_VERSION = "1"
 DEFAULT_GROUPS = ("system:masters",)

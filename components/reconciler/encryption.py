@@ -28,6 +28,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.reconciler.kube import Kube, KubeError
+from components.render.encryption import Key
 
 PROVIDER_VERSION = "1"
 # 32 random bytes: AES-256 for aescbc and aesgcm, and the one key size secretbox takes.
@@ -40,8 +41,6 @@ POLL_S = 2.0
 PAGE_SIZE = 500
 KEY_INPUTS = ("provider", "keyRotation", "version")
 REWRITE_INPUTS = ("configHash", "resources", "writeKey", "version")
-
-Key = dict[str, str]
 
 
 def _random_secret() -> str:

@@ -1,6 +1,6 @@
 """OperatingSystemConfig: the reconcile OSC of a worker pool, written as node-agent's Secret in the shoot.
 
-The inputs carry one effective hash per unit and per file (components/osc.py), so the engine's own diff names
+The inputs carry one effective hash per unit and per file (components/render/osc.py), so the engine's own diff names
 what a change touches (`unitHashes.kubelet.service`), and the output `restartPlan` says what node-agent will
 restart, stop, write and delete on the pool's nodes. A changed `secretName` means the pool rolls. `read()`
 compares the Secret in the cluster with the state: an edited or deleted Secret is drift, and `up` restores it.
@@ -14,8 +14,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.osc import restart_plan
 from components.reconciler.kube import Kube, KubeError
+from components.render.osc import restart_plan
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"

@@ -33,7 +33,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components import pki
+from components.render import pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
 PROVIDER_VERSION = "1"

@@ -1,7 +1,7 @@
 """ShootStatus: after a shoot converged, writes its record's status in the garden from the real clusters.
 
 The status carries Gardener's last operation (type, state, progress, time) and the conditions
-APIServerAvailable, ControlPlaneHealthy and EveryNodeReady (components/health.py). The resource's outputs hold
+APIServerAvailable, ControlPlaneHealthy and EveryNodeReady (components/render/health.py). The resource's outputs hold
 the condition states without timestamps, so `pulumi refresh` shows a diff exactly when the health changed,
 and `up` writes the record again.
 """
@@ -14,9 +14,9 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components import health
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.kube import Kube, KubeError
+from components.render import health
 
 PROVIDER_VERSION = "1"
 

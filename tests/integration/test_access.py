@@ -26,8 +26,8 @@ import pytest
 import yaml
 from cryptography import x509
 
-from components import pki
 from components.reconciler.pki import CLOCK_SKEW
+from components.render import pki
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,

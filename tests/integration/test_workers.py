@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from components import machines, nodeagent
+from components.render import machines, nodeagent
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl, preview_with
 
 pytestmark = pytest.mark.integration

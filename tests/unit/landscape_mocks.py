@@ -7,10 +7,10 @@ from typing import Any
 
 import pulumi
 
-from components.landscape import Landscape
-from components.plan import plan_landscape
+from components.checks import parse_landscape
+from components.layers.landscape import Landscape
+from components.plan.planner import plan_landscape
 from components.providers.local import LocalProvider, LocalSettings
-from components.spec import parse_landscape
 
 OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:LocalCluster": {"endpoint": "https://127.0.0.1:1", "running": True},

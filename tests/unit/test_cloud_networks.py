@@ -13,12 +13,12 @@ from typing import Any
 import pulumi
 import pytest
 
-from components.cidrs import IPV4, IPV6
-from components.network import GCP_PODS_RANGE, NetworkPlan, plan_network
-from components.plan import NetworkValues
+from components.bundles import NetworkAccess
+from components.kinds import ProviderType
+from components.plan.network import GCP_PODS_RANGE, NetworkPlan, plan_network
+from components.plan.values import NetworkValues
 from components.providers import aws_network, gcp_network
-from components.providers.contract import NetworkAccess
-from components.spec import ProviderType
+from components.spec.cidrs import IPV4, IPV6
 
 TECHNICAL_ID = "shoot--dev--web"
 PARENT = "dev-web"

@@ -8,10 +8,11 @@ import pulumi
 import pytest
 import yaml
 
-from components.landscape import Landscape
-from components.plan import plan_landscape, unsupported
+from components.checks import parse_landscape
+from components.checks.support import unsupported
+from components.layers.landscape import Landscape
+from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
-from components.spec import parse_landscape
 
 GARDEN_KUBECONFIG = yaml.safe_dump(
     {

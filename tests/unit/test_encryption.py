@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 import yaml
 
-from components import encryption
-from components.plan import EncryptionValues, plan_landscape
+from components.checks import parse_landscape
+from components.checks import previous as previous_update
+from components.plan.planner import plan_landscape
+from components.plan.values import EncryptionValues
 from components.reconciler import encryption as keys_and_rewrite
 from components.reconciler import kwokctl
-from components.reconciler.encryption import Key
-from components.spec import SpecError, parse_landscape
+from components.render import encryption
+from components.render.encryption import Key
+from components.spec.landscape import SpecError
 from tests.unit.spec_cases import base, changed
 
 G = "landscape.garden.encryption"
@@ -153,16 +156,16 @@ def garden(resources: list[str], provider: str = "aescbc", rotation: str = "comp
 )  # fmt: skip
 def test_changes(case: str, before: dict[str, Any], after: Any, lines: list[str]) -> None:
     """GIVEN the previous update's output WHEN the new plan is checked THEN exactly these changes are refused."""
-    assert encryption.encryption_changes(after, before) == lines
+    assert previous_update.encryption_changes(after, before) == lines
 
 
 def test_outputs_are_what_changes_are_checked_against() -> None:
     """GIVEN a plan WHEN its outputs are the previous ones THEN nothing is refused, and shoots are recorded too."""
     plan = garden(["configmaps"], "secretbox")
-    outputs = encryption.encryption_outputs(plan)
+    outputs = previous_update.encryption_outputs(plan)
     assert outputs["garden"] == {"resources": ["configmaps"], "provider": "secretbox", "keyRotation": "complete"}
     assert "shoot/dev/web" in outputs
-    assert encryption.encryption_changes(plan, outputs) == []
+    assert previous_update.encryption_changes(plan, outputs) == []
 
 
 # --- keys and rotation phases

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from components import health
+from components.render import health
 
 
 def deployment(name: str, replicas: int = 1, available: int = 1) -> dict[str, Any]:

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from components import machine_crds, machine_providers, machines
-from components.nodeagent import node_values
-from components.plan import PoolValues, ShootValues, VolumeValues, plan_landscape
-from components.spec import parse_landscape
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.plan.values import PoolValues, ShootValues, VolumeValues
+from components.render import machine_crds, machine_providers, machines
+from components.render.nodeagent import node_values
 from tests.unit.spec_cases import base
 from tests.unit.test_rendering import dump
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from components import naming
-from components.plan import ClusterValues, plan_landscape, unsupported
-from components.spec import DNS_LABEL, ProviderType, parse_landscape
+from components.checks import parse_landscape
+from components.checks.support import unsupported
+from components.kinds import ProviderType
+from components.plan.planner import plan_landscape
+from components.plan.values import ClusterValues
+from components.spec.landscape import DNS_LABEL
 from tests.unit.spec_cases import base
 
 

@@ -17,8 +17,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pytest
 
-from components.cidrs import IPV4, IPV6
-from components.spec import ProviderType
+from components.kinds import ProviderType
+from components.spec.cidrs import IPV4, IPV6
 from tests.unit.test_cloud_networks import IPAM_POOL, register
 
 Inputs = dict[str, Any]

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from arbor_policies import network as rules
 
-from components import api
-from components.plan import plan_landscape
-from components.spec import parse_landscape
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.render import api
 from tests.unit.spec_cases import base
 
 DUAL = {

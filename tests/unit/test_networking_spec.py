@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from components.spec import SpecError, parse_landscape
+from components.checks import parse_landscape
+from components.spec.landscape import SpecError
 from tests.unit.spec_cases import base
 
 N = "landscape.shoots[0].networking"

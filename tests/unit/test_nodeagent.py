@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components import nodeagent, osc
+from components.render import nodeagent, osc
 
 BASE = nodeagent.NodeValues(
     pool="pool-a",
@@ -165,8 +165,9 @@ def test_user_data_over_budget_is_a_clear_error() -> None:
 
 def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.MonkeyPatch) -> None:
     """GIVEN a budget smaller than a pool's user data WHEN the plan is checked THEN each pool is one line."""
-    from components.plan import plan_landscape
-    from components.spec import parse_landscape
+    from components.checks import parse_landscape
+    from components.checks.workers import user_data_problems
+    from components.plan.planner import plan_landscape
     from tests.unit.spec_cases import base
 
     plan = plan_landscape(parse_landscape({**base(), "shoots": base()["shoots"][:2]}), "local")
@@ -174,6 +175,6 @@ def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.Monk
     size = len(
         nodeagent.user_data(nodeagent.provision_osc(nodeagent.node_values(plan.shoots[0], plan.shoots[0].workers[0])))
     )
-    lines = nodeagent.user_data_problems(plan.shoots)
+    lines = user_data_problems(plan)
     assert lines[0] == f"landscape.shoots[0].workers[0]: user data is {size} bytes, more than local's 100"
     assert len(lines) == 2

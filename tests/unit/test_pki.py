@@ -13,12 +13,13 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from components import api, pki
-from components.garden import ROLE_RULES
-from components.plan import plan_landscape
+from components.checks import parse_landscape
+from components.concerns.shoot_pki import issue_shoot_pki
+from components.layers.garden import ROLE_RULES
+from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
-from components.shoot_pki import issue_shoot_pki
-from components.spec import RotationSpec, SpecError, parse_landscape
+from components.render import api, pki
+from components.spec.landscape import RotationSpec, SpecError
 
 NAMESPACE = "shoot--dev--web"
 SERVICES = ("100.104.0.0/13",)

@@ -85,8 +85,8 @@ def test_errors_of_a_failed_preview_are_the_program_lines() -> None:
 
 def test_network_tables_logged_by_the_shoots_end_the_summary() -> None:
     """GIVEN a preview whose shoots logged their network tables WHEN rendered THEN a networks section shows them."""
-    from components import network
-    from components.spec import ProviderType
+    from components.kinds import ProviderType
+    from components.plan import network
     from tests.unit.test_network_plan import FAMILIES, values
 
     table = network.table(network.plan_network(values(ProviderType.AWS, FAMILIES["dual"])))
@@ -120,7 +120,7 @@ def test_a_changed_static_pod_manifest_is_named_as_a_restart() -> None:
 
 def test_credential_rotations_logged_by_the_program_are_a_section() -> None:
     """GIVEN a preview whose program logged a rotation plan WHEN rendered THEN a section shows it."""
-    from components import pki
+    from components.render import pki
 
     message = pki.rotation_message("dev/web", {}, {"etcdCA": 1})
     assert message is not None and message.startswith("credential rotation of dev/web: restarts etcd-events")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components import api, controlplane
-from components.plan import plan_landscape
-from components.spec import parse_landscape
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.render import api, controlplane
 from tests.unit.spec_cases import base
 
 PLAN = plan_landscape(parse_landscape(base()), "local")

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from components.spec import LandscapeSpec, ProviderType, SpecError, parse_landscape
+from components.checks import parse_landscape
+from components.kinds import ProviderType
+from components.spec.landscape import LandscapeSpec, SpecError
 
 
 def landscape(**overrides: Any) -> dict[str, Any]:
@@ -122,7 +124,7 @@ def test_the_readme_example_is_a_valid_landscape() -> None:
 
     import yaml
 
-    from components.spec import parse_landscape
+    from components.checks import parse_landscape
 
     text = (Path(__file__).parents[2] / "README.md").read_text()
     example = yaml.safe_load(text.split("```yaml", 1)[1].split("```", 1)[0])

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from components.plan import VolumeValues, plan_landscape
-from components.spec import SpecError, parse_landscape
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.plan.values import VolumeValues
+from components.spec.landscape import SpecError
 from tests.unit.spec_cases import DELETE, base, changed
 
 S0 = "landscape.shoots[0]"

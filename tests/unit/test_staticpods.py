@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components import controlplane, nodeagent, osc, staticpods
-from components.plan import plan_landscape
-from components.spec import parse_landscape
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.render import controlplane, nodeagent, osc, staticpods
 from tests.unit.spec_cases import base
 
 ROOT = plan_landscape(parse_landscape(base()), "local").shoots[2]  # ops/root, self-hosted

@@ -16,16 +16,17 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components import machine_providers, machines, pki
-from components.network import plan_network
-from components.plan import ShootValues
+from components.bundles import ClusterAccess, SeedAccess
+from components.checks.workers import worker_problems
+from components.concerns.workers import Workers
+from components.kinds import ProviderType
+from components.plan.network import plan_network
+from components.plan.values import GardenValues, LandscapePlan, ShootValues
 from components.providers.aws import AwsProvider
-from components.providers.contract import ClusterAccess, InfrastructureProvider
+from components.providers.contract import InfrastructureProvider
 from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
-from components.seed import SeedAccess
-from components.spec import ProviderType
-from components.workers import Workers
+from components.render import machine_providers, machines, pki
 from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import IMAGE, WEB
 
@@ -169,13 +170,18 @@ def test_bad_credentials_name_what_is_wrong(provider: str, given: str, error: st
         machine_providers.credentials_data(provider, given, "arbor:creds")
 
 
+def _landscape(shoot: ShootValues) -> LandscapePlan:
+    """A plan of just `shoot`, as the checks take it."""
+    return LandscapePlan(garden=GardenValues(cluster=shoot.cluster), seeds=(), shoots=(shoot,))
+
+
 def test_worker_problems_name_the_missing_image_and_credentials() -> None:
     """GIVEN an aws shoot with no credentials and an image outside the table WHEN checked THEN both are named."""
     shoot = dataclasses.replace(shoot_on(ProviderType.AWS), cloud_credentials_secret=None)
-    assert machine_providers.worker_problems([shoot]) == [
+    assert worker_problems(_landscape(shoot)) == [
         "landscape.shoots[0].cloudCredentialsSecret: a shoot on aws needs the credentials its machines are created "
         "with",
         f"landscape.shoots[0].workers[0].machine.image: no image for {'/'.join(IMAGE)}/eu-central-1: add it to "
         "machine_providers.AWS_IMAGES",
     ]
-    assert machine_providers.worker_problems([shoot_on(ProviderType.LOCAL)]) == []
+    assert worker_problems(_landscape(shoot_on(ProviderType.LOCAL))) == []

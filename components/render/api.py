@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.naming import API_GROUP, API_VERSION
-from components.plan import ProjectValues, SeedValues, ShootValues
+from components.plan.values import ProjectValues, SeedValues, ShootValues
 
 Object = dict[str, Any]
 STRING: Object = {"type": "string"}

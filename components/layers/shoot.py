@@ -6,7 +6,7 @@ subnets, gateways; nothing on local) -> credentials (PKI) -> the control plane -
 
 A hosted shoot's control plane runs in its seed namespace: etcd main and events, then kube-apiserver, then
 kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them. A self-hosted
-shoot's control plane is the same pod specs as static pods (components/staticpods.py), delivered with their
+shoot's control plane is the same pod specs as static pods (components/render/staticpods.py), delivered with their
 credentials as files through the control-plane pool's OperatingSystemConfig. The backup entry joins the flow
 with the backup issue.
 """
@@ -21,19 +21,19 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, controlplane, machines, network, nodeagent, osc, pki, staticpods
-from components.access import admin_kubeconfig, register_client_ca
-from components.encryption import EtcdEncryption, etcd_encryption, rewrite
-from components.garden import GardenAccess
-from components.objects import KubeObject
-from components.plan import ShootValues
-from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
+from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
+from components.concerns.access import admin_kubeconfig, register_client_ca
+from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
+from components.concerns.objects import KubeObject
+from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
+from components.concerns.workers import Workers
+from components.plan import network
+from components.plan.values import ShootValues
+from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
-from components.seed import SeedAccess
-from components.shoot_pki import ShootPki, issue_shoot_pki
-from components.workers import Workers
+from components.render import api, controlplane, machines, nodeagent, osc, pki, staticpods
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -280,7 +280,7 @@ class Shoot(pulumi.ComponentResource):
     ) -> list[pulumi.Resource]:
         """Per pool: the reconcile OSC (with the static pods on control-plane pools) and, self-hosted, the user data.
 
-        A hosted shoot's user data is its machine classes' (components/workers.py); a self-hosted shoot's machines
+        A hosted shoot's user data is its machine classes' (concerns/workers.py); a self-hosted shoot's machines
         boot from the Secret in its own kube-system.
         """
         made: list[pulumi.Resource] = []

@@ -21,9 +21,9 @@ import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from components.cidrs import IPV4, IPV6, family
-from components.plan import NetworkValues, ShootValues
-from components.spec import ProviderType
+from components.kinds import ProviderType
+from components.plan.values import NetworkValues, ShootValues
+from components.spec.cidrs import IPV4, IPV6, family
 
 # An AWS VPC always has an IPv4 block; an IPv6-only shoot's utility subnets (NAT64, load balancers) use this one.
 AWS_IPV6_ONLY_VPC_IPV4 = "10.180.0.0/16"

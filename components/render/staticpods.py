@@ -1,7 +1,7 @@
 """Control-plane workloads as static pods: the Deployment-to-static-pod translation; pure.
 
 A self-hosted shoot runs its control plane on its control-plane pool's nodes. The same pod specs as a hosted
-control plane (components/controlplane.py, with the `static` topology) become pod manifests under
+control plane (components/render/controlplane.py, with the `static` topology) become pod manifests under
 `/etc/kubernetes/manifests/`, which kubelet runs. Volumes become host paths:
 
 - a Secret or ConfigMap volume becomes the directory `/var/lib/static-pods/<pod>/<volume>/`, and each of its keys
@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 
 from components import naming
-from components.controlplane import Workload
-from components.osc import File, Inline, Part
+from components.render.controlplane import Workload
+from components.render.osc import File, Inline, Part
 
 MANIFESTS_DIR = "/etc/kubernetes/manifests"
 FILES_DIR = "/var/lib/static-pods"

@@ -6,20 +6,20 @@ It installs arbor's API (CRDs), the project roles, and per project a Project rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, naming
-from components.encryption import etcd_encryption, rewrite
-from components.objects import KubeObject
-from components.plan import GardenValues, ProjectValues
-from components.providers.contract import ClusterAccess, InfrastructureProvider
-from components.spec import Role
+from components import naming
+from components.bundles import GardenAccess
+from components.concerns.encryption import etcd_encryption, rewrite
+from components.concerns.objects import KubeObject
+from components.kinds import Role
+from components.plan.values import GardenValues, ProjectValues
+from components.providers.contract import InfrastructureProvider
+from components.render import api
 
 # What each role may do in its project's namespace. Resources are listed one by one, never "*": the namespace
-# also holds InternalSecrets (a shoot's client CA, components/access.py), which no project member may read.
+# also holds InternalSecrets (a shoot's client CA, components/concerns/access.py), which no project member may read.
 ROLE_RULES = {
     Role.ADMIN: [
         {"apiGroups": [naming.API_GROUP], "resources": ["shoots"], "verbs": ["*"]},
@@ -36,15 +36,6 @@ ROLE_RULES = {
 def role_name(role: Role) -> str:
     """The ClusterRole of a project role, e.g. `arbor.dev:project:admin`."""
     return f"{naming.API_GROUP}:project:{role.value}"
-
-
-@dataclass(frozen=True)
-class GardenAccess:
-    """What the next layers need of the garden: its cluster, the API, and each project's namespace."""
-
-    cluster: ClusterAccess
-    api: list[pulumi.Resource]
-    namespaces: dict[str, k8s.core.v1.Namespace]
 
 
 class Garden(pulumi.ComponentResource):

@@ -3,11 +3,11 @@
 The workloads are etcd (main, events), kube-apiserver, kube-controller-manager and kube-scheduler. One
 renderer serves both ways of running a control plane: hosted shoots register the objects as StatefulSets,
 Deployments and Services in their seed namespace; self-hosted shoots turn the same pod specs into static pod
-manifests (components/staticpods.py). The two differ only in their `Topology`: where the components reach each
+manifests (components/render/staticpods.py). The two differ only in their `Topology`: where the components reach each
 other (Services in the seed namespace, or localhost on a control-plane node, where etcd events needs ports of
 its own). Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`, `kube-apiserver`, labels `app`
 and `role`). Every connection is TLS with the shoot's PKI: each credential is a Secret volume named as in
-components/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers' kubeconfigs are ConfigMaps.
+components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers' kubeconfigs are ConfigMaps.
 etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and volumes arrive.
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 import yaml
 
-from components import naming, pki
-from components.plan import ShootValues
+from components import naming
+from components.plan.values import ShootValues
+from components.render import pki
 
 Object = dict[str, Any]
 ETCD_CLIENT_PORT = 2379
@@ -37,7 +38,7 @@ MOUNT_ROOT = "/srv/kubernetes"
 # The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
 # kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
 CA_SIGNER = "ca-client-signer"
-# The encryption configuration kube-apiserver reads (components/encryption.py renders it).
+# The encryption configuration kube-apiserver reads (components/render/encryption.py renders it).
 ENCRYPTION_SECRET, ENCRYPTION_KEY = "etcd-encryption-secret", "encryption-configuration.yaml"
 ETCD_IMAGE = "registry.k8s.io/etcd:3.6.5-0"
 # Kubernetes images are the control plane's version, from the project's registry.

@@ -1,7 +1,7 @@
 """The Workers component (`arbor:shoot:Workers`): a hosted shoot's worker machinery, wired in flow order.
 
 Rendering is pure and lives elsewhere: machine-controller-manager and the machine objects in
-components/machines.py, each provider's sidecar and MachineClass behind the provider (components/providers/).
+components/render/machines.py, each provider's sidecar and MachineClass behind the provider (components/providers/).
 Here they become resources:
 
 - in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
@@ -19,12 +19,12 @@ from collections.abc import Mapping, Sequence
 
 import pulumi
 
-from components import controlplane, machines, nodeagent
-from components.machine_providers import credentials_data
-from components.objects import KubeObject
-from components.plan import ShootValues
-from components.providers.contract import ClusterAccess, InfrastructureProvider, NetworkAccess
-from components.seed import SeedAccess
+from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.concerns.objects import KubeObject
+from components.plan.values import ShootValues
+from components.providers.contract import InfrastructureProvider
+from components.render import controlplane, machines, nodeagent
+from components.render.machine_providers import credentials_data
 
 
 def credentials_secret(shoot: ShootValues) -> machines.Object:

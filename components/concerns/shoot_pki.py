@@ -1,4 +1,4 @@
-"""A shoot's PKI as Pulumi resources: the credentials components/pki.py describes, issued in issuer order.
+"""A shoot's PKI as Pulumi resources: the credentials components/render/pki.py describes, issued in issuer order.
 
 `issue_shoot_pki` registers one resource per credential (children of the given parent, named
 `<name>-pki-<credential>`) and hands back a plain bundle of outputs: per credential its certificate, key and
@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components import network, pki
-from components.plan import ShootValues
+from components.plan import network
+from components.plan.values import ShootValues
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
+from components.render import pki
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class CredentialOutputs:
     ca: pulumi.Output[str] | None = None
 
     def string_data(self) -> dict[str, pulumi.Output[str]]:
-        """The credential's Secret data by key (components/pki.py's KEY_* names)."""
+        """The credential's Secret data by key (components/render/pki.py's KEY_* names)."""
         kind, cert, ca, key = self.credential.kind, self.cert, self.ca, self.key
         values: dict[str, pulumi.Output[str] | None] = {
             pki.Kind.CA: {pki.KEY_CA_CERT: cert, pki.KEY_CA_KEY: key},

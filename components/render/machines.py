@@ -1,7 +1,7 @@
 """Worker machinery of a hosted shoot, rendered pure: machine-controller-manager and a pool's machines.
 
 MCM (one generic Deployment per shoot, in its seed namespace) reconciles MachineDeployments into MachineSets and
-Machines; the provider sidecar injected beside it (`Sidecar`, from components/machine_providers.py) creates the
+Machines; the provider sidecar injected beside it (`Sidecar`, from components/render/machine_providers.py) creates the
 VMs. Image, version and flags of both live here, in one place. What MCM may do:
 
 - in the seed namespace (its ServiceAccount, in-cluster config): the machine objects, the Secrets they reference
@@ -37,10 +37,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import controlplane, naming, pki
-from components.machine_crds import GROUP, VERSION
-from components.nodeagent import POOL_LABEL, NodeValues, node_values, secret_name
-from components.plan import PoolValues, ShootValues, VolumeValues
+from components import naming
+from components.plan.values import PoolValues, ShootValues, VolumeValues
+from components.render import controlplane, pki
+from components.render.machine_crds import GROUP, VERSION
+from components.render.nodeagent import POOL_LABEL, NodeValues, node_values, secret_name
 
 Object = dict[str, Any]
 # Also the name of its client certificate's Secret, mounted where its kubeconfig's paths point.
@@ -49,7 +50,7 @@ MCM_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-co
 MCM_VERSION = "v0.59.1"
 MCM_METRICS_PORT = 10258
 PROVIDER_METRICS_PORT = 10259
-# The user of MCM's client certificate in the shoot (components/pki.py issues it, as for the other controllers).
+# The user of MCM's client certificate in the shoot (components/render/pki.py issues it, as for the other controllers).
 MCM_USER = pki.MCM_USER
 KUBECONFIG = f"{MCM_NAME}-kubeconfig"
 TARGET_KUBECONFIG = f"{controlplane.MOUNT_ROOT}/{KUBECONFIG}/kubeconfig"

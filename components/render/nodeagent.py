@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from components.network import control_plane_ips
-from components.osc import (
+from components.plan.network import control_plane_ips
+from components.plan.values import PoolValues, ShootValues
+from components.render.osc import (
     Command,
     File,
     ImageRef,
@@ -31,7 +32,6 @@ from components.osc import (
     b64,
     merge,
 )
-from components.plan import PoolValues, ShootValues
 
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
@@ -326,16 +326,3 @@ def _api_server(shoot: ShootValues) -> str:
         return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
     address = ipaddress.ip_address(control_plane_ips(shoot)[0])
     return f"https://{address}" if address.version == 4 else f"https://[{address}]"
-
-
-def user_data_problems(shoots: Iterable[ShootValues]) -> list[str]:
-    """Every pool whose user data is over its provider's budget, one line each (checked before any change)."""
-    lines = []
-    for i, shoot in enumerate(shoots):
-        for j, pool in enumerate(shoot.workers):
-            data = user_data(provision_osc(node_values(shoot, pool)))
-            try:
-                check_user_data(shoot.cluster.provider.value, data, f"landscape.shoots[{i}].workers[{j}]")
-            except UserDataTooLargeError as err:
-                lines.append(str(err))
-    return lines

@@ -60,7 +60,7 @@ ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
 LOOPBACK = "127.0.0.1"
 # The user kube-apiserver is at kubelets; the shoot binds it to system:kubelet-api-admin.
 KUBELET_CLIENT_USER = "system:kube-apiserver:kubelet"
-# machine-controller-manager's user in the shoot (components/machines.py binds its rights there).
+# machine-controller-manager's user in the shoot (components/render/machines.py binds its rights there).
 MCM_USER = "system:machine-controller-manager"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)

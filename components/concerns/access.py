@@ -15,12 +15,12 @@ from typing import Any
 
 import pulumi
 
-from components import pki
+from components.concerns.objects import KubeObject
+from components.concerns.shoot_pki import CredentialOutputs
 from components.naming import API_GROUP, API_VERSION
-from components.objects import KubeObject
-from components.plan import ShootValues
+from components.plan.values import ShootValues
 from components.reconciler.admin_kubeconfig import DEFAULT_GROUPS, AdminKubeconfig
-from components.shoot_pki import CredentialOutputs
+from components.render import pki
 
 KIND = "InternalSecret"
 

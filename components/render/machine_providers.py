@@ -1,7 +1,7 @@
 """What each provider adds to the worker machinery, pure: its MCM sidecar and its MachineClass provider spec.
 
 Each provider (aws, gcp, local) has a `sidecar_<provider>(namespace)` with Gardener's upstream sidecar image, and
-a `<provider>_machine_class(...)` that renders the class of one pool's zone (components/machines.py names it and
+a `<provider>_machine_class(...)` that renders the class of one pool's zone (components/render/machines.py names it and
 holds the envelope). Images, versions and machine image tables live here, one place per provider; they move into
 the provider implementations when those are wired (nothing here imports Pulumi).
 
@@ -14,21 +14,13 @@ anything changes. The local provider simulates machines (kwok), so its spec only
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from components.machines import (
-    ALL_VERBS,
-    Object,
-    Sidecar,
-    ZoneDeployment,
-    machine_class,
-    sidecar_container,
-)
-from components.network import NetworkPlan
-from components.nodeagent import POOL_LABEL
-from components.plan import ShootValues
+from components.plan.network import NetworkPlan
+from components.render.machines import ALL_VERBS, Object, Sidecar, ZoneDeployment, machine_class, sidecar_container
+from components.render.nodeagent import POOL_LABEL
 
 RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"
 AWS_SIDECAR_IMAGE, AWS_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-aws", "v0.27.1"
@@ -235,23 +227,3 @@ def credentials_data(provider: str, raw: str, where: str) -> dict[str, str]:
     if missing := [k for k in keys if not given.get(k)]:
         raise ValueError(f"{where}: the {provider} credentials need {', '.join(missing)}")
     return {k: given[k] for k in keys}
-
-
-def worker_problems(shoots: Iterable[ShootValues]) -> list[str]:
-    """What stops a hosted cloud shoot's machines before anything changes: no cloud image, no credentials."""
-    lines = []
-    for i, shoot in enumerate(shoots):
-        provider = shoot.networking.provider.value
-        if shoot.self_hosted or provider not in CREDENTIAL_KEYS:
-            continue
-        if not shoot.cloud_credentials_secret:
-            lines.append(f"landscape.shoots[{i}].cloudCredentialsSecret: a shoot on {provider} needs the credentials "
-                         "its machines are created with")  # fmt: skip
-        for j, pool in enumerate(shoot.workers):
-            image = (pool.image, pool.image_version)
-            where = f"landscape.shoots[{i}].workers[{j}].machine.image"
-            try:
-                aws_image(image, shoot.networking.region, where) if provider == "aws" else gcp_image(image, where)
-            except UnknownImageError as err:
-                lines.append(str(err))
-    return lines

@@ -1,33 +1,21 @@
 """The Seed component (`arbor:seed:Seed`): a cluster that hosts shoot control planes.
 
-It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/machine_crds.py)
+It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/render/machine_crds.py)
 that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
 `shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import api, machine_crds, naming
-from components.garden import GardenAccess
-from components.objects import KubeObject
-from components.plan import SeedValues
-from components.providers.contract import ClusterAccess, InfrastructureProvider
-
-
-@dataclass(frozen=True)
-class SeedAccess:
-    """What the shoots need of their seed: its cluster, their namespaces in it, and its machine CRDs."""
-
-    name: str
-    cluster: ClusterAccess
-    namespaces: dict[str, k8s.core.v1.Namespace]
-    machine_crds: Sequence[pulumi.Resource] = ()
+from components import naming
+from components.bundles import GardenAccess, SeedAccess
+from components.concerns.objects import KubeObject
+from components.plan.values import SeedValues
+from components.providers.contract import InfrastructureProvider
+from components.render import api, machine_crds
 
 
 class Seed(pulumi.ComponentResource):

@@ -6,12 +6,13 @@ from collections.abc import Callable
 
 import pulumi
 
-from components.garden import Garden
-from components.plan import LandscapePlan
-from components.providers.contract import ClusterAccess, InfrastructureProvider
-from components.seed import Seed
-from components.shoot import Shoot
-from components.spec import ProviderType
+from components.bundles import ClusterAccess
+from components.kinds import ProviderType
+from components.layers.garden import Garden
+from components.layers.seed import Seed
+from components.layers.shoot import Shoot
+from components.plan.values import LandscapePlan
+from components.providers.contract import InfrastructureProvider
 
 # arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
 # manager per resource state; after a refresh drops an unreachable cluster's objects from the state, `up`

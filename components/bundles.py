@@ -1,0 +1,63 @@
+"""The hand-over bundles: plain data one tier gives the next, never the component that made it.
+
+A provider hands a layer its cluster (`ClusterAccess`) and a shoot's network (`NetworkAccess`); the garden hands
+the seeds and shoots `GardenAccess`, a seed hands its shoots `SeedAccess` (as pulumi-eks hands on its cluster
+outputs). They live below every component, so layers sit side by side and depend on bundles, not on each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+@dataclass(frozen=True)
+class ClusterAccess:
+    """A cluster as the layers use it: its key, API endpoint, admin kubeconfig (secret) and a provider."""
+
+    key: str
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    # What must exist before objects are applied to the cluster (its nodes, say); empty when nothing.
+    ready: Sequence[pulumi.Resource] = ()
+    # The names of the nodes arbor made, by worker pool (local shoots; a cloud's machines name themselves).
+    nodes_by_pool: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NetworkAccess:
+    """A shoot's network as the later steps use it: every range resolved, and what must exist first.
+
+    `ranges` maps `nodes`, `pods` and `services` to their CIDRs in the order of the shoot's families, with the
+    IPv6 ones the cloud assigned; `subnets` maps each planned subnet name to its ID (empty on local).
+    """
+
+    ranges: pulumi.Output[dict[str, list[str]]]
+    subnets: pulumi.Output[dict[str, str]]
+    ready: Sequence[pulumi.Resource] = ()
+    # What machine classes point at besides subnets: the nodes' security group and instance profile (aws) or
+    # service account (gcp), by MachineClass field name; None where machines need nothing of the cloud (local).
+    nodes: pulumi.Output[dict[str, str]] | None = None
+
+
+@dataclass(frozen=True)
+class GardenAccess:
+    """What the next layers need of the garden: its cluster, the API, and each project's namespace."""
+
+    cluster: ClusterAccess
+    api: list[pulumi.Resource]
+    namespaces: dict[str, k8s.core.v1.Namespace]
+
+
+@dataclass(frozen=True)
+class SeedAccess:
+    """What the shoots need of their seed: its cluster, their namespaces in it, and its machine CRDs."""
+
+    name: str
+    cluster: ClusterAccess
+    namespaces: dict[str, k8s.core.v1.Namespace]
+    machine_crds: Sequence[pulumi.Resource] = ()

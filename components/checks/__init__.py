@@ -1,0 +1,109 @@
+"""Every refusal a landscape can get, registered here and run in one call (`check`) before anything is registered.
+
+Three stages, each run only when the one before passed, so one mistake is reported once:
+
+- spec: the fields (components/spec) and the checks across them (landscape.py);
+- plan: what arbor does not run yet (support.py) and pools whose machines could not start (workers.py);
+- previous: changes the previous update's records do not allow (previous.py).
+
+Every check returns `landscape<path>: <reason>` lines, all problems at once; an empty list passes. A new refusal is
+a function added to its stage's tuple below, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from components.checks.landscape import cross_checks
+from components.checks.previous import (
+    credential_outputs,
+    encryption_changes,
+    encryption_outputs,
+    network_changes,
+    network_outputs,
+)
+from components.checks.support import unsupported
+from components.checks.workers import user_data_problems, worker_problems
+from components.plan.planner import plan_landscape
+from components.plan.values import LandscapePlan
+from components.render.pki import rotation_message
+from components.spec.landscape import LandscapeSpec, SpecError, parse_fields
+
+SpecCheck = Callable[[LandscapeSpec], list[str]]
+PlanCheck = Callable[[LandscapePlan], list[str]]
+PreviousCheck = Callable[[LandscapePlan, Mapping[str, Any]], list[str]]
+
+SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks,)
+PLAN_CHECKS: tuple[PlanCheck, ...] = (unsupported, user_data_problems, worker_problems)
+# Each against the stack output (a record of `records`) it reads; a stack with no such output yet passes.
+PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (
+    ("networks", network_changes),
+    ("encryption", encryption_changes),
+)
+
+
+@dataclass
+class RefusalError(Exception):
+    """A landscape refused before any change: what kind of refusal (`heading`) and one line per problem."""
+
+    heading: str
+    lines: list[str]
+
+    def __str__(self) -> str:
+        """The heading and every line, as the program reports them."""
+        return f"{self.heading}:\n" + "\n".join(self.lines)
+
+
+def parse_landscape(raw: object) -> LandscapeSpec:
+    """Validates the raw config object completely (fields, then across them); raises SpecError with every problem."""
+    spec = parse_fields(raw)
+    if lines := [line for check in SPEC_CHECKS for line in check(spec)]:
+        raise SpecError(lines)
+    return spec
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A landscape that passed every check: its plan, and what its allowed changes replace and restart."""
+
+    plan: LandscapePlan
+    notices: list[str]
+
+
+def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) -> Checked:
+    """The plan of a landscape that passes every check; raises RefusalError otherwise.
+
+    `previous` reads the previous update's outputs; it is called only once the spec and the plan passed.
+    """
+    try:
+        spec = parse_landscape(raw)
+    except SpecError as err:
+        raise RefusalError("invalid landscape", err.lines) from None
+    plan = plan_landscape(spec, stack)
+    if lines := [line for check in PLAN_CHECKS for line in check(plan)]:
+        raise RefusalError("landscape asks for what arbor does not run yet", lines)
+    deployed = previous()
+    if lines := [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]:
+        raise RefusalError("refused change (compared with the stack's previous update)", lines)
+    return Checked(plan, notices(plan, deployed))
+
+
+def records(plan: LandscapePlan) -> dict[str, Any]:
+    """The stack outputs the next update's checks read, by output name."""
+    return {
+        "networks": network_outputs(plan),
+        "encryption": encryption_outputs(plan),
+        "credentials": credential_outputs(plan),
+    }
+
+
+def notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """What an allowed change replaces and restarts (rotations), as the preview says it."""
+    rotated = previous.get("credentials") or {}
+    return [
+        message
+        for key, counters in credential_outputs(plan).items()
+        if key in rotated and (message := rotation_message(key, rotated[key], counters))
+    ]

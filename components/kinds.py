@@ -1,0 +1,64 @@
+"""Kinds and limits every tier shares: enums of the spec's closed choices, and the bounds arbor enforces.
+
+The lowest module of arbor (docs/ARCHITECTURE.md): it imports nothing of arbor's, so the spec, the plan, the
+renderers, the reconciler and the components all take their enums and limits from here, not from each other.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+# Kubernetes minors arbor can run, oldest first; workers may trail the control plane by up to three minors.
+SUPPORTED_MINORS = ((1, 32), (1, 33), (1, 34))
+MAX_WORKER_SKEW = 3
+# kubelet's default when a pool sets no maxPods.
+KUBELET_MAX_PODS = 110
+# Admin kubeconfigs are short-lived: Gardener's AdminKubeconfigRequest bounds, capped at a day.
+ADMIN_KUBECONFIG_MIN_S = 600
+ADMIN_KUBECONFIG_DEFAULT_S = 3600
+ADMIN_KUBECONFIG_MAX_S = 86400
+
+
+class ProviderType(StrEnum):
+    """Where a cluster runs."""
+
+    LOCAL = "local"
+    GCP = "gcp"
+    AWS = "aws"
+
+
+class Role(StrEnum):
+    """A project member's role: viewers read, admins manage shoots."""
+
+    ADMIN = "admin"
+    VIEWER = "viewer"
+
+
+class MemberKind(StrEnum):
+    """The kind of RBAC subject a member is."""
+
+    USER = "User"
+    GROUP = "Group"
+    SERVICE_ACCOUNT = "ServiceAccount"
+
+
+class IPFamily(StrEnum):
+    """An IP family of a shoot network."""
+
+    IPV4 = "IPv4"
+    IPV6 = "IPv6"
+
+
+class EncryptionProvider(StrEnum):
+    """kube-apiserver's local-key providers for encryption at rest."""
+
+    AESCBC = "aescbc"
+    AESGCM = "aesgcm"
+    SECRETBOX = "secretbox"
+
+
+class KeyRotation(StrEnum):
+    """The encryption key rotation phase, as Gardener's: `prepare` adds a key and rewrites, `complete` drops the old."""
+
+    PREPARE = "prepare"
+    COMPLETE = "complete"

@@ -1,0 +1,163 @@
+"""Pure planning: spec -> per-component values (frozen dataclasses) with derived names.
+
+Components get only their values, never the whole spec; everything here is deterministic and tested as data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from components import naming
+from components.kinds import ProviderType
+from components.plan.values import (
+    ClusterValues,
+    CredentialsValues,
+    EncryptionValues,
+    GardenValues,
+    LandscapePlan,
+    MemberValues,
+    NetworkValues,
+    PoolValues,
+    ProjectValues,
+    SeedValues,
+    ShootValues,
+    VolumeValues,
+)
+from components.spec.landscape import ClusterSpec, EncryptionSpec, GardenSpec, LandscapeSpec, SeedSpec, ShootSpec
+
+
+def _cluster(
+    stack: str, key: str, provider: ProviderType, spec: ClusterSpec, region: str = "local", zones: tuple[str, ...] = ()
+) -> ClusterValues:
+    """Values of one cluster; the name is what the provider calls it."""
+    return ClusterValues(
+        key=key,
+        provider=provider,
+        name=naming.local_cluster_name(stack, key),
+        nodes=spec.nodes,
+        kubeconfig_secret=spec.kubeconfig_secret,
+        region=region,
+        zones=zones or ("local-a",),
+    )
+
+
+def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
+    """Values of one seed, with the namespaces of the shoots it hosts."""
+    hosted = tuple(naming.shoot_namespace(s.project, s.name) for s in shoots if s.seed == spec.name)
+    return SeedValues(
+        name=spec.name,
+        cluster=_cluster(
+            stack, naming.cluster_key("seed", spec.name), spec.provider, spec.cluster, spec.region, tuple(spec.zones)
+        ),
+        region=spec.region,
+        zones=tuple(spec.zones),
+        shoot_namespaces=hosted,
+        ip_families=tuple(f.value for f in spec.networks.ip_families),
+        networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
+    )
+
+
+def _zones(spec: ShootSpec, default: list[str]) -> tuple[str, ...]:
+    """The shoot's zones: those its pools name, in order of first mention, else its seed's (or garden's)."""
+    named = [z for p in spec.workers for z in p.zones]
+    return tuple(dict.fromkeys(named)) or tuple(default)
+
+
+def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
+    """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
+    key = naming.cluster_key("shoot", f"{spec.project}/{spec.name}")
+    technical_id = naming.shoot_namespace(spec.project, spec.name)
+    provider, region, zones = (seed.provider, seed.region, seed.zones) if seed else (
+        garden.provider, garden.region, garden.zones)  # fmt: skip
+    workers = tuple(
+        PoolValues(
+            name=p.name,
+            machine_type=p.machine.type,
+            image=p.machine.image.name,
+            image_version=p.machine.image.version,
+            minimum=p.minimum,
+            maximum=p.maximum,
+            zones=tuple(p.zones),
+            control_plane=p.control_plane,
+            kubernetes_version=p.kubernetes_version or spec.kubernetes.version,
+            kubelet=p.kubelet.model_dump(by_alias=True, exclude_none=True, include={"max_pods", "cpu_manager_policy"}),
+            kube_reserved=dict(p.kubelet.kube_reserved),
+            eviction_hard=dict(p.kubelet.eviction_hard),
+            cri=p.cri.name,
+            registry_mirrors=dict(p.cri.registry_mirrors),
+            sysctls=dict(p.sysctls),
+            max_surge=p.max_surge,
+            max_unavailable=p.max_unavailable,
+            volume=VolumeValues(p.volume.size_gb, p.volume.type or "", p.volume.encrypted),
+        )
+        for p in spec.workers
+    )
+    node_pools = tuple(p.name for p in spec.workers for _ in range(p.minimum))
+    net = spec.networking
+    networking = NetworkValues(
+        technical_id=technical_id,
+        provider=provider,
+        region=region,
+        zones=_zones(spec, zones),
+        ip_families=tuple(f.value for f in net.ip_families),
+        nodes=net.nodes,
+        pods=net.pods,
+        services=net.services,
+        node_masks=net.node_masks(),
+        ipv6_ipam_pool=net.ipv6_ipam_pool,
+    )
+    return ShootValues(
+        name=spec.name,
+        project=spec.project,
+        project_namespace=naming.project_namespace(spec.project),
+        technical_id=technical_id,
+        seed=None if spec.self_hosted else spec.seed,
+        kubernetes_version=spec.kubernetes.version,
+        networking=networking,
+        workers=workers,
+        encrypted_resources=tuple(spec.encryption.resources),
+        node_agent_version=spec.node_agent.version,
+        labels=tuple(sorted(spec.labels.items())),
+        # On local the shoot's API is a cluster of its own, with a node per pool minimum (workers issue: pools).
+        cluster=dataclasses.replace(
+            _cluster(stack, key, provider, ClusterSpec(nodes=len(node_pools))), node_pools=node_pools
+        ),
+        credentials=CredentialsValues(
+            rotation=spec.credentials.rotation.model_dump(by_alias=True),
+            admin_kubeconfig_expiration_s=spec.admin_kubeconfig.expiration_seconds,
+        ),
+        encryption=_encryption(spec.encryption),
+        cloud_credentials_secret=spec.cloud_credentials_secret,
+    )
+
+
+def _encryption(spec: EncryptionSpec) -> EncryptionValues:
+    """Values of one API server's encryption at rest."""
+    return EncryptionValues(tuple(spec.resources), spec.provider.value, spec.key_rotation.value)
+
+
+def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
+    """The plan of a validated landscape for one stack."""
+    garden = GardenValues(
+        cluster=_cluster(
+            stack,
+            naming.cluster_key("garden"),
+            spec.garden.provider,
+            spec.garden.cluster,
+            spec.garden.region,
+            tuple(spec.garden.zones),
+        ),
+        projects=tuple(
+            ProjectValues(
+                name=p.name,
+                namespace=naming.project_namespace(p.name),
+                members=tuple(MemberValues(m.name, m.kind.value, m.role) for m in p.members),
+            )
+            for p in spec.garden.projects
+        ),
+        encryption=_encryption(spec.garden.encryption) if spec.garden.encryption else None,
+    )
+    seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
+    by_name = {s.name: s for s in spec.seeds}
+    shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden) for s in spec.shoots)
+    return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots)
