@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.plan import network
 from components.plan.values import ShootValues
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
 from components.render import pki
@@ -94,7 +93,7 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
     for credential in pki.credentials(
-        shoot.seed_namespace, shoot.networking.services, network.control_plane_ips(shoot), hosted=not shoot.self_hosted
+        shoot.seed_namespace, shoot.networking.services, shoot.control_plane_ips, hosted=not shoot.self_hosted
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, opts)

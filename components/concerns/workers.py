@@ -75,9 +75,8 @@ class Workers(pulumi.ComponentResource):
         self.deployments = []
         names = []
         for pool in shoot.workers:
-            node = nodeagent.node_values(shoot, pool)
-            user_data = nodeagent.user_data(nodeagent.provision_osc(node))
-            for d in machines.zone_deployments(shoot, pool, node):
+            user_data = nodeagent.pool_user_data(shoot.node_settings[pool.name])
+            for d in shoot.deployments[pool.name]:
                 names.append(d.name)
                 zone = f"{pool.name}-z{d.zone_index + 1}"
                 secret = KubeObject(

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from components.kinds import ProviderType
-from components.plan.values import NetworkValues, ShootValues
 from components.spec.cidrs import IPV4, IPV6, family
 
 # An AWS VPC always has an IPv4 block; an IPv6-only shoot's utility subnets (NAT64, load balancers) use this one.
@@ -35,6 +34,22 @@ GCP_PODS_RANGE = "ipv4-pod-cidr"
 PLAN_PREFIX = "network plan of "
 # Node i's address is host 2 + i of the nodes range: the first hosts are the network's and its gateway's.
 FIRST_NODE_HOST = 2
+
+
+@dataclass(frozen=True)
+class NetworkValues:
+    """A shoot's networks: families, ranges per family (IPv6 ones omitted where a cloud assigns them), and where."""
+
+    technical_id: str
+    provider: ProviderType
+    region: str
+    zones: tuple[str, ...]
+    ip_families: tuple[str, ...]
+    nodes: tuple[str, ...]
+    pods: tuple[str, ...]
+    services: tuple[str, ...]
+    node_masks: dict[str, int] = field(default_factory=dict)
+    ipv6_ipam_pool: str | None = None
 
 
 @dataclass(frozen=True)
@@ -230,16 +245,6 @@ def node_networks(values: NetworkValues, count: int) -> tuple[NodeNetwork, ...]:
             pod_cidrs.append(str(ipaddress.ip_network((int(pods.network_address) + i * size, mask))))
         nodes.append(NodeNetwork(tuple(addresses), tuple(pod_cidrs)))
     return tuple(nodes)
-
-
-def control_plane_ips(shoot: ShootValues) -> tuple[str, ...]:
-    """The primary addresses of a self-hosted shoot's control-plane nodes on local (none otherwise)."""
-    if not shoot.self_hosted:
-        return ()
-    nodes = node_networks(shoot.networking, len(shoot.cluster.node_pools))
-    control_plane = {p.name for p in shoot.workers if p.control_plane}
-    pools = shoot.cluster.node_pools
-    return tuple(n.addresses[0] for n, pool in zip(nodes, pools, strict=False) if pool in control_plane)
 
 
 def _cell(value: str | Carve | None, subnet: str = "") -> str:

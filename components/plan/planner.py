@@ -9,6 +9,8 @@ import dataclasses
 
 from components import naming
 from components.kinds import ProviderType
+from components.plan.network import NetworkValues, plan_network
+from components.plan.nodes import with_nodes
 from components.plan.values import (
     ClusterValues,
     CredentialsValues,
@@ -16,14 +18,21 @@ from components.plan.values import (
     GardenValues,
     LandscapePlan,
     MemberValues,
-    NetworkValues,
     PoolValues,
     ProjectValues,
     SeedValues,
     ShootValues,
     VolumeValues,
 )
-from components.spec.landscape import ClusterSpec, EncryptionSpec, GardenSpec, LandscapeSpec, SeedSpec, ShootSpec
+from components.spec.landscape import (
+    ClusterSpec,
+    EncryptionSpec,
+    GardenSpec,
+    LandscapeSpec,
+    SeedSpec,
+    ShootSpec,
+    WorkerPool,
+)
 
 
 def _cluster(
@@ -63,42 +72,38 @@ def _zones(spec: ShootSpec, default: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(named)) or tuple(default)
 
 
-def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
-    """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
-    key = naming.cluster_key("shoot", f"{spec.project}/{spec.name}")
-    technical_id = naming.shoot_namespace(spec.project, spec.name)
-    provider, region, zones = (seed.provider, seed.region, seed.zones) if seed else (
-        garden.provider, garden.region, garden.zones)  # fmt: skip
-    workers = tuple(
-        PoolValues(
-            name=p.name,
-            machine_type=p.machine.type,
-            image=p.machine.image.name,
-            image_version=p.machine.image.version,
-            minimum=p.minimum,
-            maximum=p.maximum,
-            zones=tuple(p.zones),
-            control_plane=p.control_plane,
-            kubernetes_version=p.kubernetes_version or spec.kubernetes.version,
-            kubelet=p.kubelet.model_dump(by_alias=True, exclude_none=True, include={"max_pods", "cpu_manager_policy"}),
-            kube_reserved=dict(p.kubelet.kube_reserved),
-            eviction_hard=dict(p.kubelet.eviction_hard),
-            cri=p.cri.name,
-            registry_mirrors=dict(p.cri.registry_mirrors),
-            sysctls=dict(p.sysctls),
-            max_surge=p.max_surge,
-            max_unavailable=p.max_unavailable,
-            volume=VolumeValues(p.volume.size_gb, p.volume.type or "", p.volume.encrypted),
-        )
-        for p in spec.workers
+def _pool(p: WorkerPool, spec: ShootSpec) -> PoolValues:
+    """Values of one worker pool; its Kubernetes version defaults to the shoot's."""
+    return PoolValues(
+        name=p.name,
+        machine_type=p.machine.type,
+        image=p.machine.image.name,
+        image_version=p.machine.image.version,
+        minimum=p.minimum,
+        maximum=p.maximum,
+        zones=tuple(p.zones),
+        control_plane=p.control_plane,
+        kubernetes_version=p.kubernetes_version or spec.kubernetes.version,
+        kubelet=p.kubelet.model_dump(by_alias=True, exclude_none=True, include={"max_pods", "cpu_manager_policy"}),
+        kube_reserved=dict(p.kubelet.kube_reserved),
+        eviction_hard=dict(p.kubelet.eviction_hard),
+        cri=p.cri.name,
+        registry_mirrors=dict(p.cri.registry_mirrors),
+        sysctls=dict(p.sysctls),
+        max_surge=p.max_surge,
+        max_unavailable=p.max_unavailable,
+        volume=VolumeValues(p.volume.size_gb, p.volume.type or "", p.volume.encrypted),
     )
-    node_pools = tuple(p.name for p in spec.workers for _ in range(p.minimum))
+
+
+def _networking(spec: ShootSpec, technical_id: str, where: SeedSpec | GardenSpec) -> NetworkValues:
+    """A shoot's network values on the provider, region and zones it runs in."""
     net = spec.networking
-    networking = NetworkValues(
+    return NetworkValues(
         technical_id=technical_id,
-        provider=provider,
-        region=region,
-        zones=_zones(spec, zones),
+        provider=where.provider,
+        region=where.region,
+        zones=_zones(spec, where.zones),
         ip_families=tuple(f.value for f in net.ip_families),
         nodes=net.nodes,
         pods=net.pods,
@@ -106,7 +111,14 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         node_masks=net.node_masks(),
         ipv6_ipam_pool=net.ipv6_ipam_pool,
     )
-    return ShootValues(
+
+
+def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
+    """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
+    technical_id = naming.shoot_namespace(spec.project, spec.name)
+    networking = _networking(spec, technical_id, seed or garden)
+    key = naming.cluster_key("shoot", f"{spec.project}/{spec.name}")
+    shoot = ShootValues(
         name=spec.name,
         project=spec.project,
         project_namespace=naming.project_namespace(spec.project),
@@ -114,21 +126,25 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         seed=None if spec.self_hosted else spec.seed,
         kubernetes_version=spec.kubernetes.version,
         networking=networking,
-        workers=workers,
-        encrypted_resources=tuple(spec.encryption.resources),
+        workers=tuple(_pool(p, spec) for p in spec.workers),
         node_agent_version=spec.node_agent.version,
         labels=tuple(sorted(spec.labels.items())),
-        # On local the shoot's API is a cluster of its own, with a node per pool minimum (workers issue: pools).
-        cluster=dataclasses.replace(
-            _cluster(stack, key, provider, ClusterSpec(nodes=len(node_pools))), node_pools=node_pools
-        ),
+        # On local the shoot's API is a cluster of its own, with a node per pool minimum.
+        cluster=_cluster(stack, key, networking.provider, ClusterSpec(nodes=sum(p.minimum for p in spec.workers))),
         credentials=CredentialsValues(
             rotation=spec.credentials.rotation.model_dump(by_alias=True),
             admin_kubeconfig_expiration_s=spec.admin_kubeconfig.expiration_seconds,
         ),
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
+        network_plan=plan_network(networking),
     )
+    return with_nodes(shoot)
+
+
+def derive(shoot: ShootValues) -> ShootValues:
+    """The shoot with every derived value computed again from its own values (for a copy with changed values)."""
+    return with_nodes(dataclasses.replace(shoot, network_plan=plan_network(shoot.networking)))
 
 
 def _encryption(spec: EncryptionSpec) -> EncryptionValues:

@@ -5,9 +5,12 @@ Components and renderers get only these, never the spec.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from components import naming
 from components.kinds import ProviderType, Role
+from components.plan.network import NetworkPlan, NetworkValues, NodeNetwork
 
 
 @dataclass(frozen=True)
@@ -21,8 +24,6 @@ class ClusterValues:
     kubeconfig_secret: str | None = None
     region: str = "local"
     zones: tuple[str, ...] = ("local-a",)
-    # A shoot's nodes: the worker pool of each (one node per pool minimum on local).
-    node_pools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,22 +110,6 @@ class PoolValues:
 
 
 @dataclass(frozen=True)
-class NetworkValues:
-    """A shoot's networks: families, ranges per family (IPv6 ones omitted where a cloud assigns them), and where."""
-
-    technical_id: str
-    provider: ProviderType
-    region: str
-    zones: tuple[str, ...]
-    ip_families: tuple[str, ...]
-    nodes: tuple[str, ...]
-    pods: tuple[str, ...]
-    services: tuple[str, ...]
-    node_masks: dict[str, int] = field(default_factory=dict)
-    ipv6_ipam_pool: str | None = None
-
-
-@dataclass(frozen=True)
 class CredentialsValues:
     """A shoot's credential settings: the rotation counter of each group (render/pki.py) and admin kubeconfigs."""
 
@@ -145,7 +130,6 @@ class ShootValues:
     kubernetes_version: str
     networking: NetworkValues
     workers: tuple[PoolValues, ...]
-    encrypted_resources: tuple[str, ...]
     node_agent_version: str
     labels: tuple[tuple[str, str], ...]
     cluster: ClusterValues
@@ -153,6 +137,12 @@ class ShootValues:
     encryption: EncryptionValues = field(default_factory=EncryptionValues)
     # The secret config key with the cloud credentials of the shoot's machines (None on local: nothing to call).
     cloud_credentials_secret: str | None = None
+    # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
+    network_plan: NetworkPlan = field(kw_only=True)
+    node_settings: dict[str, NodeValues] = field(default_factory=dict)
+    deployments: dict[str, tuple[ZoneDeployment, ...]] = field(default_factory=dict)
+    local_nodes: tuple[LocalNode, ...] = ()
+    control_plane_ips: tuple[str, ...] = ()
 
     @property
     def self_hosted(self) -> bool:
@@ -172,3 +162,71 @@ class LandscapePlan:
     garden: GardenValues
     seeds: tuple[SeedValues, ...]
     shoots: tuple[ShootValues, ...] = ()
+
+
+@dataclass(frozen=True)
+class NodeValues:
+    """Everything about a worker pool that reaches its nodes."""
+
+    pool: str
+    kubernetes_version: str
+    machine_type: str
+    image: str
+    image_version: str
+    node_agent_version: str
+    cri: str = "containerd"
+    ca_bundle: str = ""
+    ca_rotation: int = 0
+    kubelet: Mapping[str, object] = field(default_factory=dict)  # KubeletConfiguration fields
+    kube_reserved: Mapping[str, str] = field(default_factory=dict)
+    eviction_hard: Mapping[str, str] = field(default_factory=dict)
+    registry_mirrors: Mapping[str, str] = field(default_factory=dict)  # upstream -> mirror URL
+    sysctls: Mapping[str, str] = field(default_factory=dict)
+    journald: Mapping[str, str] = field(default_factory=dict)
+    api_server: str = "https://api.internal"
+
+
+@dataclass(frozen=True)
+class ZoneDeployment:
+    """A pool's share of one zone: its MachineDeployment and class names, replicas and rollout budget."""
+
+    name: str
+    class_name: str
+    pool: str
+    zone: str
+    zone_index: int
+    machine_type: str
+    image: tuple[str, str]
+    minimum: int
+    maximum: int
+    max_surge: int
+    max_unavailable: int
+    volume: VolumeValues = field(default_factory=VolumeValues)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LocalNode:
+    """A kwok node standing for one machine of a pool's zone: its class, index there, pool, zone, labels, network."""
+
+    machine_class: str
+    index: int
+    pool: str
+    zone: str
+    zone_index: int
+    labels: dict[str, str]
+    network: NodeNetwork | None = None
+
+    @property
+    def key(self) -> str:
+        """A name for the node's resources that holds across rolls and stacks: `<pool>-z<N>-<index>`."""
+        return f"{self.pool}-z{self.zone_index + 1}-{self.index}"
+
+    @property
+    def name(self) -> str:
+        """The node's name, as MCM names a machine: its class (so a rolled class rolls it) and a suffix.
+
+        The suffix covers its pod ranges too, which a node never changes: new ones (a new family) make a new node.
+        """
+        pod_cidrs = self.network.pod_cidrs if self.network else ()
+        return f"{self.machine_class}-{naming.short_hash(str(self.index), *pod_cidrs, length=5)}"

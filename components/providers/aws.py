@@ -16,11 +16,11 @@ from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
 from components.kinds import SUPPORTED_MINORS
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ShootValues
+from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
 from components.providers import aws_network, cloud
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
-from components.render.machines import Object, Sidecar, ZoneDeployment
+from components.render.machines import Object, Sidecar
 
 EKS_NAME_MAX = 100
 INSTANCE_TYPE = "m5.large"

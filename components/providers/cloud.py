@@ -10,11 +10,11 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
-from components.plan.network import Carve, NetworkPlan, NodeNetwork, plan_network
-from components.plan.values import ClusterValues, ShootValues
+from components.plan.network import Carve, NetworkPlan
+from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kube import server_of
 from components.render.machine_providers import nodes_subnet
-from components.render.machines import LocalNode, Object, ZoneDeployment, machine_class
+from components.render.machines import Object, machine_class
 
 
 def access(
@@ -88,7 +88,7 @@ class CloudProvider:
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The class of one pool's zone; its providerSpec once the zone's subnet and the nodes' identity are known."""
-        subnet = nodes_subnet(plan_network(shoot.networking), d.zone)
+        subnet = nodes_subnet(shoot.network_plan, d.zone)
         if network.nodes is None:
             raise ValueError(f"{shoot.technical_id}: the network has no nodes' identity for machine classes")
         spec = pulumi.Output.all(network.subnets, network.nodes).apply(
@@ -115,7 +115,6 @@ class CloudProvider:
         values: ClusterValues,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
-        addresses: Sequence[NodeNetwork] = (),
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,

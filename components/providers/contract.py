@@ -12,9 +12,9 @@ from typing import Any, Protocol
 import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess
-from components.plan.network import NetworkPlan, NodeNetwork
-from components.plan.values import ClusterValues, ShootValues
-from components.render.machines import LocalNode, Object, Sidecar, ZoneDeployment
+from components.plan.network import NetworkPlan
+from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.render.machines import Object, Sidecar
 
 
 class InfrastructureProvider(Protocol):
@@ -56,15 +56,15 @@ class InfrastructureProvider(Protocol):
         values: ClusterValues,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
-        addresses: Sequence[NodeNetwork] = (),
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
-        """Access to the API a shoot's control plane serves, with its nodes (`addresses` and `machines` planned).
+        """Access to the API a shoot's control plane serves, with its nodes.
 
-        `machines` are the nodes a provider that simulates machines makes itself (local: each pool's minimum).
+        `machines` are the nodes a provider that simulates machines makes itself (local: each pool's minimum, as
+        the plan holds them, named and addressed).
         """
         ...
 

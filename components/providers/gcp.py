@@ -15,11 +15,11 @@ import pulumi_gcp as gcp
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ShootValues
+from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
 from components.providers import cloud, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
-from components.render.machines import Object, Sidecar, ZoneDeployment
+from components.render.machines import Object, Sidecar
 
 GKE_NAME_MAX = 40
 MACHINE_TYPE = "e2-standard-4"

@@ -18,11 +18,11 @@ import pulumi_kubernetes as k8s
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
 from components.plan.network import NetworkPlan, NodeNetwork
-from components.plan.values import ClusterValues, ShootValues
+from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.node_addresses import NodeAddresses
 from components.render import machine_providers
-from components.render.machines import LocalNode, Object, Sidecar, ZoneDeployment
+from components.render.machines import Object, Sidecar
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
@@ -99,17 +99,16 @@ class LocalProvider:
         values: ClusterValues,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
-        addresses: Sequence[NodeNetwork] = (),
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
     ) -> ClusterAccess:
-        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes (with `addresses`, if given).
+        """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes.
 
         With `encryption_config`, the cluster's kube-apiserver encrypts at rest as that EncryptionConfiguration says;
         with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs). A shoot's
-        nodes are its `machines` (components/render/machines.py plans them); a garden's or seed's are `values.nodes`.
+        nodes are its `machines` (the plan holds them, addressed); a garden's or seed's are `values.nodes`.
         """
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
@@ -133,48 +132,44 @@ class LocalProvider:
             enable_secret_mutable=True,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
         )
+        labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
         ready: list[pulumi.Resource] = []
         by_pool: dict[str, list[str]] = {}
-        for i in range(max(values.nodes, len(machines))):
-            planned = addresses[i] if i < len(addresses) else None
-            pod_cidrs = planned.pod_cidrs if planned else ()
-            labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
-            if i < len(machines):
-                # A shoot's node stands for a machine of its pool's zone, named and labelled as one.
-                machine = machines[i]
-                node_name, key = machine.name(pod_cidrs), machine.key
-                labels |= machine.labels
-                by_pool.setdefault(machine.pool, []).append(node_name)
-            else:
-                node_name, key = f"{values.name}-node-{i}", str(i)
-            node = kwok_node(
-                f"{prefix}-node-{key}",
-                node_name=node_name,
-                labels=labels,
-                provider=provider,
-                parent=parent,
-                pod_cidrs=pod_cidrs,
-            )
-            ready.append(node)
-            if planned:
-                ready.append(
-                    NodeAddresses(
-                        f"{prefix}-node-{key}-addresses",
-                        kubeconfig=cluster.kubeconfig,
-                        node=node_name,
-                        node_uid=node.metadata.apply(lambda m: m.uid or ""),
-                        addresses=list(planned.addresses),
-                        opts=pulumi.ResourceOptions(parent=parent, depends_on=[node]),
-                    )
-                )
-        return ClusterAccess(
-            key=values.key,
-            endpoint=cluster.endpoint,
-            kubeconfig=cluster.kubeconfig,
-            provider=provider,
-            ready=ready,
-            nodes_by_pool=by_pool,
+        # A shoot's node stands for a machine of its pool's zone, named and labelled as one.
+        for machine in machines:
+            ready += self._node(prefix, machine.key, machine.name, labels | machine.labels, machine.network, cluster,
+                                provider, parent)  # fmt: skip
+            by_pool.setdefault(machine.pool, []).append(machine.name)
+        for i in range(len(machines), values.nodes):
+            ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
+        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, ready, by_pool)
+
+    @staticmethod
+    def _node(
+        prefix: str,
+        key: str,
+        node_name: str,
+        labels: dict[str, str],
+        network: NodeNetwork | None,
+        cluster: LocalCluster,
+        provider: k8s.Provider,
+        parent: pulumi.Resource,
+    ) -> list[pulumi.Resource]:
+        """A kwok node and, where the plan addresses it, its InternalIPs of each family."""
+        node = kwok_node(
+            f"{prefix}-node-{key}", node_name, labels, provider, parent, network.pod_cidrs if network else ()
         )
+        if network is None:
+            return [node]
+        addresses = NodeAddresses(
+            f"{prefix}-node-{key}-addresses",
+            kubeconfig=cluster.kubeconfig,
+            node=node_name,
+            node_uid=node.metadata.apply(lambda m: m.uid or ""),
+            addresses=list(network.addresses),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=[node]),
+        )
+        return [node, addresses]
 
     def publish_static_pods(
         self,
@@ -225,7 +220,6 @@ class LocalProvider:
         values: ClusterValues,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
-        addresses: Sequence[NodeNetwork] = (),
         *,
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
@@ -241,7 +235,6 @@ class LocalProvider:
             values,
             parent,
             depends_on,
-            addresses,
             encryption_config=encryption_config,
             client_ca=client_ca,
             machines=machines,

@@ -223,7 +223,7 @@ def shoot_record(shoot: ShootValues) -> Object:
         "networking": {"ipFamilies": list(net.ip_families), "nodes": list(net.nodes), "pods": list(net.pods),
                        "services": list(net.services)},
         "provider": {"workers": workers},
-        "encryption": {"resources": list(shoot.encrypted_resources)},
+        "encryption": {"resources": list(shoot.encryption.resources)},
         "nodeAgent": {"version": shoot.node_agent_version},
     }  # fmt: skip
     spec |= {"selfHosted": True} if shoot.self_hosted else {"seedName": shoot.seed}

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from components.plan.network import NetworkPlan
-from components.render.machines import ALL_VERBS, Object, Sidecar, ZoneDeployment, machine_class, sidecar_container
-from components.render.nodeagent import POOL_LABEL
+from components.plan.nodes import POOL_LABEL
+from components.plan.values import ZoneDeployment
+from components.render.machines import ALL_VERBS, Object, Sidecar, machine_class, sidecar_container
 
 RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"
 AWS_SIDECAR_IMAGE, AWS_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-aws", "v0.27.1"

@@ -19,7 +19,7 @@ name it (not `user-data-<pool>`): a rolled class brings its own user data, and o
 The hash (five hex digits of Gardener's WorkerPoolHashV2 scheme: sha256 of the concatenated sha256s) covers
 exactly what must replace machines, so such a change rolls the pool and nothing else does:
 
-- rolls: everything node-agent's OSC key covers (nodeagent.secret_name: Kubernetes minor, machine type, image
+- rolls: everything node-agent's OSC key covers (secret_name: Kubernetes minor, machine type, image
   name and version, CRI, CA rotation, kubelet reservations, eviction thresholds, CPU manager policy), the zone
   name (arbor's addition: reordering a pool's zones moves `z<N>` to another zone, and its machines must follow),
   and the root volume's size, type and encryption.
@@ -33,15 +33,14 @@ exactly what must replace machines, so such a change rolls the pool and nothing 
 from __future__ import annotations
 
 import base64
-import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from components import naming
-from components.plan.values import PoolValues, ShootValues, VolumeValues
+from components.plan.nodes import POOL_LABEL, ZONE_LABEL
+from components.plan.values import ShootValues, ZoneDeployment
 from components.render import controlplane, pki
 from components.render.machine_crds import GROUP, VERSION
-from components.render.nodeagent import POOL_LABEL, NodeValues, node_values, secret_name
 
 Object = dict[str, Any]
 # Also the name of its client certificate's Secret, mounted where its kubeconfig's paths point.
@@ -77,8 +76,6 @@ SIDECAR_FLAGS = (
 )
 # The Secret in the seed namespace with the cloud credentials every class of the shoot uses (Gardener's name).
 CREDENTIALS_SECRET = "cloudprovider"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # A rolled pool's old class and user data stay in use until MCM has replaced their machines: MCM holds them with a
 # finalizer meanwhile. The update deletes them without waiting for that, and MCM lets them go once the roll is done.
 RETIRED_BY_MCM = {"pulumi.com/skipAwait": "true"}
@@ -316,80 +313,6 @@ def shoot_objects() -> tuple[Object, ...]:
 # --- a pool's machines ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ZoneDeployment:
-    """A pool's share of one zone: its MachineDeployment and class names, replicas and rollout budget."""
-
-    name: str
-    class_name: str
-    pool: str
-    zone: str
-    zone_index: int
-    machine_type: str
-    image: tuple[str, str]
-    minimum: int
-    maximum: int
-    max_surge: int
-    max_unavailable: int
-    volume: VolumeValues = field(default_factory=VolumeValues)
-    labels: dict[str, str] = field(default_factory=dict)
-
-
-def pool_zones(shoot: ShootValues, pool: PoolValues) -> tuple[str, ...]:
-    """The zones a pool's machines run in: its own, else every zone of the shoot."""
-    return pool.zones or shoot.networking.zones
-
-
-def distribute(zone_index: int, total: int, zones: int) -> int:
-    """A zone's share of `total` spread evenly over `zones`; the first zones take the remainder (Gardener's)."""
-    return total // zones + (1 if zone_index < total % zones else 0)
-
-
-def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
-    """`<technical id>-<pool>-z<N>`, N counting zones from 1 (Gardener's)."""
-    return f"{technical_id}-{pool}-z{zone_index + 1}"
-
-
-def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
-    """Five hex digits over exactly what must replace machines (see the module docstring)."""
-    data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
-    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
-    return hashlib.sha256(inner.encode()).hexdigest()[:5]
-
-
-def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
-    """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
-    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, pool.volume)}"
-
-
-def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
-    """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
-    zones = pool_zones(shoot, pool)
-    return tuple(
-        ZoneDeployment(
-            name=deployment_name(shoot.technical_id, pool.name, i),
-            class_name=class_name(shoot.technical_id, pool, i, zone, node),
-            pool=pool.name,
-            zone=zone,
-            zone_index=i,
-            machine_type=pool.machine_type,
-            image=(pool.image, pool.image_version),
-            minimum=distribute(i, pool.minimum, len(zones)),
-            maximum=distribute(i, pool.maximum, len(zones)),
-            max_surge=distribute(i, pool.max_surge, len(zones)),
-            max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
-            volume=pool.volume,
-            labels=node_labels(pool.name, zone, pool.machine_type),
-        )
-        for i, zone in enumerate(zones)
-    )
-
-
-def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
-    """The labels a pool's node carries: its pool, zone and instance type."""
-    return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type}
-
-
 def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
     """The MachineDeployment of a pool in one zone, at its minimum, rolling by the pool's budget.
 
@@ -473,37 +396,3 @@ def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Objec
 
 
 # --- local: kwok nodes in place of machines --------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class LocalNode:
-    """A kwok node standing for one machine of a pool's zone: its class, index there, pool, zone and labels."""
-
-    machine_class: str
-    index: int
-    pool: str
-    zone: str
-    zone_index: int
-    labels: dict[str, str]
-
-    @property
-    def key(self) -> str:
-        """A name for the node's resources that holds across rolls and stacks: `<pool>-z<N>-<index>`."""
-        return f"{self.pool}-z{self.zone_index + 1}-{self.index}"
-
-    def name(self, pod_cidrs: tuple[str, ...] = ()) -> str:
-        """The node's name, as MCM names a machine: its class (so a rolled class rolls it) and a suffix.
-
-        The suffix covers its pod ranges too, which a node never changes: new ones (a new family) make a new node.
-        """
-        return f"{self.machine_class}-{naming.short_hash(str(self.index), *pod_cidrs, length=5)}"
-
-
-def local_nodes(shoot: ShootValues) -> tuple[LocalNode, ...]:
-    """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, pool by pool."""
-    return tuple(
-        LocalNode(d.class_name, n, d.pool, d.zone, d.zone_index, dict(d.labels))
-        for pool in shoot.workers
-        for d in zone_deployments(shoot, pool, node_values(shoot, pool))
-        for n in range(d.minimum)
-    )

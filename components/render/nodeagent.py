@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import ipaddress
 import posixpath
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 
 import yaml
 
-from components.plan.network import control_plane_ips
-from components.plan.values import PoolValues, ShootValues
+from components.plan.nodes import POOL_LABEL, secret_name
+from components.plan.values import NodeValues
 from components.render.osc import (
     Command,
     File,
@@ -36,32 +34,8 @@ from components.render.osc import (
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
 NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
-# Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
-POOL_LABEL = "worker.gardener.cloud/pool"
 ROOT_CERTS = "/var/lib/ca-certificates-local/ROOTcerts.crt"
 SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward": "1", "vm.max_map_count": "135217728"}
-
-
-@dataclass(frozen=True)
-class NodeValues:
-    """Everything about a worker pool that reaches its nodes."""
-
-    pool: str
-    kubernetes_version: str
-    machine_type: str
-    image: str
-    image_version: str
-    node_agent_version: str
-    cri: str = "containerd"
-    ca_bundle: str = ""
-    ca_rotation: int = 0
-    kubelet: Mapping[str, object] = field(default_factory=dict)  # KubeletConfiguration fields
-    kube_reserved: Mapping[str, str] = field(default_factory=dict)
-    eviction_hard: Mapping[str, str] = field(default_factory=dict)
-    registry_mirrors: Mapping[str, str] = field(default_factory=dict)  # upstream -> mirror URL
-    sysctls: Mapping[str, str] = field(default_factory=dict)
-    journald: Mapping[str, str] = field(default_factory=dict)
-    api_server: str = "https://api.internal"
 
 
 def containerd(v: NodeValues) -> Part:
@@ -173,34 +147,6 @@ def journald(v: NodeValues) -> Part:
 COMPONENTS = (containerd, journald, sysctl, kubelet, node_agent)
 
 
-def secret_name(v: NodeValues) -> str:
-    """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
-    minor = ".".join(v.kubernetes_version.split(".")[:2])
-    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
-    eviction = "-".join(
-        v.eviction_hard.get(k, "")
-        for k in (
-            "imagefs.available",
-            "imagefs.inodesFree",
-            "memory.available",
-            "nodefs.available",
-            "nodefs.inodesFree",
-        )
-    )
-    data = [
-        minor,
-        v.machine_type,
-        v.image + v.image_version,
-        v.cri,
-        f"ca-rotation-{v.ca_rotation}",
-        reserved,
-        eviction,
-        str(v.kubelet.get("cpuManagerPolicy", "")),
-    ]
-    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
-    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
-
-
 def reconcile_osc(v: NodeValues, extra: Iterable[Part] = ()) -> OperatingSystemConfig:
     """The configuration node-agent keeps applied on every node of the pool (plus `extra`: static pods, say)."""
     parts = [*(c(v) for c in COMPONENTS), *extra]
@@ -284,6 +230,11 @@ def user_data(o: OperatingSystemConfig) -> str:
     return "\n".join(lines) + "\n"
 
 
+def pool_user_data(node: NodeValues) -> str:
+    """A pool's user data: its provision OSC as the script its new machines run at first boot."""
+    return user_data(provision_osc(node))
+
+
 class UserDataTooLargeError(ValueError):
     """User data over what the provider accepts."""
 
@@ -293,36 +244,3 @@ def check_user_data(provider: str, data: str, where: str) -> None:
     size, budget = len(data.encode()), USER_DATA_BUDGET[provider]
     if size > budget:
         raise UserDataTooLargeError(f"{where}: user data is {size} bytes, more than {provider}'s {budget}")
-
-
-def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
-    """A pool's node values from the plan.
-
-    The API address is the kube-apiserver Service in the seed (hosted), or the first control-plane node's address
-    (self-hosted), until DNS for shoots arrives.
-    """
-    return NodeValues(
-        pool=pool.name,
-        kubernetes_version=pool.kubernetes_version,
-        machine_type=pool.machine_type,
-        image=pool.image,
-        image_version=pool.image_version,
-        node_agent_version=shoot.node_agent_version,
-        cri=pool.cri,
-        kubelet=pool.kubelet,
-        kube_reserved=pool.kube_reserved,
-        eviction_hard=pool.eviction_hard,
-        registry_mirrors=pool.registry_mirrors,
-        sysctls=pool.sysctls,
-        api_server=_api_server(shoot),
-        # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
-        ca_rotation=shoot.credentials.rotation.get("ca", 0),
-    )
-
-
-def _api_server(shoot: ShootValues) -> str:
-    """Where the pool's kubelets reach kube-apiserver."""
-    if not shoot.self_hosted:
-        return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
-    address = ipaddress.ip_address(control_plane_ips(shoot)[0])
-    return f"https://{address}" if address.version == 4 else f"https://[{address}]"

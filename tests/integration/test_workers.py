@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from components.render import machines, nodeagent
+from components.plan.nodes import INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
+from components.render import machines
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl, preview_with
 
 pytestmark = pytest.mark.integration
@@ -97,14 +98,14 @@ def test_each_pool_becomes_nodes_labelled_with_pool_and_zone(local_stack: Stack,
     try:
         local_stack.up()
         nodes = get(local_stack, "shoot/dev/web", tmp_path, "nodes")
-        placed = Counter((n["metadata"]["labels"][nodeagent.POOL_LABEL], n["metadata"]["labels"][machines.ZONE_LABEL])
+        placed = Counter((n["metadata"]["labels"][POOL_LABEL], n["metadata"]["labels"][ZONE_LABEL])
                          for n in nodes)  # fmt: skip
         assert placed == {("pool-a", "local-a"): 1, ("pool-b", "local-a"): 2, ("pool-b", "local-b"): 1}
         for node in nodes:
             ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}["Ready"]
             assert ready == "True", node["metadata"]["name"]
-            pool = node["metadata"]["labels"][nodeagent.POOL_LABEL]
-            assert node["metadata"]["labels"][machines.INSTANCE_TYPE_LABEL] == ("local-large" if pool == "pool-b"
+            pool = node["metadata"]["labels"][POOL_LABEL]
+            assert node["metadata"]["labels"][INSTANCE_TYPE_LABEL] == ("local-large" if pool == "pool-b"
                                                                                 else "local")  # fmt: skip
         deployments = get(local_stack, SEED, tmp_path, "machinedeployments", "-n", WEB)
         replicas = {d["metadata"]["name"]: d["spec"]["replicas"] for d in deployments}

@@ -15,8 +15,7 @@ import pytest
 
 from components.bundles import NetworkAccess
 from components.kinds import ProviderType
-from components.plan.network import GCP_PODS_RANGE, NetworkPlan, plan_network
-from components.plan.values import NetworkValues
+from components.plan.network import GCP_PODS_RANGE, NetworkPlan, NetworkValues, plan_network
 from components.providers import aws_network, gcp_network
 from components.spec.cidrs import IPV4, IPV6
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from components.checks import parse_landscape
+from components.plan.nodes import distribute, node_values, with_nodes, zone_deployments
 from components.plan.planner import plan_landscape
-from components.plan.values import PoolValues, ShootValues, VolumeValues
+from components.plan.values import PoolValues, ShootValues, VolumeValues, ZoneDeployment
 from components.render import machine_crds, machine_providers, machines
-from components.render.nodeagent import node_values
 from tests.unit.spec_cases import base
 from tests.unit.test_rendering import dump
 
@@ -31,12 +31,12 @@ AWS_IMAGES = {(*IMAGE, "eu-central-1"): "ami-0123456789abcdef0"}
 GCP_IMAGES = {IMAGE: "projects/example/global/images/gardenlinux-1877-0"}
 
 
-def _deployments(shoot: ShootValues = SHOOT, pool: PoolValues = POOL) -> tuple[machines.ZoneDeployment, ...]:
+def _deployments(shoot: ShootValues = SHOOT, pool: PoolValues = POOL) -> tuple[ZoneDeployment, ...]:
     """The zone deployments of a pool of a shoot."""
-    return machines.zone_deployments(shoot, pool, node_values(shoot, pool))
+    return zone_deployments(shoot, pool, node_values(shoot, pool))
 
 
-def _aws(d: machines.ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> dict[str, Any]:
+def _aws(d: ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> dict[str, Any]:
     """The aws class of a zone deployment, with example infrastructure IDs."""
     values = machine_providers.AwsMachineValues(
         NS, "eu-central-1", f"subnet-{d.zone}", "sg-0abc", f"{NS}-nodes", ip_families=families
@@ -44,7 +44,7 @@ def _aws(d: machines.ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> d
     return machine_providers.aws_machine_class(NS, d, values, images=AWS_IMAGES)
 
 
-def _gcp(d: machines.ZoneDeployment) -> dict[str, Any]:
+def _gcp(d: ZoneDeployment) -> dict[str, Any]:
     """The gcp class of a zone deployment, with an example subnetwork and service account."""
     values = machine_providers.GcpMachineValues(
         NS, "europe-west1", f"{NS}-nodes", "nodes@example.iam.gserviceaccount.com"
@@ -52,7 +52,7 @@ def _gcp(d: machines.ZoneDeployment) -> dict[str, Any]:
     return machine_providers.gcp_machine_class(NS, d, values, images=GCP_IMAGES)
 
 
-CLASSES: dict[str, Callable[[machines.ZoneDeployment], dict[str, Any]]] = {
+CLASSES: dict[str, Callable[[ZoneDeployment], dict[str, Any]]] = {
     "aws": _aws,
     "gcp": _gcp,
     "local": lambda d: machine_providers.local_machine_class(NS, d),
@@ -264,7 +264,7 @@ ROLLS: list[tuple[str, Callable[[ShootValues, PoolValues], tuple[ShootValues, Po
 
 def _class_names(shoot: ShootValues, pool: PoolValues) -> list[str]:
     """The class name of each zone of a pool."""
-    return [d.class_name for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool))]
+    return [d.class_name for d in zone_deployments(shoot, pool, node_values(shoot, pool))]
 
 
 @pytest.mark.parametrize(("change", "rolls"), [(c, r) for c, _, r in ROLLS], ids=[c for c, _, _ in ROLLS])
@@ -300,7 +300,7 @@ def test_other_pools_do_not_roll() -> None:
 )  # fmt: skip
 def test_distribution_table(total: int, zones: int, shares: list[int]) -> None:
     """GIVEN a total and zones WHEN spread THEN each zone gets total // zones and the first ones the remainder."""
-    assert [machines.distribute(i, total, zones) for i in range(zones)] == shares
+    assert [distribute(i, total, zones) for i in range(zones)] == shares
     assert sum(shares) == total
 
 
@@ -316,7 +316,7 @@ def test_pool_without_zones_uses_the_shoots_zones() -> None:
     """GIVEN a pool naming no zones WHEN planned THEN it spans the shoot's zones."""
     pool = dataclasses.replace(POOL, zones=())
     shoot = dataclasses.replace(SHOOT, networking=dataclasses.replace(SHOOT.networking, zones=("x", "y")))
-    assert [d.zone for d in machines.zone_deployments(shoot, pool, node_values(shoot, pool))] == ["x", "y"]
+    assert [d.zone for d in zone_deployments(shoot, pool, node_values(shoot, pool))] == ["x", "y"]
 
 
 # --- local nodes -----------------------------------------------------------------------------------------
@@ -332,22 +332,22 @@ def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[st
     """GIVEN a pool's minimum and zones WHEN local nodes are planned THEN they spread as its deployments would."""
     pool = dataclasses.replace(POOL, minimum=minimum, zones=zones)
     networking = dataclasses.replace(SHOOT.networking, zones=("seed-a", "seed-b"))
-    nodes = machines.local_nodes(dataclasses.replace(SHOOT, workers=(pool,), networking=networking))
+    nodes = with_nodes(dataclasses.replace(SHOOT, workers=(pool,), networking=networking)).local_nodes
     counts: dict[str, int] = {}
     for node in nodes:
         counts[node.zone] = counts.get(node.zone, 0) + 1
         assert node.labels == {"worker.gardener.cloud/pool": "pool-a", "topology.kubernetes.io/zone": node.zone,
                                "node.kubernetes.io/instance-type": POOL.machine_type}  # fmt: skip
     assert counts == spread
-    assert len({n.name() for n in nodes}) == len({n.key for n in nodes}) == len(nodes) == minimum
+    assert len({n.name for n in nodes}) == len({n.key for n in nodes}) == len(nodes) == minimum
 
 
 def test_local_nodes_are_named_after_their_class() -> None:
     """GIVEN the base shoot WHEN its local nodes are planned THEN each is named as MCM names a machine of its class."""
-    [node] = machines.local_nodes(WEB)
-    [d] = machines.zone_deployments(WEB, WEB.workers[0], node_values(WEB, WEB.workers[0]))
+    [node] = WEB.local_nodes
+    [d] = WEB.deployments[WEB.workers[0].name]
     assert (node.key, node.machine_class) == ("pool-a-z1-0", d.class_name)
-    assert re.fullmatch(rf"{d.class_name}-[0-9a-f]{{5}}", node.name(("100.64.0.0/24",)))
+    assert re.fullmatch(rf"{d.class_name}-[0-9a-f]{{5}}", node.name)
 
 
 @pytest.mark.parametrize(
@@ -359,12 +359,14 @@ def test_local_nodes_roll_with_their_class(change: str, renamed: bool) -> None:
     pool = WEB.workers[0]
     changed = dataclasses.replace(pool, machine_type="big") if change == "machine type" else dataclasses.replace(
         pool, minimum=2, maximum=2)  # fmt: skip
-    before = machines.local_nodes(WEB)[0].name(("100.64.0.0/24",))
-    after = machines.local_nodes(dataclasses.replace(WEB, workers=(changed,)))[0].name(("100.64.0.0/24",))
+    before = with_nodes(WEB).local_nodes[0].name
+    after = with_nodes(dataclasses.replace(WEB, workers=(changed,))).local_nodes[0].name
     assert (before != after) is renamed
 
 
 def test_a_new_pod_range_makes_a_new_node() -> None:
     """GIVEN a local node WHEN its pod ranges change (a new family) THEN its name changes."""
-    [node] = machines.local_nodes(WEB)
-    assert node.name(("100.64.0.0/24",)) != node.name(("100.64.0.0/24", "fd00::/64"))
+    [node] = WEB.local_nodes
+    assert node.network is not None
+    dual = dataclasses.replace(node.network, pod_cidrs=(*node.network.pod_cidrs, "fd00::/64"))
+    assert node.name != dataclasses.replace(node, network=dual).name

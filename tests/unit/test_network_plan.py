@@ -11,9 +11,8 @@ from components.checks import parse_landscape
 from components.checks.previous import network_changes, network_outputs
 from components.kinds import ProviderType
 from components.plan import network
-from components.plan.network import Carve, plan_network
+from components.plan.network import Carve, NetworkValues, plan_network
 from components.plan.planner import plan_landscape
-from components.plan.values import NetworkValues
 from tests.unit.spec_cases import base
 
 V4 = {"nodes": ("10.250.0.0/16",), "pods": ("100.64.0.0/12",), "services": ("100.104.0.0/13",)}

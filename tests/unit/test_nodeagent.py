@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
+from components.plan.nodes import node_values, secret_name
+from components.plan.values import NodeValues
 from components.render import nodeagent, osc
 
-BASE = nodeagent.NodeValues(
+BASE = NodeValues(
     pool="pool-a",
     kubernetes_version="1.34.3",
     machine_type="m5.large",
@@ -25,12 +27,12 @@ BASE = nodeagent.NodeValues(
 )
 
 
-def changed(**fields: Any) -> nodeagent.NodeValues:
+def changed(**fields: Any) -> NodeValues:
     """BASE with fields replaced."""
     return dataclasses.replace(BASE, **fields)
 
 
-SCENARIOS: list[tuple[str, nodeagent.NodeValues, set[str], bool]] = [
+SCENARIOS: list[tuple[str, NodeValues, set[str], bool]] = [
     ("nothing", BASE, set(), False),
     ("a shoot label (not part of the node values)", changed(), set(), False),
     ("a kubelet flag", changed(kubelet={"maxPods": 64}), {"kubelet.service"}, False),
@@ -54,13 +56,13 @@ SCENARIOS: list[tuple[str, nodeagent.NodeValues, set[str], bool]] = [
 
 
 @pytest.mark.parametrize(("case", "new", "restart", "rolls"), SCENARIOS, ids=[s[0] for s in SCENARIOS])
-def test_change_restarts_exactly(case: str, new: nodeagent.NodeValues, restart: set[str], rolls: bool) -> None:
+def test_change_restarts_exactly(case: str, new: NodeValues, restart: set[str], rolls: bool) -> None:
     """GIVEN a pool's node values WHEN one thing changes THEN the pool rolls, or exactly these units restart.
 
     A new OSC key (what must replace machines) rolls the pool: new machines start from the new configuration,
     so no unit restarts in place. Any other change restarts exactly the units it touches, on running nodes.
     """
-    assert (nodeagent.secret_name(new) != nodeagent.secret_name(BASE)) == rolls
+    assert (secret_name(new) != secret_name(BASE)) == rolls
     if not rolls:
         plan = osc.plan_between(nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(new))
         assert set(plan.restart) == restart
@@ -140,7 +142,7 @@ def test_provision_osc_golden(golden: Callable[[str, str], None]) -> None:
     [s[1] for s in SCENARIOS if not s[3] and s[0] not in ("the node-agent version", "new CA bundle content",
                                                           "the API server address")],
 )  # fmt: skip
-def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: nodeagent.NodeValues) -> None:
+def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: NodeValues) -> None:
     """GIVEN a change that only reaches running nodes WHEN the user data is rendered THEN not one byte differs."""
     before = nodeagent.user_data(nodeagent.provision_osc(BASE))
     assert nodeagent.user_data(nodeagent.provision_osc(new)) == before
@@ -172,9 +174,7 @@ def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.Monk
 
     plan = plan_landscape(parse_landscape({**base(), "shoots": base()["shoots"][:2]}), "local")
     monkeypatch.setitem(nodeagent.USER_DATA_BUDGET, "local", 100)
-    size = len(
-        nodeagent.user_data(nodeagent.provision_osc(nodeagent.node_values(plan.shoots[0], plan.shoots[0].workers[0])))
-    )
+    size = len(nodeagent.user_data(nodeagent.provision_osc(node_values(plan.shoots[0], plan.shoots[0].workers[0]))))
     lines = user_data_problems(plan)
     assert lines[0] == f"landscape.shoots[0].workers[0]: user data is {size} bytes, more than local's 100"
     assert len(lines) == 2

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.plan.nodes import node_values
 from components.plan.planner import plan_landscape
 from components.render import controlplane, nodeagent, osc, staticpods
 from tests.unit.spec_cases import base
@@ -117,7 +118,7 @@ def test_a_missing_source_is_an_error_naming_pod_and_volume() -> None:
 def test_control_plane_pool_osc_carries_manifests_and_files_and_keeps_its_key() -> None:
     """GIVEN the control-plane pool WHEN its OSC gets the static pods THEN manifests are files, and no roll follows."""
     pool = ROOT.workers[0]
-    node = nodeagent.node_values(ROOT, pool)
+    node = node_values(ROOT, pool)
     plain, with_pods = nodeagent.reconcile_osc(node), nodeagent.reconcile_osc(node, [staticpods.osc_part(PODS)])
     paths = {f.path for f in with_pods.files}
     assert {f"/etc/kubernetes/manifests/{p.name}.yaml" for p in PODS} <= paths

@@ -21,6 +21,7 @@ from components.checks.workers import worker_problems
 from components.concerns.workers import Workers
 from components.kinds import ProviderType
 from components.plan.network import plan_network
+from components.plan.planner import derive
 from components.plan.values import GardenValues, LandscapePlan, ShootValues
 from components.providers.aws import AwsProvider
 from components.providers.contract import InfrastructureProvider
@@ -64,7 +65,9 @@ def shoot_on(provider: ProviderType) -> ShootValues:
     networking = dataclasses.replace(WEB.networking, provider=provider, region=REGIONS[provider], zones=zones)
     pool = dataclasses.replace(WEB.workers[0], zones=zones, minimum=3, maximum=4, machine_type=MACHINE_TYPES[provider])
     credentials = CONFIG_KEY if provider in CREDENTIALS else None
-    return dataclasses.replace(WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials)
+    return derive(
+        dataclasses.replace(WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials)
+    )
 
 
 def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> CloudMocks:

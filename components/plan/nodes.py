@@ -1,0 +1,181 @@
+"""A shoot's nodes, derived once by the planner and held in its ShootValues.
+
+Each pool's node settings and key, its machine deployments per zone with Gardener's class names, and on local
+the kwok nodes standing for its machines, addressed from the shoot's ranges in one order (`node_slots`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import ipaddress
+from collections.abc import Mapping
+
+from components.kinds import ProviderType
+from components.plan.network import NodeNetwork, node_networks
+from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValues, VolumeValues, ZoneDeployment
+
+# Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
+POOL_LABEL = "worker.gardener.cloud/pool"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+
+
+def secret_name(v: NodeValues) -> str:
+    """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
+    minor = ".".join(v.kubernetes_version.split(".")[:2])
+    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
+    eviction = "-".join(
+        v.eviction_hard.get(k, "")
+        for k in (
+            "imagefs.available",
+            "imagefs.inodesFree",
+            "memory.available",
+            "nodefs.available",
+            "nodefs.inodesFree",
+        )
+    )
+    data = [
+        minor,
+        v.machine_type,
+        v.image + v.image_version,
+        v.cri,
+        f"ca-rotation-{v.ca_rotation}",
+        reserved,
+        eviction,
+        str(v.kubelet.get("cpuManagerPolicy", "")),
+    ]
+    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
+    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
+
+
+def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
+    """A pool's node values from the plan.
+
+    The API address is the kube-apiserver Service in the seed (hosted), or the first control-plane node's address
+    (self-hosted), until DNS for shoots arrives.
+    """
+    return NodeValues(
+        pool=pool.name,
+        kubernetes_version=pool.kubernetes_version,
+        machine_type=pool.machine_type,
+        image=pool.image,
+        image_version=pool.image_version,
+        node_agent_version=shoot.node_agent_version,
+        cri=pool.cri,
+        kubelet=pool.kubelet,
+        kube_reserved=pool.kube_reserved,
+        eviction_hard=pool.eviction_hard,
+        registry_mirrors=pool.registry_mirrors,
+        sysctls=pool.sysctls,
+        api_server=_api_server(shoot),
+        # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
+        ca_rotation=shoot.credentials.rotation.get("ca", 0),
+    )
+
+
+def _api_server(shoot: ShootValues) -> str:
+    """Where the pool's kubelets reach kube-apiserver."""
+    if not shoot.self_hosted:
+        return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
+    if not shoot.control_plane_ips:
+        # A cloud's control-plane machines get their addresses from the cloud (refused by the checks until then).
+        return NodeValues.api_server
+    address = ipaddress.ip_address(shoot.control_plane_ips[0])
+    return f"https://{address}" if address.version == 4 else f"https://[{address}]"
+
+
+def pool_zones(shoot: ShootValues, pool: PoolValues) -> tuple[str, ...]:
+    """The zones a pool's machines run in: its own, else every zone of the shoot."""
+    return pool.zones or shoot.networking.zones
+
+
+def distribute(zone_index: int, total: int, zones: int) -> int:
+    """A zone's share of `total` spread evenly over `zones`; the first zones take the remainder (Gardener's)."""
+    return total // zones + (1 if zone_index < total % zones else 0)
+
+
+def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
+    """`<technical id>-<pool>-z<N>`, N counting zones from 1 (Gardener's)."""
+    return f"{technical_id}-{pool}-z{zone_index + 1}"
+
+
+def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
+    """Five hex digits over exactly what must replace machines (see the module docstring)."""
+    data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
+    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
+    return hashlib.sha256(inner.encode()).hexdigest()[:5]
+
+
+def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
+    """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
+    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, pool.volume)}"
+
+
+def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
+    """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
+    zones = pool_zones(shoot, pool)
+    return tuple(
+        ZoneDeployment(
+            name=deployment_name(shoot.technical_id, pool.name, i),
+            class_name=class_name(shoot.technical_id, pool, i, zone, node),
+            pool=pool.name,
+            zone=zone,
+            zone_index=i,
+            machine_type=pool.machine_type,
+            image=(pool.image, pool.image_version),
+            minimum=distribute(i, pool.minimum, len(zones)),
+            maximum=distribute(i, pool.maximum, len(zones)),
+            max_surge=distribute(i, pool.max_surge, len(zones)),
+            max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
+            volume=pool.volume,
+            labels=node_labels(pool.name, zone, pool.machine_type),
+        )
+        for i, zone in enumerate(zones)
+    )
+
+
+def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
+    """The labels a pool's node carries: its pool, zone and instance type."""
+    return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type}
+
+
+def node_slots(shoot: ShootValues) -> tuple[tuple[str, NodeNetwork | None], ...]:
+    """Each local node's pool and planned network, pool by pool over its minimum: the one order addresses follow."""
+    pools = [p.name for p in shoot.workers for _ in range(p.minimum)]
+    networks = node_networks(shoot.networking, len(pools))
+    return tuple((pool, networks[i] if i < len(networks) else None) for i, pool in enumerate(pools))
+
+
+def local_nodes(shoot: ShootValues, settings: Mapping[str, NodeValues]) -> tuple[LocalNode, ...]:
+    """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, with their addresses.
+
+    Only local shoots have them: a cloud's machines are made by MCM and addressed by the cloud.
+    """
+    if shoot.networking.provider is not ProviderType.LOCAL:
+        return ()
+    networks = iter(network for _, network in node_slots(shoot))
+    return tuple(
+        LocalNode(d.class_name, n, d.pool, d.zone, d.zone_index, dict(d.labels), next(networks))
+        for pool in shoot.workers
+        for d in zone_deployments(shoot, pool, settings[pool.name])
+        for n in range(d.minimum)
+    )
+
+
+def control_plane_ips(shoot: ShootValues) -> tuple[str, ...]:
+    """The primary addresses of a self-hosted shoot's control-plane nodes on local (none otherwise)."""
+    if not shoot.self_hosted:
+        return ()
+    control_plane = {p.name for p in shoot.workers if p.control_plane}
+    return tuple(n.addresses[0] for pool, n in node_slots(shoot) if n and pool in control_plane)
+
+
+def with_nodes(shoot: ShootValues) -> ShootValues:
+    """The shoot with what its nodes derive, computed once: node settings, deployments and local nodes per pool."""
+    shoot = dataclasses.replace(shoot, control_plane_ips=control_plane_ips(shoot))
+    settings = {pool.name: node_values(shoot, pool) for pool in shoot.workers}
+    deployments = {pool.name: zone_deployments(shoot, pool, settings[pool.name]) for pool in shoot.workers}
+    return dataclasses.replace(
+        shoot, node_settings=settings, deployments=deployments, local_nodes=local_nodes(shoot, settings)
+    )
