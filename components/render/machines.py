@@ -16,8 +16,9 @@ Per worker pool and zone there is one MachineDeployment `<technical id>-<pool>-z
 `<deployment>-<hash>` (Gardener's names). The user-data Secret is named like the class, as Gardener's workers
 name it (not `user-data-<pool>`): a rolled class brings its own user data, and old machines keep theirs.
 
-The hash (five hex digits of Gardener's WorkerPoolHashV2 scheme: sha256 of the concatenated sha256s) covers
-exactly what must replace machines, so such a change rolls the pool and nothing else does:
+The plan derives these names (plan/nodes.py). The hash (five hex digits of Gardener's WorkerPoolHashV2 scheme:
+sha256 of the concatenated sha256s) covers exactly what must replace machines, so such a change rolls the pool
+and nothing else does:
 
 - rolls: everything node-agent's OSC key covers (secret_name: Kubernetes minor, machine type, image
   name and version, CRI, CA rotation, kubelet reservations, eviction thresholds, CPU manager policy), the zone

@@ -1,10 +1,10 @@
 """What Gardener's node-agent consumes, rendered pure: node components, the reconcile OSC and its Secret key.
 
 Each node component (containerd, kubelet, node-agent, sysctl, journald) is a function of a pool's NodeValues
-returning its units and files (osc.Part); `reconcile_osc` merges them. `secret_name` is Gardener's worker-pool
-key: a hash of exactly what must roll the pool's machines (Kubernetes minor, machine type, image, CRI, CA
-rotation, kubelet reservations and eviction), so anything else reaches running nodes in place. Names, paths
-and keys follow Gardener's (docs/gardener/node-agent.md).
+returning its units and files (osc.Part); `reconcile_osc` merges them. The plan's `secret_name` (plan/nodes.py)
+is Gardener's worker-pool key: a hash of exactly what must roll the pool's machines (Kubernetes minor, machine
+type, image, CRI, CA rotation, kubelet reservations and eviction), so anything else reaches running nodes in
+place. Names, paths and keys follow Gardener's (docs/gardener/node-agent.md).
 """
 
 from __future__ import annotations
