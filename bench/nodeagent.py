@@ -11,15 +11,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from components.render import nodeagent, osc
+from components.plan import bootstrap, osc
+from components.render import nodeagent
 from tests.unit.test_nodeagent import BASE, SCENARIOS
 
 
 def main() -> None:
     """Prints both tables."""
-    data = nodeagent.user_data(nodeagent.provision_osc(BASE))
+    data = bootstrap.user_data(bootstrap.provision_osc(BASE))
     print("| provider | user data bytes | budget |\n|---|---:|---:|")
-    for provider, budget in nodeagent.USER_DATA_BUDGET.items():
+    for provider, budget in bootstrap.USER_DATA_BUDGET.items():
         print(f"| {provider} | {len(data.encode())} | {budget} |")
     units = len(nodeagent.reconcile_osc(BASE).units)
     print("\n| change | arbor: units restarted | baseline: units restarted | pool rolls |\n|---|---:|---:|---|")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from components.plan.bootstrap import UserDataTooLargeError, check_user_data
 from components.plan.values import LandscapePlan
 from components.render.machine_providers import CREDENTIAL_KEYS, UnknownImageError, aws_image, gcp_image
-from components.render.nodeagent import UserDataTooLargeError, check_user_data, pool_user_data
 
 
 def user_data_problems(plan: LandscapePlan) -> list[str]:
@@ -12,7 +12,7 @@ def user_data_problems(plan: LandscapePlan) -> list[str]:
     lines = []
     for i, shoot in enumerate(plan.shoots):
         for j, pool in enumerate(shoot.workers):
-            data = pool_user_data(shoot.node_settings[pool.name])
+            data = shoot.user_data[pool.name]
             try:
                 check_user_data(shoot.cluster.provider.value, data, f"landscape.shoots[{i}].workers[{j}]")
             except UserDataTooLargeError as err:

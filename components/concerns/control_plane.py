@@ -17,10 +17,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.plan import osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ShootValues
 from components.reconciler.osc_secret import OperatingSystemConfig
-from components.render import controlplane, nodeagent, osc, staticpods
+from components.render import controlplane, nodeagent, staticpods
 
 # The contents of every Secret the control plane mounts, by Secret name.
 Sources = Mapping[str, pulumi.Output[dict[str, str]]]
@@ -108,7 +109,7 @@ def node_configuration(
                         "namespace": "kube-system",
                         "labels": {POOL_LABEL: pool.name},
                     },
-                    string_data={"userData": nodeagent.pool_user_data(node)},
+                    string_data={"userData": values.user_data[pool.name]},
                     opts=pulumi.ResourceOptions(parent=parent, provider=access.provider, depends_on=list(access.ready)),
                 )
             )

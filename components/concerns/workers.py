@@ -23,7 +23,7 @@ from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
-from components.render import controlplane, machines, nodeagent
+from components.render import controlplane, machines
 from components.render.machine_providers import credentials_data
 
 
@@ -75,7 +75,7 @@ class Workers(pulumi.ComponentResource):
         self.deployments = []
         names = []
         for pool in shoot.workers:
-            user_data = nodeagent.pool_user_data(shoot.node_settings[pool.name])
+            user_data = shoot.user_data[pool.name]
             for d in shoot.deployments[pool.name]:
                 names.append(d.name)
                 zone = f"{pool.name}-z{d.zone_index + 1}"

@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Mapping
 
 from components.kinds import ProviderType
+from components.plan.bootstrap import pool_user_data, secret_name
 from components.plan.network import NodeNetwork, node_networks
 from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValues, VolumeValues, ZoneDeployment
 
@@ -19,34 +20,6 @@ from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValue
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-
-
-def secret_name(v: NodeValues) -> str:
-    """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
-    minor = ".".join(v.kubernetes_version.split(".")[:2])
-    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
-    eviction = "-".join(
-        v.eviction_hard.get(k, "")
-        for k in (
-            "imagefs.available",
-            "imagefs.inodesFree",
-            "memory.available",
-            "nodefs.available",
-            "nodefs.inodesFree",
-        )
-    )
-    data = [
-        minor,
-        v.machine_type,
-        v.image + v.image_version,
-        v.cri,
-        f"ca-rotation-{v.ca_rotation}",
-        reserved,
-        eviction,
-        str(v.kubelet.get("cpuManagerPolicy", "")),
-    ]
-    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
-    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
 
 
 def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
@@ -172,10 +145,14 @@ def control_plane_ips(shoot: ShootValues) -> tuple[str, ...]:
 
 
 def with_nodes(shoot: ShootValues) -> ShootValues:
-    """The shoot with what its nodes derive, computed once: node settings, deployments and local nodes per pool."""
+    """The shoot with what its nodes derive, computed once: node settings, deployments, user data, local nodes."""
     shoot = dataclasses.replace(shoot, control_plane_ips=control_plane_ips(shoot))
     settings = {pool.name: node_values(shoot, pool) for pool in shoot.workers}
     deployments = {pool.name: zone_deployments(shoot, pool, settings[pool.name]) for pool in shoot.workers}
     return dataclasses.replace(
-        shoot, node_settings=settings, deployments=deployments, local_nodes=local_nodes(shoot, settings)
+        shoot,
+        node_settings=settings,
+        deployments=deployments,
+        user_data={pool: pool_user_data(node) for pool, node in settings.items()},
+        local_nodes=local_nodes(shoot, settings),
     )

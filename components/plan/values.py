@@ -141,6 +141,7 @@ class ShootValues:
     network_plan: NetworkPlan = field(kw_only=True)
     node_settings: dict[str, NodeValues] = field(default_factory=dict)
     deployments: dict[str, tuple[ZoneDeployment, ...]] = field(default_factory=dict)
+    user_data: dict[str, str] = field(default_factory=dict)
     local_nodes: tuple[LocalNode, ...] = ()
     control_plane_ips: tuple[str, ...] = ()
 

@@ -14,8 +14,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
+from components.plan.osc import restart_plan
 from components.reconciler.kube import Kube, KubeError
-from components.render.osc import restart_plan
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"

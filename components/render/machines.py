@@ -385,7 +385,7 @@ def credentials_secret(namespace: str) -> Object:
 
 
 def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Object:
-    """The Secret a class's machines boot from: the provision OSC's script (nodeagent.user_data) as `userData`."""
+    """The Secret a class's machines boot from: the provision OSC's script (bootstrap.user_data) as `userData`."""
     return {
         "apiVersion": "v1",
         "kind": "Secret",

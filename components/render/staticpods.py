@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 
 from components import naming
+from components.plan.osc import File, Inline, Part
 from components.render.controlplane import Workload
-from components.render.osc import File, Inline, Part
 
 MANIFESTS_DIR = "/etc/kubernetes/manifests"
 FILES_DIR = "/var/lib/static-pods"

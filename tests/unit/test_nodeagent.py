@@ -9,9 +9,11 @@ from typing import Any
 import pytest
 import yaml
 
-from components.plan.nodes import node_values, secret_name
+from components.plan import bootstrap, osc
+from components.plan.bootstrap import secret_name
+from components.plan.nodes import node_values
 from components.plan.values import NodeValues
-from components.render import nodeagent, osc
+from components.render import nodeagent
 
 BASE = NodeValues(
     pool="pool-a",
@@ -129,12 +131,12 @@ def test_user_data_golden(golden: Callable[[str, str], None]) -> None:
 
     The script is the same on every provider; only the budget differs (tests below).
     """
-    golden("user-data-pool-a.sh", nodeagent.user_data(nodeagent.provision_osc(BASE)))
+    golden("user-data-pool-a.sh", bootstrap.user_data(bootstrap.provision_osc(BASE)))
 
 
 def test_provision_osc_golden(golden: Callable[[str, str], None]) -> None:
     """GIVEN the base pool WHEN its provision OSC is rendered THEN it matches the golden file."""
-    golden("osc-provision-pool-a.yaml", yaml.safe_dump(nodeagent.provision_osc(BASE).to_object(), sort_keys=False))
+    golden("osc-provision-pool-a.yaml", yaml.safe_dump(bootstrap.provision_osc(BASE).to_object(), sort_keys=False))
 
 
 @pytest.mark.parametrize(
@@ -144,24 +146,24 @@ def test_provision_osc_golden(golden: Callable[[str, str], None]) -> None:
 )  # fmt: skip
 def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: NodeValues) -> None:
     """GIVEN a change that only reaches running nodes WHEN the user data is rendered THEN not one byte differs."""
-    before = nodeagent.user_data(nodeagent.provision_osc(BASE))
-    assert nodeagent.user_data(nodeagent.provision_osc(new)) == before
+    before = bootstrap.user_data(bootstrap.provision_osc(BASE))
+    assert bootstrap.user_data(bootstrap.provision_osc(new)) == before
 
 
 def test_user_data_keeps_upstream_placeholders_and_fits_every_budget() -> None:
     """GIVEN the provision user data WHEN inspected THEN it carries the placeholders and fits AWS's 16 KiB."""
-    data = nodeagent.user_data(nodeagent.provision_osc(BASE))
-    provision = yaml.safe_dump(nodeagent.provision_osc(BASE).to_object())
+    data = bootstrap.user_data(bootstrap.provision_osc(BASE))
+    provision = yaml.safe_dump(bootstrap.provision_osc(BASE).to_object())
     assert "<<BOOTSTRAP_TOKEN>>" in provision and "<<MACHINE_NAME>>" in provision
-    assert len(data.encode()) <= nodeagent.USER_DATA_BUDGET["aws"]
-    for provider in nodeagent.USER_DATA_BUDGET:
-        nodeagent.check_user_data(provider, data, "pool")
+    assert len(data.encode()) <= bootstrap.USER_DATA_BUDGET["aws"]
+    for provider in bootstrap.USER_DATA_BUDGET:
+        bootstrap.check_user_data(provider, data, "pool")
 
 
 def test_user_data_over_budget_is_a_clear_error() -> None:
     """GIVEN user data over the provider's budget WHEN checked THEN the error names the pool, size and budget."""
-    with pytest.raises(nodeagent.UserDataTooLargeError) as err:
-        nodeagent.check_user_data("aws", "x" * 20000, "landscape.shoots[0].workers[1]")
+    with pytest.raises(bootstrap.UserDataTooLargeError) as err:
+        bootstrap.check_user_data("aws", "x" * 20000, "landscape.shoots[0].workers[1]")
     assert str(err.value) == "landscape.shoots[0].workers[1]: user data is 20000 bytes, more than aws's 16384"
 
 
@@ -173,8 +175,8 @@ def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.Monk
     from tests.unit.spec_cases import base
 
     plan = plan_landscape(parse_landscape({**base(), "shoots": base()["shoots"][:2]}), "local")
-    monkeypatch.setitem(nodeagent.USER_DATA_BUDGET, "local", 100)
-    size = len(nodeagent.user_data(nodeagent.provision_osc(node_values(plan.shoots[0], plan.shoots[0].workers[0]))))
+    monkeypatch.setitem(bootstrap.USER_DATA_BUDGET, "local", 100)
+    size = len(bootstrap.user_data(bootstrap.provision_osc(node_values(plan.shoots[0], plan.shoots[0].workers[0]))))
     lines = user_data_problems(plan)
     assert lines[0] == f"landscape.shoots[0].workers[0]: user data is {size} bytes, more than local's 100"
     assert len(lines) == 2

@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.plan import osc
 from components.plan.nodes import node_values
 from components.plan.planner import plan_landscape
-from components.render import controlplane, nodeagent, osc, staticpods
+from components.render import controlplane, nodeagent, staticpods
 from tests.unit.spec_cases import base
 
 ROOT = plan_landscape(parse_landscape(base()), "local").shoots[2]  # ops/root, self-hosted

@@ -1,0 +1,141 @@
+"""What a new machine boots with, derived by the planner: a pool's provision OSC and its user data.
+
+node-init pulls node-agent's image, installs its binary and hands over to `gardener-node-agent bootstrap`, which
+fetches the pool's reconcile OSC (render/nodeagent.py) from the shoot. The bootstrap token and the machine name
+are placeholders that machine-controller-manager substitutes per machine. The user data is a value of the pool:
+the budget check, the machine classes and a self-hosted shoot's Secret all read the one the plan holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import posixpath
+
+import yaml
+
+from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
+from components.plan.values import NodeValues
+
+NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
+
+
+def secret_name(v: NodeValues) -> str:
+    """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
+    minor = ".".join(v.kubernetes_version.split(".")[:2])
+    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
+    eviction = "-".join(
+        v.eviction_hard.get(k, "")
+        for k in (
+            "imagefs.available",
+            "imagefs.inodesFree",
+            "memory.available",
+            "nodefs.available",
+            "nodefs.inodesFree",
+        )
+    )
+    data = [
+        minor,
+        v.machine_type,
+        v.image + v.image_version,
+        v.cri,
+        f"ca-rotation-{v.ca_rotation}",
+        reserved,
+        eviction,
+        str(v.kubelet.get("cpuManagerPolicy", "")),
+    ]
+    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
+    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
+
+
+NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
+
+
+def _node_agent_config(v: NodeValues, **extra: object) -> str:
+    """node-agent's configuration: the API it talks to and the Secret it reads its OSC from."""
+    config = {
+        "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
+        "kind": "NodeAgentConfiguration",
+        "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
+        "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        **extra,
+    }
+    return yaml.safe_dump(config, sort_keys=True)
+
+
+# What the cloud accepts as user data; over it, the machine cannot be created.
+USER_DATA_BUDGET = {"aws": 16 * 1024, "gcp": 256 * 1024, "local": 256 * 1024}
+
+
+BOOTSTRAP_TOKEN = "<<BOOTSTRAP_TOKEN>>"
+
+
+MACHINE_NAME = "<<MACHINE_NAME>>"
+
+
+def _init_script(v: NodeValues) -> str:
+    """node-init: pull the node-agent image, install its binary, hand over to `gardener-node-agent bootstrap`."""
+    image = f"{NODE_AGENT_IMAGE}:{v.node_agent_version}"
+    return f"""#!/bin/bash
+set -o errexit -o nounset -o pipefail
+image={image}
+mnt=$(mktemp -d)
+trap 'ctr images unmount "$mnt" >/dev/null 2>&1 || true; rm -rf "$mnt"' EXIT
+until ctr images pull --hosts-dir /etc/containerd/certs.d "$image" >/dev/null; do sleep 5; done
+ctr images mount "$image" "$mnt"
+install -D -m0755 "$mnt/gardener-node-agent" /opt/bin/gardener-node-agent
+exec /opt/bin/gardener-node-agent bootstrap --config-dir={NODE_AGENT_DIR}
+"""
+
+
+def provision_osc(v: NodeValues) -> OperatingSystemConfig:
+    """The OSC of a new machine: only node-init, with the bootstrap token and machine name as placeholders."""
+    config = _node_agent_config(v, bootstrap={"kubeletDataVolumeSize": 0})
+    files = (
+        File(f"{NODE_AGENT_DIR}/init.sh", b64(_init_script(v)), 0o755),
+        File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
+        File(f"{NODE_AGENT_DIR}/credentials/bootstrap-token", Inline(BOOTSTRAP_TOKEN)),
+        File(f"{NODE_AGENT_DIR}/machine-name", Inline(MACHINE_NAME)),
+    )
+    unit = Unit(
+        "gardener-node-init.service",
+        content=(
+            "[Unit]\nDescription=Downloads the gardener-node-agent binary and starts its bootstrap\n"
+            "After=network-online.target\nWants=network-online.target\n[Service]\nType=oneshot\n"
+            f"Restart=on-failure\nRestartSec=5\nExecStart={NODE_AGENT_DIR}/init.sh\n"
+            "[Install]\nWantedBy=multi-user.target\n"
+        ),
+        file_paths=tuple(f.path for f in files),
+    )
+    return merge(f"{secret_name(v)}-provision", Purpose.PROVISION, [Part(units=(unit,), files=files)])
+
+
+def user_data(o: OperatingSystemConfig) -> str:
+    """A provision OSC as the script a machine runs at first boot: write the files and units, start them."""
+    lines = ["#!/bin/bash", "set -o errexit -o nounset -o pipefail"]
+    for f in o.files:
+        assert isinstance(f.content, Inline), "provision files are inline"
+        data = f.content.data if f.content.encoding == "b64" else base64.b64encode(f.content.data.encode()).decode()
+        lines += [f"mkdir -p '{posixpath.dirname(f.path)}'", f"echo '{data}' | base64 -d > '{f.path}'",
+                  f"chmod {f.permissions:o} '{f.path}'"]  # fmt: skip
+    for u in o.units:
+        content = base64.b64encode((u.content or "").encode()).decode()
+        lines += [f"echo '{content}' | base64 -d > '/etc/systemd/system/{u.name}'"]
+    lines += ["systemctl daemon-reload"] + [f"systemctl enable --now '{u.name}' --no-block" for u in o.units]
+    return "\n".join(lines) + "\n"
+
+
+def pool_user_data(node: NodeValues) -> str:
+    """A pool's user data: its provision OSC as the script its new machines run at first boot."""
+    return user_data(provision_osc(node))
+
+
+class UserDataTooLargeError(ValueError):
+    """User data over what the provider accepts."""
+
+
+def check_user_data(provider: str, data: str, where: str) -> None:
+    """Refuses user data over the provider's budget, naming the pool, the size and the budget."""
+    size, budget = len(data.encode()), USER_DATA_BUDGET[provider]
+    if size > budget:
+        raise UserDataTooLargeError(f"{where}: user data is {size} bytes, more than {provider}'s {budget}")
