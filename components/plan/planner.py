@@ -23,7 +23,8 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
 )
-from components.spec.landscape import ClusterSpec, EncryptionSpec, GardenSpec, LandscapeSpec, SeedSpec, ShootSpec
+from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
+from components.spec.shoot import EncryptionSpec, ShootSpec
 
 
 def _cluster(

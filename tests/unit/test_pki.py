@@ -19,7 +19,8 @@ from components.layers.garden import ROLE_RULES
 from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
 from components.render import api, pki
-from components.spec.landscape import RotationSpec, SpecError
+from components.spec.fields import SpecError
+from components.spec.shoot import RotationSpec
 
 NAMESPACE = "shoot--dev--web"
 SERVICES = ("100.104.0.0/13",)
