@@ -33,7 +33,7 @@ from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.shoot_status import ShootStatus
-from components.render import api, controlplane, machines, nodeagent, osc, pki, staticpods
+from components.render import api, controlplane, machines, nodeagent, osc, pki, staticpods, topology
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -232,7 +232,7 @@ class Shoot(pulumi.ComponentResource):
         # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
         wait = pulumi.CustomTimeouts(create="5m", update="5m")
         done: dict[str, pulumi.Resource] = {}
-        for workload in controlplane.control_plane(values, controlplane.hosted(values)):
+        for workload in controlplane.control_plane(values, topology.hosted(values)):
             configs = [
                 k8s.core.v1.ConfigMap(
                     f"{name}-{c['metadata']['name']}", metadata=c["metadata"], data=c["data"], opts=in_namespace
@@ -268,7 +268,7 @@ class Shoot(pulumi.ComponentResource):
         self, values: ShootValues, sources: Mapping[str, pulumi.Output[dict[str, str]]]
     ) -> StaticControlPlane:
         """The control plane as static pods: their OSC part and each manifest, once every source is known."""
-        workloads = controlplane.control_plane(values, controlplane.static())
+        workloads = controlplane.control_plane(values, topology.static())
         config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
         everything = pulumi.Output.all(**sources).apply(lambda got: {**config_maps, **got})
         pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))

@@ -3,12 +3,12 @@
 The workloads are etcd (main, events), kube-apiserver, kube-controller-manager and kube-scheduler. One
 renderer serves both ways of running a control plane: hosted shoots register the objects as StatefulSets,
 Deployments and Services in their seed namespace; self-hosted shoots turn the same pod specs into static pod
-manifests (components/render/staticpods.py). The two differ only in their `Topology`: where the components reach each
-other (Services in the seed namespace, or localhost on a control-plane node, where etcd events needs ports of
-its own). Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`, `kube-apiserver`, labels `app`
-and `role`). Every connection is TLS with the shoot's PKI: each credential is a Secret volume named as in
-components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers' kubeconfigs are ConfigMaps.
-etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and volumes arrive.
+manifests (components/render/staticpods.py). The two differ only in their `Topology` (components/render/topology.py):
+where the components reach each other. Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`,
+`kube-apiserver`, labels `app` and `role`). Every connection is TLS with the shoot's PKI: each credential is a
+Secret volume named as in components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers'
+kubeconfigs are ConfigMaps. etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and
+volumes arrive.
 """
 
 from __future__ import annotations
@@ -24,14 +24,9 @@ import yaml
 from components import naming
 from components.plan.values import ShootValues
 from components.render import pki
+from components.render.topology import APISERVER_PORT, Topology, hosted
 
 Object = dict[str, Any]
-ETCD_CLIENT_PORT = 2379
-ETCD_PEER_PORT = 2380
-ETCD_METRICS_PORT = 2381
-# On a control-plane node both etcds share the host network: events listens on ports of its own.
-ETCD_EVENTS_HOST_PORTS = (2382, 2383, 2384)
-APISERVER_PORT = 443
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
 # Where a credential Secret (or a ConfigMap) is mounted: `/srv/kubernetes/<name>/<key>`.
 MOUNT_ROOT = "/srv/kubernetes"
@@ -43,42 +38,6 @@ ENCRYPTION_SECRET, ENCRYPTION_KEY = "etcd-encryption-secret", "encryption-config
 ETCD_IMAGE = "registry.k8s.io/etcd:3.6.5-0"
 # Kubernetes images are the control plane's version, from the project's registry.
 KUBE_IMAGE = "registry.k8s.io/{component}:v{version}"
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Where the components reach each other: etcd (client, peer, metrics ports per role) and kube-apiserver."""
-
-    static: bool
-    etcd_hosts: dict[str, str]
-    etcd_ports: dict[str, tuple[int, int, int]]
-    apiserver: str
-
-    def etcd_url(self, role: str) -> str:
-        """The client URL of etcd `main` or `events`."""
-        return f"https://{self.etcd_hosts[role]}:{self.etcd_ports[role][0]}"
-
-
-def hosted(shoot: ShootValues) -> Topology:
-    """A control plane in the seed namespace: Services in front of every component, the same ports for all."""
-    ns = shoot.seed_namespace
-    ports = (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT)
-    return Topology(
-        static=False,
-        etcd_hosts={r: f"etcd-{r}-client.{ns}.svc" for r in ("main", "events")},
-        etcd_ports={"main": ports, "events": ports},
-        apiserver=f"https://kube-apiserver.{ns}.svc:{APISERVER_PORT}",
-    )
-
-
-def static() -> Topology:
-    """A control plane as static pods: every component on the node's loopback."""
-    return Topology(
-        static=True,
-        etcd_hosts={"main": "127.0.0.1", "events": "127.0.0.1"},
-        etcd_ports={"main": (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT), "events": ETCD_EVENTS_HOST_PORTS},
-        apiserver=f"https://127.0.0.1:{APISERVER_PORT}",
-    )
 
 
 def _path(volume: str, key: str) -> str:

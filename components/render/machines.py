@@ -39,7 +39,7 @@ from typing import Any
 
 from components import naming
 from components.plan.values import PoolValues, ShootValues, VolumeValues
-from components.render import controlplane, pki
+from components.render import controlplane, pki, topology
 from components.render.machine_crds import GROUP, VERSION
 from components.render.nodeagent import POOL_LABEL, NodeValues, node_values, secret_name
 
@@ -197,7 +197,7 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
 
 def target_kubeconfig(shoot: ShootValues) -> Object:
     """The ConfigMap with the kubeconfig both containers reach the shoot's API with."""
-    return controlplane.kubeconfig(shoot, MCM_NAME, controlplane.hosted(shoot))
+    return controlplane.kubeconfig(shoot, MCM_NAME, topology.hosted(shoot))
 
 
 def metrics_service(shoot: ShootValues, sidecar: Sidecar) -> Object:
