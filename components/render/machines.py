@@ -197,7 +197,7 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
 
 def target_kubeconfig(shoot: ShootValues) -> Object:
     """The ConfigMap with the kubeconfig both containers reach the shoot's API with."""
-    return controlplane.kubeconfig(shoot, MCM_NAME, topology.hosted(shoot))
+    return controlplane.kubeconfig(shoot, MCM_NAME, topology.hosted(shoot), pki.MACHINE_CONTROLLER_MANAGER)
 
 
 def metrics_service(shoot: ShootValues, sidecar: Sidecar) -> Object:
