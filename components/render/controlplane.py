@@ -30,9 +30,6 @@ Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
 # Where a credential Secret (or a ConfigMap) is mounted: `/srv/kubernetes/<name>/<key>`.
 MOUNT_ROOT = "/srv/kubernetes"
-# The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
-# kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
-CA_SIGNER = "ca-client-signer"
 # The encryption configuration kube-apiserver reads (components/render/encryption.py renders it).
 ENCRYPTION_SECRET, ENCRYPTION_KEY = "etcd-encryption-secret", "encryption-configuration.yaml"
 ETCD_IMAGE = "registry.k8s.io/etcd:3.6.5-0"
@@ -332,13 +329,13 @@ def kube_controller_manager(shoot: ShootValues, topology: Topology) -> Workload:
         *mask_flags,
         "--controllers=*,bootstrapsigner,tokencleaner",
         f"--cluster-name={shoot.technical_id}",
-        f"--cluster-signing-cert-file={_path(CA_SIGNER, 'ca.crt')}",
-        f"--cluster-signing-key-file={_path(CA_SIGNER, 'ca.key')}",
+        f"--cluster-signing-cert-file={_path(pki.CA_CLIENT_SIGNER, 'ca.crt')}",
+        f"--cluster-signing-key-file={_path(pki.CA_CLIENT_SIGNER, 'ca.key')}",
         f"--root-ca-file={_path(pki.CA, 'ca.crt')}",
         f"--service-account-private-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
         "--use-service-account-credentials=true",
     ]
-    secrets = [pki.CA, CA_SIGNER, pki.SERVICE_ACCOUNT_KEY]
+    secrets = [pki.CA, pki.CA_CLIENT_SIGNER, pki.SERVICE_ACCOUNT_KEY]
     credential = pki.KUBE_CONTROLLER_MANAGER
     return _controller(
         shoot, "kube-controller-manager", "controller-manager", flags, KCM_PORT, topology, credential, secrets

@@ -35,6 +35,9 @@ KUBE_SCHEDULER = "kube-scheduler"
 MACHINE_CONTROLLER_MANAGER = "machine-controller-manager"
 SERVICE_ACCOUNT_KEY = "service-account-key"
 BOOTSTRAP_TOKEN = "bootstrap-token"
+# The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
+# kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
+CA_CLIENT_SIGNER = "ca-client-signer"
 
 # Keys of those Secrets (Gardener's).
 KEY_CA_CERT = "ca.crt"
