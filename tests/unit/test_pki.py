@@ -198,7 +198,7 @@ def test_rotation_plan_lists_each_credentials_restarts() -> None:
 )
 def test_renewal_follows_gardeners_rule(elapsed_days: float, validity_days: float, due: bool) -> None:
     """GIVEN a leaf's age WHEN checked THEN it is due from 80% of its validity or with fewer than 10 days left."""
-    assert pki.renewal_due(0, validity_days * DAY, elapsed_days * DAY) is due
+    assert pki.leaf_renewal_due(0, validity_days * DAY, elapsed_days * DAY) is due
 
 
 def _olds(**extra: Any) -> dict[str, Any]:
