@@ -29,7 +29,8 @@ from components.checks.workers import user_data_problems, worker_problems
 from components.plan.planner import plan_landscape
 from components.plan.values import LandscapePlan
 from components.render.pki import rotation_message
-from components.spec.landscape import LandscapeSpec, SpecError, parse_fields
+from components.spec.fields import SpecError
+from components.spec.landscape import LandscapeSpec, parse_fields
 
 SpecCheck = Callable[[LandscapeSpec], list[str]]
 PlanCheck = Callable[[LandscapePlan], list[str]]

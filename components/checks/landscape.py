@@ -9,7 +9,8 @@ from __future__ import annotations
 from components import naming
 from components.kinds import KUBELET_MAX_PODS, MAX_WORKER_SKEW, ProviderType
 from components.spec import cidrs
-from components.spec.landscape import CLOUD_IPV6, LandscapeSpec, SeedSpec, ShootSpec
+from components.spec.landscape import LandscapeSpec, SeedSpec
+from components.spec.shoot import CLOUD_IPV6, ShootSpec
 
 
 def _minor(version: str) -> tuple[int, int]:

@@ -221,7 +221,7 @@ class Shoot(pulumi.ComponentResource):
         secrets = credentials.secrets()
         # Only kube-controller-manager signs with the client CA: it alone gets the key, in a Secret of its own.
         signer = secrets[pki.CA_CLIENT]
-        secrets[controlplane.CA_SIGNER] = signer
+        secrets[pki.CA_CLIENT_SIGNER] = signer
         secrets[pki.CA_CLIENT] = {k: v for k, v in signer.items() if k != pki.KEY_CA_KEY}
         sources = {name: pulumi.Output.all(**data) for name, data in secrets.items()}
         sources[controlplane.ENCRYPTION_SECRET] = pulumi.Output.all(

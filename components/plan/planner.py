@@ -24,15 +24,8 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
 )
-from components.spec.landscape import (
-    ClusterSpec,
-    EncryptionSpec,
-    GardenSpec,
-    LandscapeSpec,
-    SeedSpec,
-    ShootSpec,
-    WorkerPool,
-)
+from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
+from components.spec.shoot import EncryptionSpec, ShootSpec, WorkerPool
 
 
 def _cluster(

@@ -226,31 +226,39 @@ def _security_group(
     # Load balancers sit in the VPC's utility subnets: NodePorts never need to be open to the world.
     inside = {IPV4: pulumi.Output.from_input(plan.vpc_ipv4 or ""), IPV6: vpc.ipv6_cidr_block}
     for fam in plan.ip_families:
-        suffix = fam.lower()
-        for protocol in ("tcp", "udp"):
-            rules.append(
-                aws.vpc.SecurityGroupIngressRule(
-                    f"{prefix}-nodes-nodeports-{protocol}-{suffix}",
-                    security_group_id=group.id,
-                    ip_protocol=protocol,
-                    from_port=NODE_PORTS[0],
-                    to_port=NODE_PORTS[1],
-                    cidr_ipv4=inside[fam] if fam == IPV4 else None,
-                    cidr_ipv6=inside[fam] if fam == IPV6 else None,
-                    opts=_opts(parent),
-                )
-            )
-        rules.append(
-            aws.vpc.SecurityGroupEgressRule(
-                f"{prefix}-nodes-egress-{suffix}",
-                security_group_id=group.id,
-                ip_protocol=ALL_PROTOCOLS,
-                cidr_ipv4=IPV4_ANY if fam == IPV4 else None,
-                cidr_ipv6=IPV6_ANY if fam == IPV6 else None,
-                opts=_opts(parent),
-            )
-        )
+        rules += _family_rules(group, fam, inside, parent)
     return group, rules
+
+
+def _family_rules(
+    group: aws.ec2.SecurityGroup, fam: str, inside: Mapping[str, pulumi.Output[str]], parent: pulumi.Resource
+) -> list[pulumi.Resource]:
+    """One family's rules of the nodes' group: NodePorts (TCP, UDP) from `inside` the VPC, egress anywhere."""
+    prefix, suffix = parent._name, fam.lower()
+    rules: list[pulumi.Resource] = [
+        aws.vpc.SecurityGroupIngressRule(
+            f"{prefix}-nodes-nodeports-{protocol}-{suffix}",
+            security_group_id=group.id,
+            ip_protocol=protocol,
+            from_port=NODE_PORTS[0],
+            to_port=NODE_PORTS[1],
+            cidr_ipv4=inside[fam] if fam == IPV4 else None,
+            cidr_ipv6=inside[fam] if fam == IPV6 else None,
+            opts=_opts(parent),
+        )
+        for protocol in ("tcp", "udp")
+    ]
+    rules.append(
+        aws.vpc.SecurityGroupEgressRule(
+            f"{prefix}-nodes-egress-{suffix}",
+            security_group_id=group.id,
+            ip_protocol=ALL_PROTOCOLS,
+            cidr_ipv4=IPV4_ANY if fam == IPV4 else None,
+            cidr_ipv6=IPV6_ANY if fam == IPV6 else None,
+            opts=_opts(parent),
+        )
+    )
+    return rules
 
 
 def trust_policy(service: str) -> str:

@@ -24,7 +24,8 @@ from components.reconciler.pki import issue
 
 PROVIDER_VERSION = "1"
 DEFAULT_GROUPS = ("system:masters",)
-# Issued again once less than this fraction of the validity remains.
+# Issued again once less than this fraction of the validity remains: arbor's rule for admin kubeconfigs, not
+# Gardener's rule for leaf certificates (components/render/pki.py: leaf_renewal_due).
 RENEW_REMAINING = 0.5
 REPLACE_ON = ("clientCaCert", "server", "serverCa", "user", "groups", "expirationSeconds", "version")
 
@@ -39,8 +40,8 @@ def expiration_problem(seconds: object) -> str | None:
     return None
 
 
-def renewal_due(not_before: float, not_after: float, now: float) -> bool:
-    """Whether less than half of the certificate's validity remains (or it has expired)."""
+def admin_kubeconfig_renewal_due(not_before: float, not_after: float, now: float) -> bool:
+    """Whether less than half of an admin kubeconfig's validity remains (or it has expired)."""
     return not_after - now < (not_after - not_before) * RENEW_REMAINING
 
 
@@ -85,7 +86,9 @@ class AdminKubeconfigProvider(ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Issues again on new inputs, or with the reason `renewal` once less than half the validity remains."""
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
-        if olds.get("notAfter") and renewal_due(float(olds["notBefore"]), float(olds["notAfter"]), time.time()):
+        if olds.get("notAfter") and admin_kubeconfig_renewal_due(
+            float(olds["notBefore"]), float(olds["notAfter"]), time.time()
+        ):
             replaces.append("renewal")
         return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=False)
 

@@ -240,7 +240,9 @@ class CertificateProvider(_Stateless):
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """As any credential, and a replacement with the reason `renewal` once the certificate is due."""
         result = super().diff(id_, olds, news)
-        if olds.get("notAfter") and pki.renewal_due(float(olds["notBefore"]), float(olds["notAfter"]), time.time()):
+        if olds.get("notAfter") and pki.leaf_renewal_due(
+            float(olds["notBefore"]), float(olds["notAfter"]), time.time()
+        ):
             replaces = [*(result.replaces or []), "renewal"]
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=False)
         return result

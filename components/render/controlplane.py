@@ -3,12 +3,12 @@
 The workloads are etcd (main, events), kube-apiserver, kube-controller-manager and kube-scheduler. One
 renderer serves both ways of running a control plane: hosted shoots register the objects as StatefulSets,
 Deployments and Services in their seed namespace; self-hosted shoots turn the same pod specs into static pod
-manifests (components/render/staticpods.py). The two differ only in their `Topology`: where the components reach each
-other (Services in the seed namespace, or localhost on a control-plane node, where etcd events needs ports of
-its own). Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`, `kube-apiserver`, labels `app`
-and `role`). Every connection is TLS with the shoot's PKI: each credential is a Secret volume named as in
-components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers' kubeconfigs are ConfigMaps.
-etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and volumes arrive.
+manifests (components/render/staticpods.py). The two differ only in their `Topology` (components/render/topology.py):
+where the components reach each other. Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`,
+`kube-apiserver`, labels `app` and `role`). Every connection is TLS with the shoot's PKI: each credential is a
+Secret volume named as in components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers'
+kubeconfigs are ConfigMaps. etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and
+volumes arrive.
 """
 
 from __future__ import annotations
@@ -24,61 +24,17 @@ import yaml
 from components import naming
 from components.plan.values import ShootValues
 from components.render import pki
+from components.render.topology import APISERVER_PORT, Topology, hosted
 
 Object = dict[str, Any]
-ETCD_CLIENT_PORT = 2379
-ETCD_PEER_PORT = 2380
-ETCD_METRICS_PORT = 2381
-# On a control-plane node both etcds share the host network: events listens on ports of its own.
-ETCD_EVENTS_HOST_PORTS = (2382, 2383, 2384)
-APISERVER_PORT = 443
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
 # Where a credential Secret (or a ConfigMap) is mounted: `/srv/kubernetes/<name>/<key>`.
 MOUNT_ROOT = "/srv/kubernetes"
-# The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
-# kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
-CA_SIGNER = "ca-client-signer"
 # The encryption configuration kube-apiserver reads (components/render/encryption.py renders it).
 ENCRYPTION_SECRET, ENCRYPTION_KEY = "etcd-encryption-secret", "encryption-configuration.yaml"
 ETCD_IMAGE = "registry.k8s.io/etcd:3.6.5-0"
 # Kubernetes images are the control plane's version, from the project's registry.
 KUBE_IMAGE = "registry.k8s.io/{component}:v{version}"
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Where the components reach each other: etcd (client, peer, metrics ports per role) and kube-apiserver."""
-
-    static: bool
-    etcd_hosts: dict[str, str]
-    etcd_ports: dict[str, tuple[int, int, int]]
-    apiserver: str
-
-    def etcd_url(self, role: str) -> str:
-        """The client URL of etcd `main` or `events`."""
-        return f"https://{self.etcd_hosts[role]}:{self.etcd_ports[role][0]}"
-
-
-def hosted(shoot: ShootValues) -> Topology:
-    """A control plane in the seed namespace: Services in front of every component, the same ports for all."""
-    ns = shoot.seed_namespace
-    ports = (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT)
-    return Topology(
-        static=False,
-        etcd_hosts={r: f"etcd-{r}-client.{ns}.svc" for r in ("main", "events")},
-        etcd_ports={"main": ports, "events": ports},
-        apiserver=f"https://kube-apiserver.{ns}.svc:{APISERVER_PORT}",
-    )
-
-
-def static() -> Topology:
-    """A control plane as static pods: every component on the node's loopback."""
-    return Topology(
-        static=True,
-        etcd_hosts={"main": "127.0.0.1", "events": "127.0.0.1"},
-        etcd_ports={"main": (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT), "events": ETCD_EVENTS_HOST_PORTS},
-        apiserver=f"https://127.0.0.1:{APISERVER_PORT}",
-    )
 
 
 def _path(volume: str, key: str) -> str:
@@ -161,7 +117,7 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
     labels = _labels(shoot, "etcd-statefulset", role)
     client, peer, metrics = topology.etcd_ports[role]
     host = topology.etcd_hosts[role]
-    tls = {"server": "etcd-server", "peer": "etcd-peer", "ca": "ca-etcd"}
+    tls = {"server": pki.ETCD_SERVER, "peer": pki.ETCD_PEER, "ca": pki.CA_ETCD}
     command = [
         "etcd",
         f"--name={name}-0",
@@ -229,15 +185,15 @@ def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], pod: Obje
 
 # kube-apiserver's credentials: what it serves with, how it reaches etcd, whom it trusts, what it signs with.
 APISERVER_SECRETS = (
-    "ca",
-    "ca-client",
-    "ca-etcd",
-    "ca-front-proxy",
-    "etcd-client",
-    "kube-apiserver",
-    "kube-apiserver-kubelet",
-    "front-proxy-client",
-    "service-account-key",
+    pki.CA,
+    pki.CA_CLIENT,
+    pki.CA_ETCD,
+    pki.CA_FRONT_PROXY,
+    pki.ETCD_CLIENT,
+    pki.KUBE_APISERVER,
+    pki.KUBE_APISERVER_KUBELET,
+    pki.FRONT_PROXY_CLIENT,
+    pki.SERVICE_ACCOUNT_KEY,
 )
 
 
@@ -248,23 +204,23 @@ def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
         "kube-apiserver",
         f"--etcd-servers={topology.etcd_url('main')}",
         f"--etcd-servers-overrides=/events#{topology.etcd_url('events')}",
-        f"--etcd-cafile={_path('ca-etcd', 'ca.crt')}",
-        f"--etcd-certfile={_path('etcd-client', 'tls.crt')}",
-        f"--etcd-keyfile={_path('etcd-client', 'tls.key')}",
+        f"--etcd-cafile={_path(pki.CA_ETCD, 'ca.crt')}",
+        f"--etcd-certfile={_path(pki.ETCD_CLIENT, 'tls.crt')}",
+        f"--etcd-keyfile={_path(pki.ETCD_CLIENT, 'tls.key')}",
         f"--service-cluster-ip-range={','.join(shoot.networking.services)}",
         f"--secure-port={APISERVER_PORT}",
-        f"--tls-cert-file={_path('kube-apiserver', 'tls.crt')}",
-        f"--tls-private-key-file={_path('kube-apiserver', 'tls.key')}",
-        f"--client-ca-file={_path('ca-client', 'ca.crt')}",
-        f"--kubelet-client-certificate={_path('kube-apiserver-kubelet', 'tls.crt')}",
-        f"--kubelet-client-key={_path('kube-apiserver-kubelet', 'tls.key')}",
-        f"--requestheader-client-ca-file={_path('ca-front-proxy', 'ca.crt')}",
+        f"--tls-cert-file={_path(pki.KUBE_APISERVER, 'tls.crt')}",
+        f"--tls-private-key-file={_path(pki.KUBE_APISERVER, 'tls.key')}",
+        f"--client-ca-file={_path(pki.CA_CLIENT, 'ca.crt')}",
+        f"--kubelet-client-certificate={_path(pki.KUBE_APISERVER_KUBELET, 'tls.crt')}",
+        f"--kubelet-client-key={_path(pki.KUBE_APISERVER_KUBELET, 'tls.key')}",
+        f"--requestheader-client-ca-file={_path(pki.CA_FRONT_PROXY, 'ca.crt')}",
         "--requestheader-allowed-names=front-proxy-client",
         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
         "--requestheader-group-headers=X-Remote-Group",
         "--requestheader-username-headers=X-Remote-User",
-        f"--proxy-client-cert-file={_path('front-proxy-client', 'tls.crt')}",
-        f"--proxy-client-key-file={_path('front-proxy-client', 'tls.key')}",
+        f"--proxy-client-cert-file={_path(pki.FRONT_PROXY_CLIENT, 'tls.crt')}",
+        f"--proxy-client-key-file={_path(pki.FRONT_PROXY_CLIENT, 'tls.key')}",
         f"--service-account-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PUBLIC)}",
         f"--service-account-signing-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
         f"--service-account-issuer={topology.apiserver}",
@@ -300,15 +256,15 @@ def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
     )
 
 
-def kubeconfig(shoot: ShootValues, component: str, topology: Topology) -> Object:
-    """A ConfigMap with the kubeconfig a controller reaches kube-apiserver with: its client certificate files."""
+def kubeconfig(shoot: ShootValues, component: str, topology: Topology, credential: str) -> Object:
+    """A ConfigMap with the kubeconfig a controller reaches kube-apiserver with: its client certificate's files."""
     config = {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "shoot", "cluster": {"server": topology.apiserver,
-                                                   "certificate-authority": _path("ca", "ca.crt")}}],
-        "users": [{"name": component, "user": {"client-certificate": _path(component, "tls.crt"),
-                                               "client-key": _path(component, "tls.key")}}],
+                                                   "certificate-authority": _path(pki.CA, "ca.crt")}}],
+        "users": [{"name": component, "user": {"client-certificate": _path(credential, "tls.crt"),
+                                               "client-key": _path(credential, "tls.key")}}],
         "contexts": [{"name": "shoot", "context": {"cluster": "shoot", "user": component}}],
         "current-context": "shoot",
     }  # fmt: skip
@@ -321,9 +277,19 @@ def kubeconfig(shoot: ShootValues, component: str, topology: Topology) -> Object
 
 
 def _controller(
-    shoot: ShootValues, component: str, role: str, flags: list[str], port: int, topology: Topology, secrets: list[str]
+    shoot: ShootValues,
+    component: str,
+    role: str,
+    flags: list[str],
+    port: int,
+    topology: Topology,
+    credential: str,
+    secrets: list[str],
 ) -> Workload:
-    """A controller of the control plane: one replica with leader election, started after kube-apiserver."""
+    """A controller of the control plane: one replica with leader election, started after kube-apiserver.
+
+    `credential` is its client certificate, which its kubeconfig names; `secrets` are the others it mounts.
+    """
     config = f"{component}-kubeconfig"
     command = [
         component,
@@ -338,11 +304,11 @@ def _controller(
     container = _container(component, image, command, {"metrics": port}, port, "/healthz")
     pod = _pod(container, topology)
     _mount(container, pod, config, kind="configMap")
-    for secret in (component, *secrets):
+    for secret in (credential, *secrets):
         _mount(container, pod, secret)
     labels = _labels(shoot, "kubernetes", role)
     deployment = _deployment(shoot, component, labels, pod, 1)
-    configs = (kubeconfig(shoot, component, topology),)
+    configs = (kubeconfig(shoot, component, topology, credential),)
     return Workload(component, "Deployment", deployment, depends_on=("kube-apiserver",), config_maps=configs)
 
 
@@ -363,19 +329,25 @@ def kube_controller_manager(shoot: ShootValues, topology: Topology) -> Workload:
         *mask_flags,
         "--controllers=*,bootstrapsigner,tokencleaner",
         f"--cluster-name={shoot.technical_id}",
-        f"--cluster-signing-cert-file={_path(CA_SIGNER, 'ca.crt')}",
-        f"--cluster-signing-key-file={_path(CA_SIGNER, 'ca.key')}",
-        f"--root-ca-file={_path('ca', 'ca.crt')}",
+        f"--cluster-signing-cert-file={_path(pki.CA_CLIENT_SIGNER, 'ca.crt')}",
+        f"--cluster-signing-key-file={_path(pki.CA_CLIENT_SIGNER, 'ca.key')}",
+        f"--root-ca-file={_path(pki.CA, 'ca.crt')}",
         f"--service-account-private-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
         "--use-service-account-credentials=true",
     ]
-    secrets = ["ca", CA_SIGNER, "service-account-key"]
-    return _controller(shoot, "kube-controller-manager", "controller-manager", flags, KCM_PORT, topology, secrets)
+    secrets = [pki.CA, pki.CA_CLIENT_SIGNER, pki.SERVICE_ACCOUNT_KEY]
+    credential = pki.KUBE_CONTROLLER_MANAGER
+    return _controller(
+        shoot, "kube-controller-manager", "controller-manager", flags, KCM_PORT, topology, credential, secrets
+    )
 
 
 def kube_scheduler(shoot: ShootValues, topology: Topology) -> Workload:
     """kube-scheduler."""
-    return _controller(shoot, "kube-scheduler", "scheduler", ["--profiling=false"], SCHEDULER_PORT, topology, ["ca"])
+    flags = ["--profiling=false"]
+    return _controller(
+        shoot, "kube-scheduler", "scheduler", flags, SCHEDULER_PORT, topology, pki.KUBE_SCHEDULER, [pki.CA]
+    )
 
 
 def mounted(workload: Workload) -> tuple[str, ...]:

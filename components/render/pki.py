@@ -35,6 +35,9 @@ KUBE_SCHEDULER = "kube-scheduler"
 MACHINE_CONTROLLER_MANAGER = "machine-controller-manager"
 SERVICE_ACCOUNT_KEY = "service-account-key"
 BOOTSTRAP_TOKEN = "bootstrap-token"
+# The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
+# kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
+CA_CLIENT_SIGNER = "ca-client-signer"
 
 # Keys of those Secrets (Gardener's).
 KEY_CA_CERT = "ca.crt"
@@ -64,9 +67,9 @@ KUBELET_CLIENT_USER = "system:kube-apiserver:kubelet"
 MCM_USER = "system:machine-controller-manager"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
-# Gardener's secrets manager renews a certificate once 80% of its validity passed or fewer than 10 days remain.
-RENEW_AFTER_FRACTION = 0.8
-RENEW_BEFORE = timedelta(days=10)
+# Gardener's secrets manager renews a leaf certificate once 80% of its validity passed or fewer than 10 days remain.
+LEAF_RENEW_AFTER_FRACTION = 0.8
+LEAF_RENEW_BEFORE = timedelta(days=10)
 RSA_KEY_BITS = 3072
 
 
@@ -283,7 +286,8 @@ def rotation_message(shoot: str, old_counters: Mapping[str, int], new_counters: 
     return "\n".join(lines)
 
 
-def renewal_due(not_before: float, not_after: float, now: float) -> bool:
+def leaf_renewal_due(not_before: float, not_after: float, now: float) -> bool:
     """Whether a leaf certificate is due (Gardener's rule: 80% of its validity passed, or fewer than 10 days left)."""
     validity = not_after - not_before
-    return now >= not_before + validity * RENEW_AFTER_FRACTION or now >= not_after - RENEW_BEFORE.total_seconds()
+    renew_at = not_before + validity * LEAF_RENEW_AFTER_FRACTION
+    return now >= renew_at or now >= not_after - LEAF_RENEW_BEFORE.total_seconds()

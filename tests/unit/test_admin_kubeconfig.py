@@ -88,7 +88,7 @@ def test_expiration_is_capped_at_a_day(seconds: object, ok: bool) -> None:
 )
 def test_renewal_when_less_than_half_remains(elapsed_h: float, validity_h: float, due: bool) -> None:
     """GIVEN a kubeconfig's age WHEN checked THEN it is due once less than half of its validity remains."""
-    assert admin.renewal_due(0, validity_h * HOUR, elapsed_h * HOUR) is due
+    assert admin.admin_kubeconfig_renewal_due(0, validity_h * HOUR, elapsed_h * HOUR) is due
 
 
 def _issued_ago(hours: float, validity_h: float = 2) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from components.reconciler import encryption as keys_and_rewrite
 from components.reconciler import kwokctl
 from components.render import encryption
 from components.render.encryption import Key
-from components.spec.landscape import SpecError
+from components.spec.fields import SpecError
 from tests.unit.spec_cases import base, changed
 
 G = "landscape.garden.encryption"

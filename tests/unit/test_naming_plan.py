@@ -10,7 +10,7 @@ from components.checks.support import unsupported
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
 from components.plan.values import ClusterValues
-from components.spec.landscape import DNS_LABEL
+from components.spec.fields import DNS_LABEL
 from tests.unit.spec_cases import base
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from components.checks import parse_landscape
-from components.spec.landscape import SpecError
+from components.spec.fields import SpecError
 from tests.unit.spec_cases import base
 
 N = "landscape.shoots[0].networking"

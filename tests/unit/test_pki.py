@@ -19,7 +19,8 @@ from components.layers.garden import ROLE_RULES
 from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
 from components.render import api, pki
-from components.spec.landscape import RotationSpec, SpecError
+from components.spec.fields import SpecError
+from components.spec.shoot import RotationSpec
 
 NAMESPACE = "shoot--dev--web"
 SERVICES = ("100.104.0.0/13",)
@@ -197,7 +198,7 @@ def test_rotation_plan_lists_each_credentials_restarts() -> None:
 )
 def test_renewal_follows_gardeners_rule(elapsed_days: float, validity_days: float, due: bool) -> None:
     """GIVEN a leaf's age WHEN checked THEN it is due from 80% of its validity or with fewer than 10 days left."""
-    assert pki.renewal_due(0, validity_days * DAY, elapsed_days * DAY) is due
+    assert pki.leaf_renewal_due(0, validity_days * DAY, elapsed_days * DAY) is due
 
 
 def _olds(**extra: Any) -> dict[str, Any]:

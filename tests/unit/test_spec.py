@@ -8,7 +8,8 @@ import pytest
 
 from components.checks import parse_landscape
 from components.kinds import ProviderType
-from components.spec.landscape import LandscapeSpec, SpecError
+from components.spec.fields import SpecError
+from components.spec.landscape import LandscapeSpec
 
 
 def landscape(**overrides: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import VolumeValues
-from components.spec.landscape import SpecError
+from components.spec.fields import SpecError
 from tests.unit.spec_cases import DELETE, base, changed
 
 S0 = "landscape.shoots[0]"

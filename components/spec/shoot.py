@@ -1,0 +1,264 @@
+"""The shoot spec: pydantic models of one entry of `landscape.shoots`, from its networks to its worker pools.
+
+They are most of the spec's fields and rules, and change apart from the garden's and seeds' models
+(components/spec/landscape.py, which also uses `EncryptionSpec` for the garden); the field rules they build on
+are in components/spec/fields.py. No Pulumi import here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from components.kinds import (
+    ADMIN_KUBECONFIG_DEFAULT_S,
+    ADMIN_KUBECONFIG_MAX_S,
+    ADMIN_KUBECONFIG_MIN_S,
+    EncryptionProvider,
+    IPFamily,
+    KeyRotation,
+)
+from components.spec import cidrs
+from components.spec.fields import (
+    DnsLabel,
+    KubernetesVersion,
+    Labels,
+    Model,
+    Ranges,
+    Zones,
+    dns_label,
+    duration_seconds,
+    plain_networks,
+    unique,
+)
+
+# Who assigns IPv6 ranges on a cloud: the user gives only the IPv4 ones there.
+CLOUD_IPV6 = {"gcp": "Google (each subnet's /64)", "aws": "Amazon (the VPC's /56)"}
+# Resources kube-apiserver always encrypts (secrets) or that cannot be encrypted usefully, as Gardener refuses.
+ENCRYPTION_REFUSED = {
+    "secrets": "always encrypted, leave it out",
+    "events": "events cannot be encrypted",
+    "events.events.k8s.io": "events cannot be encrypted",
+    # Review APIs answer a request and store nothing: kube-apiserver refuses them in its configuration.
+    "tokenreviews.authentication.k8s.io": "not stored in etcd",
+    "selfsubjectreviews.authentication.k8s.io": "not stored in etcd",
+    "subjectaccessreviews.authorization.k8s.io": "not stored in etcd",
+    "selfsubjectaccessreviews.authorization.k8s.io": "not stored in etcd",
+    "selfsubjectrulesreviews.authorization.k8s.io": "not stored in etcd",
+    "localsubjectaccessreviews.authorization.k8s.io": "not stored in etcd",
+}
+
+
+class KubernetesSpec(Model):
+    """The Kubernetes of a shoot's control plane."""
+
+    version: KubernetesVersion
+
+
+class Networking(Model):
+    """A shoot's networks: IPv4, IPv6 or both, with node, pod and service ranges per family.
+
+    On gcp and aws the cloud assigns the IPv6 ranges (the subnets' /64s, the VPC's /56), so only IPv4 ranges
+    are given there; on local every family needs its ranges.
+    """
+
+    ip_families: tuple[IPFamily, ...] = Field((IPFamily.IPV4,), alias="ipFamilies")
+    nodes: Ranges = ()
+    pods: Ranges = ()
+    services: Ranges = ()
+    node_mask_sizes: dict[IPFamily, int] = Field(
+        default_factory=dict,
+        alias="nodeMaskSizes",
+        description="Prefix length of each node's pod range per family (default IPv4 24, IPv6 64).",
+    )
+    ipv6_ipam_pool: str | None = Field(
+        None, alias="ipv6IpamPool", min_length=1, description="aws: take the VPC's IPv6 /56 from this IPAM pool."
+    )
+
+    def networks(self) -> cidrs.Networks:
+        """The families and ranges as plain values for the CIDR rules."""
+        return plain_networks(self.ip_families, nodes=self.nodes, pods=self.pods, services=self.services)
+
+    def node_masks(self) -> dict[str, int]:
+        """Every family's node mask size, the default where none is given."""
+        given = {f.value: m for f, m in self.node_mask_sizes.items()}
+        return {f.value: given.get(f.value, cidrs.NODE_MASK_DEFAULT[f.value]) for f in self.ip_families}
+
+
+class MachineImage(Model):
+    """The OS image of a worker pool."""
+
+    name: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+
+
+class Machine(Model):
+    """The machine of a worker pool."""
+
+    type: str = Field(min_length=1)
+    image: MachineImage
+
+
+class KubeletSpec(Model):
+    """The kubelet settings of a pool; reservations, eviction and the CPU manager policy roll the pool."""
+
+    max_pods: int | None = Field(None, alias="maxPods", ge=8, le=1024)
+    cpu_manager_policy: Literal["none", "static"] | None = Field(None, alias="cpuManagerPolicy")
+    kube_reserved: dict[str, str] = Field(default_factory=dict, alias="kubeReserved")
+    eviction_hard: dict[str, str] = Field(default_factory=dict, alias="evictionHard")
+
+
+class CriSpec(Model):
+    """The container runtime of a pool."""
+
+    name: Literal["containerd"] = "containerd"
+    registry_mirrors: dict[str, str] = Field(default_factory=dict, alias="registryMirrors")
+
+    @model_validator(mode="after")
+    def _mirrors(self) -> CriSpec:
+        """Each mirror is an https URL for an upstream registry host."""
+        for upstream, url in self.registry_mirrors.items():
+            if "/" in upstream or not url.startswith("https://"):
+                raise ValueError(f"registryMirrors: '{upstream}: {url}' must map a registry host to an https URL")
+        return self
+
+
+class VolumeSpec(Model):
+    """A pool's root disk (Gardener's `volume`); every field rolls the pool, since a disk comes with its machine."""
+
+    size: str = Field("50Gi", pattern=r"^[1-9][0-9]*Gi$", description="Size in GiB, e.g. 50Gi.")
+    type: str | None = Field(None, min_length=1, description="The cloud's disk type (gp3, pd-balanced, ...).")
+    encrypted: bool = True
+
+    @property
+    def size_gb(self) -> int:
+        """The size in GiB."""
+        return int(self.size.removesuffix("Gi"))
+
+
+class WorkerPool(Model):
+    """A worker pool of a shoot."""
+
+    name: Annotated[str, Field(min_length=1, max_length=15), AfterValidator(dns_label)]
+    machine: Machine
+    minimum: int = Field(ge=0)
+    maximum: int = Field(ge=0)
+    zones: Zones = Field(default_factory=list)
+    control_plane: bool = Field(False, alias="controlPlane")
+    kubernetes_version: KubernetesVersion | None = Field(None, alias="kubernetesVersion")
+    kubelet: KubeletSpec = KubeletSpec()
+    cri: CriSpec = CriSpec()
+    sysctls: dict[str, str] = Field(default_factory=dict)
+    volume: VolumeSpec = VolumeSpec()
+    max_surge: int = Field(1, alias="maxSurge", ge=0, description="Machines added above the size in a roll.")
+    max_unavailable: int = Field(0, alias="maxUnavailable", ge=0, description="Machines missing during a roll.")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> WorkerPool:
+        """The pool never shrinks below its minimum; a roll moves; a control-plane pool rolls one node at a time."""
+        if self.maximum < self.minimum:
+            raise ValueError(f"maximum {self.maximum} is less than minimum {self.minimum}")
+        if self.max_surge == 0 and self.max_unavailable == 0:
+            raise ValueError("maxSurge and maxUnavailable are both 0: a roll could never replace a machine")
+        if self.control_plane and (self.max_surge, self.max_unavailable) not in ((1, 0), (0, 1)):
+            raise ValueError(
+                "a control-plane pool rolls one node at a time to keep etcd's quorum: "
+                "maxSurge 1 and maxUnavailable 0, or maxSurge 0 and maxUnavailable 1"
+            )
+        return self
+
+
+class EncryptionSpec(Model):
+    """Encryption at rest: resources encrypted besides secrets, the provider, and the key rotation phase."""
+
+    resources: list[str] = Field(default_factory=list)
+    provider: EncryptionProvider = EncryptionProvider.AESCBC
+    key_rotation: KeyRotation = Field(
+        KeyRotation.COMPLETE,
+        alias="keyRotation",
+        description="prepare: a new key encrypts and everything is rewritten; complete: the old key is dropped.",
+    )
+
+    @model_validator(mode="after")
+    def _resources(self) -> EncryptionSpec:
+        """Lower-case `<resource>[.<group>]`, no wildcards, no duplicates, none Gardener refuses."""
+        for resource in self.resources:
+            if "*" in resource:
+                raise ValueError(f"'{resource}': wildcards are not allowed")
+            if resource != resource.lower() or not re.match(r"^[a-z0-9]+(\.[a-z0-9-]+)*$", resource):
+                raise ValueError(f"'{resource}' is not a lower-case <resource>[.<group>]")
+            if resource in ENCRYPTION_REFUSED:
+                raise ValueError(f"'{resource}': {ENCRYPTION_REFUSED[resource]}")
+        unique(self.resources)
+        return self
+
+
+class NodeAgentSpec(Model):
+    """The gardener-node-agent release the shoot's nodes run."""
+
+    version: str = Field("v1.120.0", pattern=r"^v\d+\.\d+\.\d+$")
+
+
+class RotationSpec(Model):
+    """A counter per credential group: changing one rotates the group (components/render/pki.py, docs/pki.md)."""
+
+    ca: int = Field(0, ge=0, description="Cluster and client CAs, with every certificate they signed.")
+    etcd_ca: int = Field(0, ge=0, alias="etcdCA", description="The etcd CA, etcd's and kube-apiserver's etcd certs.")
+    front_proxy_ca: int = Field(0, ge=0, alias="frontProxyCA", description="The front-proxy CA and client cert.")
+    service_account_key: int = Field(0, ge=0, alias="serviceAccountKey", description="The token signing key.")
+    bootstrap_token: int = Field(0, ge=0, alias="bootstrapToken", description="The node bootstrap token.")
+
+
+class CredentialsSpec(Model):
+    """A shoot's credentials: what to rotate."""
+
+    rotation: RotationSpec = RotationSpec()
+
+
+def _duration(value: str) -> str:
+    """A duration like `1h`, `30m` or `1h30m`, from 10 minutes to 24 hours (Gardener's AdminKubeconfigRequest)."""
+    seconds = duration_seconds(value)
+    if seconds is None:
+        raise ValueError(f"'{value}' is not a duration like 1h, 30m or 1h30m")
+    if seconds < ADMIN_KUBECONFIG_MIN_S:
+        raise ValueError(f"'{value}' is shorter than the minimum 10m")
+    if seconds > ADMIN_KUBECONFIG_MAX_S:
+        raise ValueError(f"'{value}' is longer than the maximum 24h")
+    return value
+
+
+class AdminKubeconfigSpec(Model):
+    """Admin kubeconfigs of a shoot: client certificates of its client CA, valid for `expiration`."""
+
+    expiration: Annotated[str, AfterValidator(_duration)] = "1h"
+
+    @property
+    def expiration_seconds(self) -> int:
+        """The validity of an issued admin kubeconfig in seconds."""
+        return duration_seconds(self.expiration) or ADMIN_KUBECONFIG_DEFAULT_S
+
+
+class ShootSpec(Model):
+    """A shoot: a cluster users get, hosted on a seed or self-hosted (control plane as static pods)."""
+
+    name: DnsLabel
+    project: str
+    seed: str | None = None
+    self_hosted: bool = Field(False, alias="selfHosted")
+    kubernetes: KubernetesSpec
+    networking: Networking
+    workers: list[WorkerPool] = Field(min_length=1)
+    encryption: EncryptionSpec = EncryptionSpec()
+    node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
+    labels: Labels = Field(default_factory=dict)
+    credentials: CredentialsSpec = CredentialsSpec()
+    cloud_credentials_secret: str | None = Field(
+        None,
+        alias="cloudCredentialsSecret",
+        min_length=1,
+        description="Name of a secret config key of this stack holding the cloud credentials the shoot's machines "
+        "are created with, as JSON: aws {accessKeyID, secretAccessKey}, gcp {serviceaccount.json}.",
+    )
+    admin_kubeconfig: AdminKubeconfigSpec = Field(AdminKubeconfigSpec(), alias="adminKubeconfig")
