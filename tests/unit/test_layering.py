@@ -92,3 +92,17 @@ def test_main_reaches_only_checks_landscape_outputs_and_registry() -> None:
         elif isinstance(node, ast.ImportFrom):
             imported.add(str(node.module))
     assert imported <= MAIN_IMPORTS, imported - MAIN_IMPORTS
+
+
+def test_modules_and_functions_stay_small() -> None:
+    """GIVEN components/ WHEN measured THEN no module is over 400 lines and no function over 60 (the issue's bound)."""
+    too_long = []
+    for path in sorted((ROOT / "components").rglob("*.py")):
+        text = path.read_text()
+        if (lines := len(text.splitlines())) > 400:
+            too_long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        functions = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        for node in functions:
+            if (length := (node.end_lineno or 0) - node.lineno + 1) > 60:
+                too_long.append(f"{path.relative_to(ROOT)}: {node.name} is {length} lines")
+    assert too_long == []
