@@ -21,7 +21,7 @@ from components.plan import osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ShootValues
 from components.reconciler.osc_secret import OperatingSystemConfig
-from components.render import controlplane, nodeagent, staticpods, topology
+from components.render import controlplane, nodeagent, staticpods
 
 # The contents of every Secret the control plane mounts, by Secret name.
 Sources = Mapping[str, pulumi.Output[dict[str, str]]]
@@ -46,7 +46,7 @@ def hosted_control_plane(
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}
-    for workload in controlplane.control_plane(values, topology.hosted(values)):
+    for workload in controlplane.control_plane(values):
         configs = [
             k8s.core.v1.ConfigMap(
                 f"{name}-{c['metadata']['name']}", metadata=c["metadata"], data=c["data"], opts=in_namespace
@@ -81,7 +81,7 @@ def hosted_control_plane(
 
 def static_control_plane(values: ShootValues, sources: Sources) -> StaticControlPlane:
     """The control plane as static pods: their OSC part and each manifest, once every source is known."""
-    workloads = controlplane.control_plane(values, topology.static())
+    workloads = controlplane.control_plane(values)
     config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
     everything = pulumi.Output.all(**sources).apply(lambda got: {**config_maps, **got})
     pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))

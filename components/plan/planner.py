@@ -9,6 +9,7 @@ import dataclasses
 
 from components import naming
 from components.kinds import ProviderType
+from components.plan import topology
 from components.plan.network import NetworkValues, plan_network
 from components.plan.nodes import with_nodes
 from components.plan.values import (
@@ -131,6 +132,7 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
         network_plan=plan_network(networking),
+        topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
     return with_nodes(shoot)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from components import naming
 from components.kinds import ProviderType, Role
 from components.plan.network import NetworkPlan, NetworkValues, NodeNetwork
+from components.plan.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class ShootValues:
     cloud_credentials_secret: str | None = None
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
     network_plan: NetworkPlan = field(kw_only=True)
+    topology: Topology = field(kw_only=True)
     node_settings: dict[str, NodeValues] = field(default_factory=dict)
     deployments: dict[str, tuple[ZoneDeployment, ...]] = field(default_factory=dict)
     user_data: dict[str, str] = field(default_factory=dict)

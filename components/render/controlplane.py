@@ -3,7 +3,7 @@
 The workloads are etcd (main, events), kube-apiserver, kube-controller-manager and kube-scheduler. One
 renderer serves both ways of running a control plane: hosted shoots register the objects as StatefulSets,
 Deployments and Services in their seed namespace; self-hosted shoots turn the same pod specs into static pod
-manifests (components/render/staticpods.py). The two differ only in their `Topology` (components/render/topology.py):
+manifests (components/render/staticpods.py). The two differ only in their `Topology` (components/plan/topology.py):
 where the components reach each other. Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`,
 `kube-apiserver`, labels `app` and `role`). Every connection is TLS with the shoot's PKI: each credential is a
 Secret volume named as in components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers'
@@ -22,9 +22,9 @@ from typing import Any
 import yaml
 
 from components import naming
+from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
 from components.render import pki
-from components.render.topology import APISERVER_PORT, Topology, hosted
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -375,9 +375,9 @@ def with_checksums(workload: Workload, contents: Mapping[str, Mapping[str, str]]
     return obj
 
 
-def control_plane(shoot: ShootValues, topology: Topology | None = None) -> tuple[Workload, ...]:
-    """Every control-plane workload of a shoot, in the order of the reconciliation flow (hosted by default)."""
-    where = topology or hosted(shoot)
+def control_plane(shoot: ShootValues) -> tuple[Workload, ...]:
+    """Every control-plane workload of a shoot, in the order of the reconciliation flow, where its topology says."""
+    where = shoot.topology
     return (
         etcd(shoot, "main", where),
         etcd(shoot, "events", where),

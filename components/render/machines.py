@@ -40,7 +40,7 @@ from typing import Any
 from components import naming
 from components.plan.nodes import POOL_LABEL, ZONE_LABEL
 from components.plan.values import ShootValues, ZoneDeployment
-from components.render import controlplane, pki, topology
+from components.render import controlplane, pki
 from components.render.machine_crds import GROUP, VERSION
 
 Object = dict[str, Any]
@@ -195,7 +195,7 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
 
 def target_kubeconfig(shoot: ShootValues) -> Object:
     """The ConfigMap with the kubeconfig both containers reach the shoot's API with."""
-    return controlplane.kubeconfig(shoot, MCM_NAME, topology.hosted(shoot), pki.MACHINE_CONTROLLER_MANAGER)
+    return controlplane.kubeconfig(shoot, MCM_NAME, shoot.topology, pki.MACHINE_CONTROLLER_MANAGER)
 
 
 def metrics_service(shoot: ShootValues, sidecar: Sidecar) -> Object:

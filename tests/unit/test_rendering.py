@@ -12,7 +12,7 @@ import yaml
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
-from components.render import api, controlplane, topology
+from components.render import api, controlplane
 from tests.unit.spec_cases import base
 
 PLAN = plan_landscape(parse_landscape(base()), "local")
@@ -63,11 +63,11 @@ def test_every_workload_selects_its_own_pods(workload: controlplane.Workload) ->
 
 def test_api_server_talks_to_both_etcds_and_uses_the_shoot_ranges() -> None:
     """GIVEN a shoot WHEN its kube-apiserver is rendered THEN etcd main, events and the service range are set."""
-    command = controlplane.kube_apiserver(WEB, topology.hosted(WEB)).pod_spec["containers"][0]["command"]
+    command = controlplane.kube_apiserver(WEB, WEB.topology).pod_spec["containers"][0]["command"]
     assert "--etcd-servers=https://etcd-main-client.shoot--dev--web.svc:2379" in command
     assert "--etcd-servers-overrides=/events#https://etcd-events-client.shoot--dev--web.svc:2379" in command
     assert f"--service-cluster-ip-range={WEB.networking.services[0]}" in command
-    image = controlplane.kube_apiserver(WEB, topology.hosted(WEB)).pod_spec["containers"][0]["image"]
+    image = controlplane.kube_apiserver(WEB, WEB.topology).pod_spec["containers"][0]["image"]
     assert image == "registry.k8s.io/kube-apiserver:v1.34.4"
 
 

@@ -12,11 +12,11 @@ from components.checks import parse_landscape
 from components.plan import osc
 from components.plan.nodes import node_values
 from components.plan.planner import plan_landscape
-from components.render import controlplane, nodeagent, staticpods, topology
+from components.render import controlplane, nodeagent, staticpods
 from tests.unit.spec_cases import base
 
 ROOT = plan_landscape(parse_landscape(base()), "local").shoots[2]  # ops/root, self-hosted
-WORKLOADS = controlplane.control_plane(ROOT, topology.static())
+WORKLOADS = controlplane.control_plane(ROOT)
 
 
 def sources(**changed: dict[str, str]) -> dict[str, dict[str, str]]:

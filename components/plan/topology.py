@@ -1,14 +1,12 @@
 """Where a shoot's control-plane components reach each other: hosted in the seed, or as static pods on a node.
 
 The only difference between the two ways of running a control plane (components/render/controlplane.py renders
-both), so it is chosen once and handed to every workload. Pure: no Pulumi.
+both), so the planner chooses it once per shoot and every workload reads it from ShootValues.topology.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from components.plan.values import ShootValues
 
 ETCD_CLIENT_PORT = 2379
 ETCD_PEER_PORT = 2380
@@ -32,9 +30,8 @@ class Topology:
         return f"https://{self.etcd_hosts[role]}:{self.etcd_ports[role][0]}"
 
 
-def hosted(shoot: ShootValues) -> Topology:
-    """A control plane in the seed namespace: Services in front of every component, the same ports for all."""
-    ns = shoot.seed_namespace
+def hosted(ns: str) -> Topology:
+    """A control plane in the seed namespace `ns`: Services in front of every component, the same ports for all."""
     ports = (ETCD_CLIENT_PORT, ETCD_PEER_PORT, ETCD_METRICS_PORT)
     return Topology(
         static=False,
