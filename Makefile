@@ -6,7 +6,7 @@ ENV := source hack/env.sh &&
 STACK ?= local
 PYTEST_FLAGS ?=
 
-.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test clean
+.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ integration: setup ## integration tests: the local stack with the real engine
 
 test: setup lint typecheck ## everything: lint, types, unit and integration tests
 	@$(ENV) .venv/bin/pytest tests $(PYTEST_FLAGS)
+
+bench: venv ## benchmarks: registration under mocks at N = 10, 100, 500 shoots (bench/README.md)
+	@.venv/bin/python bench/scale.py --readme
 
 clean: down ## remove this clone's state and virtualenv (the tool cache stays)
 	rm -rf .venv .bin .state .kwok out
