@@ -15,11 +15,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from components.kinds import SUPPORTED_MINORS, IPFamily
 from components.spec import cidrs
 
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-LABEL_KEY = re.compile(r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+# Whole ASCII strings only: fullmatch (a `$` would accept a trailing newline) and [0-9] (`\d` takes any Unicode digit).
+DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
+VERSION = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
+LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
+LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?", re.ASCII)
+DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
 
 
 class SpecError(ValueError):
@@ -32,14 +33,14 @@ class SpecError(ValueError):
 
 def dns_label(value: str) -> str:
     """A DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric."""
-    if not DNS_LABEL.match(value):
+    if not DNS_LABEL.fullmatch(value):
         raise ValueError(f"'{value}' is not a DNS-1123 label (lower-case letters, digits and '-')")
     return value
 
 
 def duration_seconds(value: str) -> int | None:
     """`1h30m` -> 5400; None when `value` is not hours, minutes and seconds in that order."""
-    match = DURATION.match(value)
+    match = DURATION.fullmatch(value)
     if not value or not match:
         return None
     hours, minutes, seconds = (int(part or 0) for part in match.groups())
@@ -48,7 +49,7 @@ def duration_seconds(value: str) -> int | None:
 
 def _version(value: str) -> str:
     """A Kubernetes version `<major>.<minor>.<patch>` of a supported minor."""
-    match = VERSION.match(value)
+    match = VERSION.fullmatch(value)
     if not match:
         raise ValueError(f"'{value}' is not a version <major>.<minor>.<patch>")
     if (int(match[1]), int(match[2])) not in SUPPORTED_MINORS:
@@ -86,9 +87,9 @@ def _labels(value: dict[str, str]) -> dict[str, str]:
     """Kubernetes label keys (optional DNS prefix, name up to 63) and values (up to 63)."""
     for key, val in value.items():
         name = key.rsplit("/", 1)[-1]
-        if not LABEL_KEY.match(key) or len(name) > 63:
+        if not LABEL_KEY.fullmatch(key) or len(name) > 63:
             raise ValueError(f"'{key}' is not a valid label key")
-        if not LABEL_VALUE.match(val) or len(val) > 63:
+        if not LABEL_VALUE.fullmatch(val) or len(val) > 63:
             raise ValueError(f"'{val}' is not a valid label value (key '{key}')")
     return value
 

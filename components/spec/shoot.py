@@ -187,7 +187,7 @@ class EncryptionSpec(Model):
         for resource in self.resources:
             if "*" in resource:
                 raise ValueError(f"'{resource}': wildcards are not allowed")
-            if resource != resource.lower() or not re.match(r"^[a-z0-9]+(\.[a-z0-9-]+)*$", resource):
+            if resource != resource.lower() or not re.fullmatch(r"[a-z0-9]+(\.[a-z0-9-]+)*", resource, re.ASCII):
                 raise ValueError(f"'{resource}' is not a lower-case <resource>[.<group>]")
             if resource in ENCRYPTION_REFUSED:
                 raise ValueError(f"'{resource}': {ENCRYPTION_REFUSED[resource]}")
@@ -198,7 +198,7 @@ class EncryptionSpec(Model):
 class NodeAgentSpec(Model):
     """The gardener-node-agent release the shoot's nodes run."""
 
-    version: str = Field("v1.120.0", pattern=r"^v\d+\.\d+\.\d+$")
+    version: str = Field("v1.120.0", pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
 
 
 class RotationSpec(Model):

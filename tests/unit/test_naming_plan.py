@@ -45,7 +45,7 @@ def test_long_names_that_share_a_prefix_stay_distinct() -> None:
 def test_local_cluster_names(stack: str, key: str, expected: str) -> None:
     """GIVEN a stack and a cluster key WHEN named THEN the name is a DNS label that includes the stack."""
     name = naming.local_cluster_name(stack, key)
-    assert name == expected and DNS_LABEL.match(name)
+    assert name == expected and DNS_LABEL.fullmatch(name)
 
 
 def test_plan_of_the_local_landscape() -> None:

@@ -348,7 +348,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "node agent version",
         changed("shoots[0].nodeAgent", {"version": "1.2"}),
-        [f"{S0}.nodeAgent.version: string should match pattern '^v\\d+\\.\\d+\\.\\d+$'"],
+        [f"{S0}.nodeAgent.version: string should match pattern '^v[0-9]+\\.[0-9]+\\.[0-9]+$'"],
     ),
     (
         "label key invalid",
