@@ -20,6 +20,8 @@ from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValue
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Each local node's pool and planned network, in the one order addresses are given out.
+Slots = tuple[tuple[str, NodeNetwork | None], ...]
 
 
 def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
@@ -74,7 +76,7 @@ def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
 
 
 def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
-    """Five hex digits over exactly what must replace machines (see the module docstring)."""
+    """Five hex digits over exactly what must replace machines (render/machines.py's docstring lists what)."""
     data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
     inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
     return hashlib.sha256(inner.encode()).hexdigest()[:5]
@@ -113,40 +115,43 @@ def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
     return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type}
 
 
-def node_slots(shoot: ShootValues) -> tuple[tuple[str, NodeNetwork | None], ...]:
+def node_slots(shoot: ShootValues) -> Slots:
     """Each local node's pool and planned network, pool by pool over its minimum: the one order addresses follow."""
     pools = [p.name for p in shoot.workers for _ in range(p.minimum)]
     networks = node_networks(shoot.networking, len(pools))
     return tuple((pool, networks[i] if i < len(networks) else None) for i, pool in enumerate(pools))
 
 
-def local_nodes(shoot: ShootValues, settings: Mapping[str, NodeValues]) -> tuple[LocalNode, ...]:
+def local_nodes(
+    shoot: ShootValues, deployments: Mapping[str, tuple[ZoneDeployment, ...]], slots: Slots
+) -> tuple[LocalNode, ...]:
     """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, with their addresses.
 
     Only local shoots have them: a cloud's machines are made by MCM and addressed by the cloud.
     """
     if shoot.networking.provider is not ProviderType.LOCAL:
         return ()
-    networks = iter(network for _, network in node_slots(shoot))
+    networks = iter(network for _, network in slots)
     return tuple(
         LocalNode(d.class_name, n, d.pool, d.zone, d.zone_index, dict(d.labels), next(networks))
         for pool in shoot.workers
-        for d in zone_deployments(shoot, pool, settings[pool.name])
+        for d in deployments[pool.name]
         for n in range(d.minimum)
     )
 
 
-def control_plane_ips(shoot: ShootValues) -> tuple[str, ...]:
+def control_plane_ips(shoot: ShootValues, slots: Slots) -> tuple[str, ...]:
     """The primary addresses of a self-hosted shoot's control-plane nodes on local (none otherwise)."""
     if not shoot.self_hosted:
         return ()
     control_plane = {p.name for p in shoot.workers if p.control_plane}
-    return tuple(n.addresses[0] for pool, n in node_slots(shoot) if n and pool in control_plane)
+    return tuple(n.addresses[0] for pool, n in slots if n and pool in control_plane)
 
 
 def with_nodes(shoot: ShootValues) -> ShootValues:
     """The shoot with what its nodes derive, computed once: node settings, deployments, user data, local nodes."""
-    shoot = dataclasses.replace(shoot, control_plane_ips=control_plane_ips(shoot))
+    slots = node_slots(shoot)
+    shoot = dataclasses.replace(shoot, control_plane_ips=control_plane_ips(shoot, slots))
     settings = {pool.name: node_values(shoot, pool) for pool in shoot.workers}
     deployments = {pool.name: zone_deployments(shoot, pool, settings[pool.name]) for pool in shoot.workers}
     return dataclasses.replace(
@@ -154,5 +159,5 @@ def with_nodes(shoot: ShootValues) -> ShootValues:
         node_settings=settings,
         deployments=deployments,
         user_data={pool: pool_user_data(node) for pool, node in settings.items()},
-        local_nodes=local_nodes(shoot, settings),
+        local_nodes=local_nodes(shoot, deployments, slots),
     )
