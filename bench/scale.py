@@ -45,6 +45,9 @@ from components.checks import check
 from components.layers.landscape import Landscape
 from components.providers.local import LocalProvider, LocalSettings
 
+# What arbor's dynamic providers compute, as the unit tests' mocks give it: later steps read these outputs.
+from tests.unit.landscape_mocks import OUTPUTS
+
 # ---
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,21 +63,6 @@ STACK = "local"
 README = ROOT / "bench" / "README.md"
 SECTION = "## Registration under mocks (`bench/scale.py`)"
 TARGET_RATIO = 1.3
-
-# Outputs arbor's dynamic providers compute (tests/unit/landscape_mocks.py): later steps read them.
-OUTPUTS: dict[str, dict[str, Any]] = {
-    "pulumi-python:dynamic/arbor:LocalCluster": {"endpoint": "https://127.0.0.1:1", "running": True},
-    "pulumi-python:dynamic/arbor:ShootStatus": {"conditions": {}, "state": "Succeeded"},
-    "pulumi-python:dynamic/arbor:EncryptionKeys": {
-        "keys": [{"name": "key1", "provider": "aescbc", "secret": "bW9jaw=="}]
-    },
-    "pulumi-python:dynamic/arbor:EncryptionRewrite": {"rewritten": {}},
-    "pulumi-python:dynamic/arbor:CertificateAuthority": {"cert": "<ca cert>", "key": "<ca key>"},
-    "pulumi-python:dynamic/arbor:Certificate": {"cert": "<cert>", "key": "<key>"},
-    "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": "<public>"},
-    "pulumi-python:dynamic/arbor:BootstrapToken": {"tokenId": "abcdef", "tokenSecret": "<secret>"},
-    "pulumi-python:dynamic/arbor:AdminKubeconfig": {"kubeconfig": "<admin kubeconfig>", "notAfter": 0.0},
-}
 
 
 class Mocks(pulumi.runtime.Mocks):
