@@ -10,6 +10,7 @@ import pulumi
 from components.checks import parse_landscape
 from components.layers.landscape import Landscape
 from components.plan.planner import plan_landscape
+from components.plan.values import LandscapePlan
 from components.providers.local import LocalProvider, LocalSettings
 
 OUTPUTS: dict[str, dict[str, Any]] = {
@@ -90,6 +91,11 @@ class Built:
 
 def build(raw: dict[str, Any]) -> Built:
     """The Landscape of a raw spec on the local provider, for the stack `local`."""
+    return build_plan(plan_landscape(parse_landscape(raw), "local"))
+
+
+def build_plan(plan: LandscapePlan) -> Built:
+    """The Landscape of a plan on the local provider, for the stack `local`."""
     built = Built(landscape=None)  # type: ignore[arg-type]
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
@@ -107,8 +113,23 @@ def build(raw: dict[str, Any]) -> Built:
     settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
     built.landscape = Landscape(
         "arbor",
-        plan_landscape(parse_landscape(raw), "local"),
+        plan,
         lambda _: LocalProvider(settings),
         pulumi.ResourceOptions(transformations=[record]),
     )
     return built
+
+
+def registered(plan: LandscapePlan) -> tuple[Built, Mocks]:
+    """A plan's Landscape registered under fresh mocks until every output settled; raises what registration raised."""
+    mocks = Mocks()
+    pulumi.runtime.set_mocks(mocks, project="arbor", stack="local", preview=False)
+    built: list[Built] = []
+
+    @pulumi.runtime.test
+    def register() -> pulumi.Output[list[str]]:
+        built.append(build_plan(plan))
+        return built[0].settled()
+
+    register()
+    return built[0], mocks
