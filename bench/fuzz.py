@@ -68,13 +68,21 @@ class Tally:
             trace = verdict.problems[0].strip().splitlines()
             self.crashes[trace[-1][:200]] += 1
             with CRASHES.open("a") as out:
-                out.write(f"--- {trace[-1][:200]}\n{repr(raw)[:4000]}\n{verdict.problems[0]}\n")
+                out.write(f"--- {trace[-1][:200]}\n{_printable(raw)}\n{verdict.problems[0]}\n")
         elif verdict.outcome == "accepted":
             self.registration_problems.update(p[:200] for p in verdict.problems)
         # A reason's refused value varies; the path and the first words say which message it is.
         self.unclear.update(_shape(line) for line in verdict.unclear)
         self.unpathed.update(_shape(line) for line in verdict.unpathed)
         self.unclear_landscapes += bool(verdict.unclear)
+
+
+def _printable(raw: Any) -> str:
+    """The landscape as Python writes it, at most 4000 characters (an int of over 4300 digits has no repr)."""
+    try:
+        return repr(raw)[:4000]
+    except ValueError:
+        return "(a landscape with an integer too long to print)"
 
 
 def _shape(line: str) -> str:

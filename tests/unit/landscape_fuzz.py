@@ -149,12 +149,13 @@ def mutated(draw: st.DrawFn, doc: dict[str, Any]) -> dict[str, Any]:
         path = draw(st.sampled_from(list(paths(doc)) or [("garden",)]))
         kind = draw(st.sampled_from(["set", "set", "set", "delete", "extra", "copy"]))
         holder = _parent(doc, path)
+        # Drawn values are copied: a later mutation must not change a strategy's constant in place.
         if kind == "set":
-            holder[path[-1]] = draw(_value_for(path))
+            holder[path[-1]] = copy.deepcopy(draw(_value_for(path)))
         elif kind == "delete":
             del holder[path[-1]]
         elif kind == "extra" and isinstance(holder, dict):
-            holder[draw(st.sampled_from(FIELD_NAMES) | st.text(max_size=8))] = draw(VALUES)
+            holder[draw(st.sampled_from(FIELD_NAMES) | st.text(max_size=8))] = copy.deepcopy(draw(VALUES))
         elif kind == "copy" and isinstance(holder, list) and isinstance(path[-1], int):
             holder.append(copy.deepcopy(holder[path[-1]]))
     return doc
