@@ -2,7 +2,7 @@
 
 Each landscape comes from tests/unit/landscape_fuzz.py (spec_cases' base, valid variations and mutations) and is
 judged by its property: accepted and registered under Pulumi mocks with unique URNs and valid names, or refused
-with `landscape<path>: <reason>` lines. Registration under mocks takes about a second a landscape, so only one
+with `landscape<path>: <reason>` lines. Registration under mocks is slow (most of a second a landscape), so only one
 accepted landscape in --register-every is registered. Usage (from the project root, or `make fuzz`):
   .venv/bin/python bench/fuzz.py [--examples 10000] [--seed 14] [--register-every 50] [--readme]
 Crashes, with their landscape, go to out/fuzz-crashes.txt.
@@ -14,6 +14,7 @@ import argparse
 import collections
 import datetime
 import platform
+import re
 import resource
 import signal
 import sys
@@ -38,6 +39,7 @@ CRASHES = ROOT / "out" / "fuzz-crashes.txt"
 TIMEOUT_S = 30
 MEMORY_BYTES = 8 * 2**30
 SHOWN = 8
+FRAME = re.compile(r'File ".*/components/([^"]+)", line ([0-9]+), in (\S+)')
 
 
 class TimedOutError(Exception):
@@ -58,6 +60,7 @@ class Tally:
     unpathed: collections.Counter[str] = field(default_factory=collections.Counter)
     unclear_landscapes: int = 0
     registered: int = 0
+    registration_seconds: float = 0.0
     registration_problems: collections.Counter[str] = field(default_factory=collections.Counter)
 
     def add(self, raw: Any, verdict: Verdict, registered: bool) -> None:
@@ -66,7 +69,10 @@ class Tally:
         self.registered += registered and verdict.outcome == "accepted"
         if verdict.outcome == "crash":
             trace = verdict.problems[0].strip().splitlines()
-            self.crashes[trace[-1][:200]] += 1
+            # Where in arbor it broke: the innermost frame in components/.
+            frames = [m for line in trace if (m := FRAME.search(line))]
+            where = f" (components/{frames[-1][1]}:{frames[-1][2]} `{frames[-1][3]}`)" if frames else ""
+            self.crashes[trace[-1][:200] + where] += 1
             with CRASHES.open("a") as out:
                 out.write(f"--- {trace[-1][:200]}\n{_printable(raw)}\n{verdict.problems[0]}\n")
         elif verdict.outcome == "accepted":
@@ -109,7 +115,9 @@ def run(examples: int, seed_value: int, register_every: int, judged: Any = judge
         register = verdict.outcome == "accepted" and accepted[0] % register_every == 0
         accepted[0] += verdict.outcome == "accepted"
         if register:
+            started = time.perf_counter()
             verdict = judged(raw)
+            tally.registration_seconds += time.perf_counter() - started
         tally.add(raw, verdict, register)
         done = sum(tally.outcomes.values())
         if done % 500 == 0:
@@ -139,19 +147,21 @@ def report(tally: Tally, seconds: float, args: argparse.Namespace) -> tuple[str,
     """The README section's intro, table and notes."""
     total = sum(tally.outcomes.values())
     crashes = tally.outcomes["crash"]
+    each = tally.registration_seconds / max(tally.registered, 1)
     intro = (
         f"Measured {datetime.date.today().isoformat()} on this project's machine (2 cores, "
         f"{platform.python_implementation()} {platform.python_version()}): `make fuzz`, seed {args.seed}. Each "
         "landscape is generated from tests/unit/spec_cases.py's base (valid variations, then one to three mutations: "
         "wrong types, numbers out of range, odd strings with unicode, newlines or 100,000 characters, missing and "
         "unknown fields, copied entries, ranges near the edges of the address space) and judged by the property of "
-        "tests/unit/test_fuzz_properties.py. Registration under mocks takes about a second a landscape, so only one "
-        f"accepted landscape in {args.register_every} is registered (URNs unique, names and labels valid for the "
-        "API server); the others are checked only."
+        "tests/unit/test_fuzz_properties.py. Registration under mocks is slow (its time a landscape is below), so "
+        f"only one accepted landscape in {args.register_every} is registered (URNs unique, names and labels valid "
+        "for the API server); the others are checked only."
     )
     rows = [
         ("landscapes", f"{total}"),
         ("accepted", f"{tally.outcomes['accepted']} ({tally.registered} registered under mocks)"),
+        ("registration under mocks", f"{tally.registration_seconds:.0f} s ({each:.1f} s a landscape)"),
         ("refused", f"{tally.outcomes['refused']}"),
         ("**crashes** (target 0)", f"**{crashes}**"),
         ("registration problems of accepted ones", f"{sum(tally.registration_problems.values())}"),
@@ -160,7 +170,7 @@ def report(tally: Tally, seconds: float, args: argparse.Namespace) -> tuple[str,
             "unclear refusal lines (internal words)",
             f"{sum(tally.unclear.values())} in {tally.unclear_landscapes} landscapes",
         ),
-        ("time", f"{seconds:.0f} s ({seconds / max(total, 1) * 1000:.0f} ms a landscape)"),
+        ("time, all told", f"{seconds:.0f} s ({seconds / max(total, 1) * 1000:.0f} ms a landscape)"),
     ]
     table = "| measure | value |\n|---|---:|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
     notes = [

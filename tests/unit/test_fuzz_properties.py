@@ -1,7 +1,7 @@
 """Property-based tests over the spec (issue 14, part 2): generated landscapes are accepted and register, or refused.
 
-A few hundred examples, derandomized so every run checks the same ones; `make fuzz` (bench/fuzz.py) runs 10,000 and
-more with a seed per run. Unclear wording is counted there, not asserted here: its fix is the spec messages' work.
+A few hundred examples, derandomized so every run checks the same ones; `make fuzz` (bench/fuzz.py) runs 10,000 from
+a fixed seed. Unclear wording is counted there, not asserted here: its fix is the spec messages' work.
 """
 
 from __future__ import annotations
