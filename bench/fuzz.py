@@ -175,7 +175,7 @@ def report(tally: Tally, seconds: float, args: argparse.Namespace) -> tuple[str,
     table = "| measure | value |\n|---|---:|\n" + "\n".join(f"| {k} | {v} |" for k, v in rows)
     notes = [
         "Unclear: a line with pydantic's wording or Python's types (`instance of`, `tuple`, `.[`, `input should`, "
-        "in any case), which the spec messages' rewrite replaces."
+        "`sys.`, in any case), which the spec messages' rewrite replaces."
     ]
     for title, counter in (
         ("Crashes", tally.crashes),

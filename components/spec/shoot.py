@@ -71,7 +71,8 @@ class Networking(Model):
     nodes: Ranges = ()
     pods: Ranges = ()
     services: Ranges = ()
-    node_mask_sizes: dict[IPFamily, int] = Field(
+    # A prefix length, 0 to 128, before the bounds per family are checked (an int past 4300 digits has no str).
+    node_mask_sizes: dict[IPFamily, Annotated[int, Field(ge=0, le=128)]] = Field(
         default_factory=dict,
         alias="nodeMaskSizes",
         description="Prefix length of each node's pod range per family (default IPv4 24, IPv6 64).",

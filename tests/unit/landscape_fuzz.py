@@ -27,7 +27,7 @@ from tests.unit.spec_cases import base
 PATHED = re.compile(r"^landscape(\.|\[)\S* ?.*: .+", re.S)
 # Words of arbor's internals (pydantic's wording, Python's types) a user never wrote: a line with one (in any case)
 # is unclear.
-INTERNAL = ("instance of", "tuple", ".[", "input should")
+INTERNAL = ("instance of", "tuple", ".[", "input should", "sys.")
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
 DNS_1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?", re.ASCII)
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*", re.ASCII)

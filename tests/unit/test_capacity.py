@@ -144,7 +144,22 @@ CASES: list[tuple[str, object, list[str]]] = [
     (
         "a node mask far out of bounds",
         _net(nodeMaskSizes={"IPv4": -(10**12)}),
-        [f"{S0}.networking.nodeMaskSizes.IPv4: /-1000000000000 is not between /16 and /28"],
+        [f"{S0}.networking.nodeMaskSizes.IPv4: input should be greater than or equal to 0"],
+    ),
+    (
+        "a node mask of 5000 digits",
+        _net(nodeMaskSizes={"IPv4": 10**5000}),
+        [f"{S0}.networking.nodeMaskSizes.IPv4: input should be less than or equal to 128"],
+    ),
+    (
+        "a Kubernetes version of 5000 digits",
+        changed("shoots[0].kubernetes.version", "1." + "3" * 5000 + ".4"),
+        [f"{S0}.kubernetes.version: '1.{'3' * 5000}.4' is not a version <major>.<minor>.<patch>"],
+    ),
+    (
+        "an admin kubeconfig expiration of 5000 digits",
+        changed("shoots[0].adminKubeconfig", {"expiration": "9" * 5000 + "h"}),
+        [f"{S0}.adminKubeconfig.expiration: '{'9' * 5000}h' is not a duration like 1h, 30m or 1h30m"],
     ),
 ]
 
