@@ -59,11 +59,6 @@ PolicyPack(
             validate=_no_load_balancer_on_local,
         ),
         StackValidationPolicy(
-            name="dual-stack-shoot-needs-dual-stack-seed",
-            description="A shoot's IP families are all among its seed's.",
-            validate=_stack_rule(network.dual_stack_needs_dual_stack_seed),
-        ),
-        StackValidationPolicy(
             name="no-overlap-across-shoots-of-a-seed",
             description="Shoots hosted on one seed have disjoint node, pod and service ranges.",
             validate=_stack_rule(network.overlapping_shoots),

@@ -21,7 +21,6 @@ def test_local_stack_passes_the_policy_pack(local_stack: Stack) -> None:
     [
         ("identifier", "kubernetes-provider-cluster-identifier", "Kubernetes provider without cluster_identifier"),
         ("load-balancer", "local-no-load-balancer", "Service of type LoadBalancer in a local stack"),
-        ("dual-stack-seed", "dual-stack-shoot-needs-dual-stack-seed", "shoot garden-dev/web has IPv6 but its seed"),
         ("overlap", "no-overlap-across-shoots-of-a-seed", "shoots garden-dev/db and garden-dev/web on seed 's'"),
     ],
 )
