@@ -9,6 +9,8 @@ PYTEST_FLAGS ?=
 # policies/config.json's levels and settings (policies/README.md).
 POLICY_PACK ?= policies
 POLICY_CONFIG ?=
+# Where `make preview` writes its files.
+OUT ?= out
 
 .PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench clean
 
@@ -39,13 +41,13 @@ down: ## destroy the local landscape; no cluster or process is left behind
 	@hack/local-down.sh
 
 preview: setup ## out/preview.md (and .json): the change per layer and the policy pack's findings, for a PR
-	@mkdir -p out
-	@# Streamed JSON: the only form that carries policy findings; the summary rebuilds out/preview.json from it.
+	@mkdir -p $(OUT)
+	@# Streamed JSON: the only form that carries policy findings; the summary rebuilds preview.json from it.
 	@$(ENV) rc=0; PULUMI_ENABLE_STREAMING_JSON_PREVIEW=true pulumi preview --stack $(STACK) --json --refresh \
 	  $(if $(POLICY_PACK),--policy-pack $(POLICY_PACK)) $(if $(POLICY_CONFIG),--policy-pack-config $(POLICY_CONFIG)) \
-	  > out/preview-events.json || rc=$$?; \
-	  .venv/bin/python hack/preview_summary.py out/preview-events.json $(STACK) --digest out/preview.json \
-	  > out/preview.md; cat out/preview.md; exit $$rc
+	  > $(OUT)/preview-events.json || rc=$$?; \
+	  .venv/bin/python hack/preview_summary.py $(OUT)/preview-events.json $(STACK) --digest $(OUT)/preview.json \
+	  > $(OUT)/preview.md; cat $(OUT)/preview.md; exit $$rc
 
 env: ## shell exports for the tools and the local stack: eval "$(make -s env)"
 	@hack/print-env.sh
