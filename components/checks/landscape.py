@@ -123,7 +123,25 @@ def _check_shoot(
     provider = seed.provider if seed else garden_provider
     others = {f"seed '{seed.name}'": seed.networks.networks()} if seed else {}
     lines += _check_networking(at, shoot, provider, others)
+    if seed:
+        lines += _check_seed_families(at, shoot, seed)
     return lines
+
+
+def _check_seed_families(at: str, shoot: ShootSpec, seed: SeedSpec) -> list[str]:
+    """A hosted shoot's families are all among its seed's: its control plane serves them from the seed's network."""
+    families = [f.value for f in shoot.networking.ip_families]
+    seed_families = [f.value for f in seed.networks.ip_families]
+    if cidrs.check_families(at, tuple(families)) or cidrs.check_families(at, tuple(seed_families)):
+        return []  # reported at the families themselves
+    missing = [f for f in families if f not in seed_families]
+    if not missing:
+        return []
+    return [
+        f"{at}.networking.ipFamilies: {cidrs.names(families)} needs a seed with {', '.join(missing)}, but seed "
+        f"'{seed.name}' has {cidrs.names(seed_families)}: add {', '.join(missing)} to the seed's networks.ipFamilies "
+        "(with its ranges) or host the shoot on a seed that has it"
+    ]
 
 
 def cross_checks(spec: LandscapeSpec) -> list[str]:

@@ -50,6 +50,21 @@ def base() -> dict[str, Any]:
     )
 
 
+def dual_stack_seed(doc: dict[str, Any], provider: str = "local") -> dict[str, Any]:
+    """`doc` with its seed on `provider` and dual-stack, so it hosts shoots of every family.
+
+    A cloud assigns the seed's IPv6 ranges, so only a local seed names them.
+    """
+    v6 = provider == "local"
+    doc["seeds"][0]["provider"] = provider
+    doc["seeds"][0]["networks"] = {
+        "ipFamilies": ["IPv4", "IPv6"],
+        "pods": ["10.0.0.0/12", "fd00:a::/48"] if v6 else "10.0.0.0/12",
+        "services": ["10.16.0.0/16", "fd00:b::/108"] if v6 else "10.16.0.0/16",
+    }
+    return doc
+
+
 def changed(path: str, value: Any) -> dict[str, Any]:
     """The base landscape with the value at `path` (dots and [index]) set, or removed when value is DELETE."""
     doc = base()

@@ -10,7 +10,7 @@ from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import VolumeValues
 from components.spec.fields import SpecError
-from tests.unit.spec_cases import DELETE, base, changed
+from tests.unit.spec_cases import DELETE, base, changed, dual_stack_seed
 
 S0 = "landscape.shoots[0]"
 POOL = {"name": "p", "machine": {"type": "t", "image": {"name": "i", "version": "1"}}, "minimum": 0, "maximum": 1}
@@ -300,6 +300,38 @@ INVALID: list[tuple[str, object, list[str]]] = [
         [f"{S0}.networking.ipFamilies[0]: 'IPv5' is not one of 'IPv4' or 'IPv6'"],
     ),
     (
+        "dual-stack shoot on an IPv4 seed",
+        changed(
+            "shoots[0].networking",
+            {
+                "ipFamilies": ["IPv4", "IPv6"],
+                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+            },
+        ),
+        [
+            f"{S0}.networking.ipFamilies: [IPv4, IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add "
+            "IPv6 to the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it"
+        ],
+    ),
+    (
+        "IPv6-only shoot on an IPv4 seed",
+        changed(
+            "shoots[0].networking",
+            {
+                "ipFamilies": ["IPv6"],
+                "nodes": "fd00:10:250::/56",
+                "pods": "fd00:10:64::/56",
+                "services": "fd00:10:104::/108",
+            },
+        ),
+        [
+            f"{S0}.networking.ipFamilies: [IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add "
+            "IPv6 to the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it"
+        ],
+    ),
+    (
         "duplicate IP family",
         changed("shoots[0].networking.ipFamilies", ["IPv4", "IPv4"]),
         [f"{S0}.networking.ipFamilies: [IPv4, IPv4] is not one of [IPv4], [IPv6], [IPv4, IPv6]"],
@@ -389,15 +421,17 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("same shoot name in two projects", changed("shoots[1].name", "web")),
     ("worker three minors behind", changed("shoots[0].workers[0].kubernetesVersion", "1.32.0")),
     (
-        "dual-stack",
-        changed(
-            "shoots[0].networking",
-            {
-                "ipFamilies": ["IPv4", "IPv6"],
-                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
-                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
-                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
-            },
+        "dual-stack on a dual-stack seed",
+        dual_stack_seed(
+            changed(
+                "shoots[0].networking",
+                {
+                    "ipFamilies": ["IPv4", "IPv6"],
+                    "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+                    "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+                    "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+                },
+            )
         ),
     ),
     ("existing seed cluster", changed("seeds[0].cluster", {"kubeconfigSecret": "seedKubeconfig"})),
