@@ -27,10 +27,13 @@ from components.spec.fields import (
     Labels,
     Model,
     Ranges,
+    SecretKey,
     Zones,
     dns_label,
     duration_seconds,
+    label_value,
     plain_networks,
+    shown,
     unique,
 )
 
@@ -90,14 +93,15 @@ class Networking(Model):
 class MachineImage(Model):
     """The OS image of a worker pool."""
 
-    name: str = Field(min_length=1)
-    version: str = Field(min_length=1)
+    # Gardener labels machine classes with the image (operatingSystemName, operatingSystemVersion with '+' as '_').
+    name: Annotated[str, label_value("operatingSystemName")]
+    version: Annotated[str, label_value("operatingSystemVersion", plus="_")]
 
 
 class Machine(Model):
     """The machine of a worker pool."""
 
-    type: str = Field(min_length=1)
+    type: Annotated[str, label_value("node.kubernetes.io/instance-type")]
     image: MachineImage
 
 
@@ -120,8 +124,10 @@ class CriSpec(Model):
     def _mirrors(self) -> CriSpec:
         """Each mirror is an https URL for an upstream registry host."""
         for upstream, url in self.registry_mirrors.items():
-            if "/" in upstream or not url.startswith("https://"):
-                raise ValueError(f"registryMirrors: '{upstream}: {url}' must map a registry host to an https URL")
+            if not upstream or "/" in upstream or not url.startswith("https://"):
+                raise ValueError(
+                    f"registryMirrors: {shown(upstream)}: {shown(url)} must map a registry host to an https URL"
+                )
         return self
 
 
@@ -186,9 +192,9 @@ class EncryptionSpec(Model):
         """Lower-case `<resource>[.<group>]`, no wildcards, no duplicates, none Gardener refuses."""
         for resource in self.resources:
             if "*" in resource:
-                raise ValueError(f"'{resource}': wildcards are not allowed")
+                raise ValueError(f"{shown(resource)}: wildcards are not allowed")
             if resource != resource.lower() or not re.fullmatch(r"[a-z0-9]+(\.[a-z0-9-]+)*", resource, re.ASCII):
-                raise ValueError(f"'{resource}' is not a lower-case <resource>[.<group>]")
+                raise ValueError(f"{shown(resource)} is not a lower-case <resource>[.<group>]")
             if resource in ENCRYPTION_REFUSED:
                 raise ValueError(f"'{resource}': {ENCRYPTION_REFUSED[resource]}")
         unique(self.resources)
@@ -221,11 +227,11 @@ def _duration(value: str) -> str:
     """A duration like `1h`, `30m` or `1h30m`, from 10 minutes to 24 hours (Gardener's AdminKubeconfigRequest)."""
     seconds = duration_seconds(value)
     if seconds is None:
-        raise ValueError(f"'{value}' is not a duration like 1h, 30m or 1h30m")
+        raise ValueError(f"{shown(value)} is not a duration like 1h, 30m or 1h30m")
     if seconds < ADMIN_KUBECONFIG_MIN_S:
-        raise ValueError(f"'{value}' is shorter than the minimum 10m")
+        raise ValueError(f"{shown(value)} is shorter than the minimum 10m")
     if seconds > ADMIN_KUBECONFIG_MAX_S:
-        raise ValueError(f"'{value}' is longer than the maximum 24h")
+        raise ValueError(f"{shown(value)} is longer than the maximum 24h")
     return value
 
 
@@ -254,10 +260,9 @@ class ShootSpec(Model):
     node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
     labels: Labels = Field(default_factory=dict)
     credentials: CredentialsSpec = CredentialsSpec()
-    cloud_credentials_secret: str | None = Field(
+    cloud_credentials_secret: SecretKey | None = Field(
         None,
         alias="cloudCredentialsSecret",
-        min_length=1,
         description="Name of a secret config key of this stack holding the cloud credentials the shoot's machines "
         "are created with, as JSON: aws {accessKeyID, secretAccessKey}, gcp {serviceaccount.json}.",
     )

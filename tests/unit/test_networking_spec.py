@@ -8,7 +8,7 @@ import pytest
 
 from components.checks import parse_landscape
 from components.spec.fields import SpecError
-from tests.unit.spec_cases import base
+from tests.unit.spec_cases import base, on_provider
 
 N = "landscape.shoots[0].networking"
 DUAL = {
@@ -32,8 +32,7 @@ def network(changes: dict[str, Any], start: dict[str, Any] | None = None, provid
     doc = base()
     net = dict(start) if start is not None else dict(doc["shoots"][0]["networking"])
     doc["shoots"][0]["networking"] = {k: v for k, v in {**net, **changes}.items() if v is not None}
-    doc["seeds"][0]["provider"] = provider
-    return doc
+    return on_provider(doc, provider)
 
 
 def with_pool(doc: dict[str, Any], **kubelet: Any) -> dict[str, Any]:
