@@ -40,11 +40,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
         ],
     ),
     (
-        "project namespace too long",
-        changed("garden.projects[0].name", "p" * 57),
+        "project name longer than Gardener's 10",
+        changed("garden.projects[0].name", "p" * 11),
         [
-            f"landscape.garden.projects[0].name: namespace 'garden-{'p' * 57}' is longer than 63 characters",
             f"{S0}.project: project 'dev' is not defined in landscape.garden.projects",
+            f"landscape.garden.projects[0].name: '{'p' * 11}' has 11 characters, more than 10 (Gardener's limit for "
+            "project names, which name namespaces and technical IDs): shorten it",
         ],
     ),
     (
@@ -127,11 +128,11 @@ INVALID: list[tuple[str, object, list[str]]] = [
         [],
     ),  # replaced below: a shoot name is unique per project only
     (
-        "shoot namespace too long",
+        "shoot and project names longer than Gardener's 21",
         changed("shoots[0].name", "s" * 52),
         [
-            f"{S0}.name: seed namespace 'shoot--dev--{'s' * 52}' has 64 characters, more than 63: "
-            "shorten the project or shoot name"
+            f"{S0}.name: project 'dev' and shoot '{'s' * 52}' have 55 characters together, more than 21 (Gardener's "
+            "limit, so the technical ID fits every name and label made from it): shorten one"
         ],
     ),
     (
