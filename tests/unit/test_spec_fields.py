@@ -441,6 +441,90 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
             ),
         ],
     ),
+    (
+        "seed reference empty",
+        changed("shoots[0].seed", ""),
+        [
+            "landscape.shoots[0].seed: must not be empty",
+        ],
+    ),
+    (
+        "project reference empty",
+        changed("shoots[0].project", ""),
+        [
+            "landscape.shoots[0].project: must not be empty",
+        ],
+    ),
+    (
+        "unknown kubeReserved",
+        changed("shoots[0].workers[0].kubelet", {"kubeReserved": {"cpus": "100m"}}),
+        [
+            (
+                "landscape.shoots[0].workers[0].kubelet.kubeReserved: 'cpus' is not one of kubelet's sett"
+                "ings here; did you mean 'cpu'?"
+            ),
+        ],
+    ),
+    (
+        "kubeReserved not a quantity",
+        changed("shoots[0].workers[0].kubelet", {"kubeReserved": {"memory": "1 GB"}}),
+        [
+            (
+                "landscape.shoots[0].workers[0].kubelet.kubeReserved: memory: '1 GB' is not a quantity li"
+                "ke 100m, 1Gi or 1000"
+            ),
+        ],
+    ),
+    (
+        "unknown eviction signal",
+        changed("shoots[0].workers[0].kubelet", {"evictionHard": {"disk.available": "10%"}}),
+        [
+            (
+                "landscape.shoots[0].workers[0].kubelet.evictionHard: 'disk.available' is not one of kube"
+                "let's settings here; did you mean 'nodefs.available'?"
+            ),
+        ],
+    ),
+    (
+        "sysctl value with a line break",
+        changed("shoots[0].workers[0].sysctls", {"vm.swappiness": "1\nkernel.panic = 0"}),
+        [
+            (
+                "landscape.shoots[0].workers[0].sysctls: vm.swappiness: a value with a line break is not "
+                "a one-line value of at most 256 characters"
+            ),
+        ],
+    ),
+    (
+        "sysctl name",
+        changed("shoots[0].workers[0].sysctls", {"swappiness": "1"}),
+        [
+            (
+                "landscape.shoots[0].workers[0].sysctls: 'swappiness' is not a kernel parameter name like"
+                " net.core.somaxconn"
+            ),
+        ],
+    ),
+    (
+        "mirror host a path",
+        changed("shoots[0].workers[0].cri", {"registryMirrors": {"..": "https://m"}}),
+        [
+            (
+                "landscape.shoots[0].workers[0].cri: registryMirrors: '..': 'https://m' must map a regist"
+                "ry host to an https URL"
+            ),
+        ],
+    ),
+    (
+        "mirror URL with a quote",
+        changed("shoots[0].workers[0].cri", {"registryMirrors": {"docker.io": 'https://m"x'}}),
+        [
+            (
+                "landscape.shoots[0].workers[0].cri: registryMirrors: 'docker.io': 'https://m\"x' must map"
+                " a registry host to an https URL"
+            ),
+        ],
+    ),
 ]
 
 
