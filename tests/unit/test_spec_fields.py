@@ -571,3 +571,24 @@ def test_a_cloud_seed_keeps_the_region_and_zones_it_names() -> None:
     """GIVEN a gcp seed with region and zones WHEN parsed THEN they are its own, never `local`."""
     seed = parse_landscape(on_provider(base(), "gcp")).seeds[0]
     assert (seed.region, seed.zones) == (CLOUD_LOCATIONS["gcp"][0], CLOUD_LOCATIONS["gcp"][1])
+
+
+def _string_paths(node: Any, path: str = "") -> list[str]:
+    """The path of every string in a landscape document, in `changed`'s notation."""
+    if isinstance(node, dict):
+        return [p for key, value in node.items() for p in _string_paths(value, f"{path}.{key}" if path else key)]
+    if isinstance(node, list):
+        return [p for i, value in enumerate(node) for p in _string_paths(value, f"{path}[{i}]")]
+    return [path] if isinstance(node, str) else []
+
+
+@pytest.mark.parametrize("path", _string_paths(base()))
+@pytest.mark.parametrize("pasted", [KUBECONFIG, AWS_SECRET, "x" * 300])
+def test_a_credential_pasted_into_any_string_field_is_never_shown(path: str, pasted: str) -> None:
+    """GIVEN a kubeconfig, a key or a long value in any string field WHEN refused THEN no line shows it."""
+    try:
+        parse_landscape(changed(path, pasted))
+    except SpecError as refused:
+        assert refused.lines
+        for line in refused.lines:
+            assert "\n" not in line and "s3cr3t" not in line and AWS_SECRET[:8] not in line and "x" * 41 not in line
