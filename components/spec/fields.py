@@ -289,18 +289,21 @@ def _missing(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
     return f"required field is missing: {field.description[0].lower()}{field.description[1:].rstrip('.')}"
 
 
-def _not_a_string(value: object, name: str) -> str:
+def _not_a_string(value: object, loc: tuple[int | str, ...]) -> str:
     """A number or true/false where a string belongs: YAML read an unquoted value; say to quote it."""
     if isinstance(value, bool):
         return (
             f"must be a string, but YAML reads an unquoted {shown(value)} (and yes, no, on, off) as true or false: "
             "write the value in quotes"
         )
+    number = shown(value)
+    if number == yaml_kind(value):  # too long to show: no example
+        return "must be a string, but YAML reads an unquoted number as a number: write the value in quotes"
+    # The example as the user would write it: `key: "1.3"`, or `- "1.3"` for an entry of a list.
+    example = f'- "{number}"' if isinstance(loc[-1], int) else f'{loc[-1]}: "{number}"'
     lost = " (unquoted, trailing zeros are lost: 1.30 reads as 1.3)" if isinstance(value, float) else ""
-    return (
-        f"must be a string, but YAML reads an unquoted {shown(value)} as a number: write the value in quotes, "
-        f'e.g. {name}: "{shown(value)}"{lost}'
-    )
+    quote = f"write the value in quotes, e.g. {example}{lost}"
+    return f"must be a string, but YAML reads an unquoted {number} as a number: {quote}"
 
 
 def _reason(root: type[BaseModel], error: Any) -> str:
@@ -315,7 +318,7 @@ def _reason(root: type[BaseModel], error: Any) -> str:
     if kind == "missing":
         return _missing(root, loc)
     if kind == "string_type" and isinstance(value, (int, float)):
-        return _not_a_string(value, next((p for p in reversed(loc) if isinstance(p, str)), "value"))
+        return _not_a_string(value, loc)
     if kind in MUST_BE:
         return f"{MUST_BE[kind]}, not {shown(value) if scalar else yaml_kind(value)}"
     if kind == "enum":

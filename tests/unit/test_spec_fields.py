@@ -525,6 +525,27 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
             ),
         ],
     ),
+    (
+        "zone read as a number",
+        changed("seeds[0].zones", ["local-a", 1.5]),
+        [
+            (
+                "landscape.seeds[0].zones[1]: must be a string, but YAML reads an unquoted 1.5 as a numbe"
+                'r: write the value in quotes, e.g. - "1.5" (unquoted, trailing zeros are lost: 1.30 read'
+                "s as 1.3)"
+            ),
+        ],
+    ),
+    (
+        "number too long to show",
+        changed("shoots[0].name", 10**50),
+        [
+            (
+                "landscape.shoots[0].name: must be a string, but YAML reads an unquoted number as a numbe"
+                "r: write the value in quotes"
+            ),
+        ],
+    ),
 ]
 
 
