@@ -88,6 +88,16 @@ def dns_label(value: str) -> str:
     return value
 
 
+def _region(value: str) -> str:
+    """A cloud region's name (or `local`): lower-case letters, digits and '-', as gcp and aws name them."""
+    if not DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{shown(value)} is not a region name (lower-case letters, digits and '-', e.g. europe-west1 or "
+            "eu-central-1)"
+        )
+    return value
+
+
 def secret_key(value: str) -> str:
     """The name of a secret config key of this stack; its content (a kubeconfig, a key) is refused unshown."""
     if not value:
@@ -201,6 +211,7 @@ Labels = Annotated[dict[str, str], AfterValidator(_labels)]
 Zone = Annotated[str, label_value("topology.kubernetes.io/zone")]
 Zones = Annotated[list[Zone], AfterValidator(unique)]
 SecretKey = Annotated[str, AfterValidator(secret_key)]
+Region = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(_region)]
 
 
 class Model(BaseModel):

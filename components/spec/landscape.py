@@ -20,6 +20,7 @@ from components.spec.fields import (
     DnsLabel,
     Model,
     Ranges,
+    Region,
     SecretKey,
     SpecError,
     Zones,
@@ -77,7 +78,7 @@ class GardenSpec(Model):
     """The garden: the API where projects, seeds and shoots are recorded."""
 
     provider: ProviderType = ProviderType.LOCAL
-    region: str = Field(min_length=1, description=REGION)
+    region: Region = Field(description=REGION)
     zones: Zones = Field(min_length=1, description=ZONES)
     cluster: ClusterSpec = ClusterSpec()
     projects: list[ProjectSpec] = Field(default_factory=list)
@@ -117,7 +118,7 @@ class SeedSpec(Model):
 
     name: DnsLabel
     provider: ProviderType
-    region: str = Field(min_length=1, description=REGION)
+    region: Region = Field(description=REGION)
     zones: Zones = Field(min_length=1, description=ZONES)
     cluster: ClusterSpec = ClusterSpec()
     networks: SeedNetworks = SeedNetworks(pods=("10.0.0.0/12",), services=("10.16.0.0/16",))

@@ -546,6 +546,16 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
             ),
         ],
     ),
+    (
+        "region with a space",
+        changed("seeds[0].region", "europe west1"),
+        [
+            (
+                "landscape.seeds[0].region: 'europe west1' is not a region name (lower-case letters, digi"
+                "ts and '-', e.g. europe-west1 or eu-central-1)"
+            ),
+        ],
+    ),
 ]
 
 
