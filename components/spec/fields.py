@@ -105,7 +105,7 @@ def secret_key(value: str) -> str:
     if looks_like_credential(value):
         raise ValueError(
             "looks like a kubeconfig or credential (not shown): give the name of the secret config key that "
-            "holds it, not its content (pulumi config set --secret arbor:<key> < file)"
+            "holds it, not its content (set with pulumi config set --secret arbor:<key>)"
         )
     if value.startswith("arbor:"):
         raise ValueError("give the key's name without the 'arbor:' namespace")

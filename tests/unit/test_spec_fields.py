@@ -276,8 +276,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             (
                 "landscape.seeds[0].cluster.kubeconfigSecret: looks like a kubeconfig or credential (not "
-                "shown): give the name of the secret config key that holds it, not its content (pulumi co"
-                "nfig set --secret arbor:<key> < file)"
+                "shown): give the name of the secret config key that holds it, not its content (set with "
+                "pulumi config set --secret arbor:<key>)"
             ),
         ],
     ),
@@ -304,8 +304,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             (
                 "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not s"
-                "hown): give the name of the secret config key that holds it, not its content (pulumi con"
-                "fig set --secret arbor:<key> < file)"
+                "hown): give the name of the secret config key that holds it, not its content (set with p"
+                "ulumi config set --secret arbor:<key>)"
             ),
         ],
     ),
@@ -315,8 +315,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             (
                 "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not s"
-                "hown): give the name of the secret config key that holds it, not its content (pulumi con"
-                "fig set --secret arbor:<key> < file)"
+                "hown): give the name of the secret config key that holds it, not its content (set with p"
+                "ulumi config set --secret arbor:<key>)"
             ),
         ],
     ),
