@@ -91,9 +91,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].kubernetes.version", 1.30),
         [
             (
-                "landscape.shoots[0].kubernetes.version: must be a string, but YAML reads an unquoted 1.3"
-                ' as a number: write the value in quotes, e.g. version: "1.3" (unquoted, trailing zeros a'
-                "re lost: 1.30 reads as 1.3)"
+                "landscape.shoots[0].kubernetes.version: must be a string, but YAML reads an unquoted "
+                '1.3 as a number: write the value in quotes, e.g. version: "1.3" (unquoted, trailing '
+                "zeros are lost: 1.30 reads as 1.3)"
             ),
         ],
     ),
@@ -102,8 +102,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].kubernetesVersion", 1),
         [
             (
-                "landscape.shoots[0].workers[0].kubernetesVersion: must be a string, but YAML reads an un"
-                'quoted 1 as a number: write the value in quotes, e.g. kubernetesVersion: "1"'
+                "landscape.shoots[0].workers[0].kubernetesVersion: must be a string, but YAML reads an "
+                'unquoted 1 as a number: write the value in quotes, e.g. kubernetesVersion: "1"'
             ),
         ],
     ),
@@ -153,8 +153,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         with_extra("seeds[0]", "replicas", 3),
         [
             (
-                "landscape.seeds[0].replicas: unknown field; the fields here are backup, cluster, extensi"
-                "ons, name, networks, provider, region, zones"
+                "landscape.seeds[0].replicas: unknown field; the fields here are backup, cluster, "
+                "extensions, name, networks, provider, region, zones"
             ),
         ],
     ),
@@ -177,8 +177,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].kubernetes.version", "1" * 50),
         [
             (
-                "landscape.shoots[0].kubernetes.version: a value of 50 characters is not a version <major"
-                ">.<minor>.<patch>"
+                "landscape.shoots[0].kubernetes.version: a value of 50 characters is not a version "
+                "<major>.<minor>.<patch>"
             ),
         ],
     ),
@@ -187,8 +187,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].name", "eyJhbGciOiJIUzI1NiJ9"),
         [
             (
-                "landscape.seeds[0].name: a value that looks like a credential (not shown) is not a DNS-1"
-                "123 label (lower-case letters, digits and '-')"
+                "landscape.seeds[0].name: a value that looks like a credential (not shown) is not a "
+                "DNS-1123 label (lower-case letters, digits and '-')"
             ),
         ],
     ),
@@ -204,8 +204,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].backup", {"provider": "local"}),
         [
             (
-                "landscape.seeds[0].backup: etcd backups are not run yet (they come with the backups issu"
-                "e): leave backup out"
+                "landscape.seeds[0].backup: etcd backups are not run yet (they come with the backups "
+                "issue): leave backup out"
             ),
         ],
     ),
@@ -225,8 +225,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
                 "in, e.g. europe-west1 or eu-central-1 (on local: local)"
             ),
             (
-                "landscape.seeds[1].zones: required field is missing: the region's zones its clusters use"
-                ", e.g. [europe-west1-b, europe-west1-c] (on local: [local-a])"
+                "landscape.seeds[1].zones: required field is missing: the region's zones its clusters "
+                "use, e.g. [europe-west1-b, europe-west1-c] (on local: [local-a])"
             ),
         ],
     ),
@@ -235,8 +235,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("garden", {**base()["garden"], "provider": "aws", "zones": ["eu-central-1a"]}),
         [
             (
-                "landscape.garden.region: required field is missing: the cloud region its clusters run in"
-                ", e.g. europe-west1 or eu-central-1 (on local: local)"
+                "landscape.garden.region: required field is missing: the cloud region its clusters run "
+                "in, e.g. europe-west1 or eu-central-1 (on local: local)"
             ),
         ],
     ),
@@ -245,8 +245,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         cloud_seed("gcp", region="europe-west1", zones=["us-east1-b"]),
         [
             (
-                "landscape.seeds[1].zones: zone 'us-east1-b' is not a zone of region 'europe-west1' (on g"
-                "cp, e.g. europe-west1-b in europe-west1)"
+                "landscape.seeds[1].zones: zone 'us-east1-b' is not a zone of region 'europe-west1' (on "
+                "gcp, e.g. europe-west1-b in europe-west1)"
             ),
         ],
     ),
@@ -255,8 +255,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         cloud_seed("aws", region="eu-central-1", zones=["eu-central-1"]),
         [
             (
-                "landscape.seeds[1].zones: zone 'eu-central-1' is not a zone of region 'eu-central-1' (on"
-                " aws, e.g. eu-central-1a in eu-central-1)"
+                "landscape.seeds[1].zones: zone 'eu-central-1' is not a zone of region 'eu-central-1' "
+                "(on aws, e.g. eu-central-1a in eu-central-1)"
             ),
         ],
     ),
@@ -265,8 +265,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].cluster", {"kubeconfigSecret": ""}),
         [
             (
-                "landscape.seeds[0].cluster.kubeconfigSecret: is empty: name the secret config key, or le"
-                "ave the field out"
+                "landscape.seeds[0].cluster.kubeconfigSecret: is empty: name the secret config key, or "
+                "leave the field out"
             ),
         ],
     ),
@@ -293,8 +293,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].cluster", {"kubeconfigSecret": "seed kubeconfig"}),
         [
             (
-                "landscape.seeds[0].cluster.kubeconfigSecret: is not the name of a config key (letters, d"
-                "igits, '-', '_' and '.', at most 63 characters; the value is not shown)"
+                "landscape.seeds[0].cluster.kubeconfigSecret: is not the name of a config key (letters, "
+                "digits, '-', '_' and '.', at most 63 characters; the value is not shown)"
             ),
         ],
     ),
@@ -303,9 +303,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].cloudCredentialsSecret", '{"type": "service_account"}'),
         [
             (
-                "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not s"
-                "hown): give the name of the secret config key that holds it, not its content (set with p"
-                "ulumi config set --secret arbor:<key>)"
+                "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not "
+                "shown): give the name of the secret config key that holds it, not its content (set with "
+                "pulumi config set --secret arbor:<key>)"
             ),
         ],
     ),
@@ -314,9 +314,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].cloudCredentialsSecret", AWS_SECRET),
         [
             (
-                "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not s"
-                "hown): give the name of the secret config key that holds it, not its content (set with p"
-                "ulumi config set --secret arbor:<key>)"
+                "landscape.shoots[0].cloudCredentialsSecret: looks like a kubeconfig or credential (not "
+                "shown): give the name of the secret config key that holds it, not its content (set with "
+                "pulumi config set --secret arbor:<key>)"
             ),
         ],
     ),
@@ -332,9 +332,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].zones", ["local a"]),
         [
             (
-                "landscape.seeds[0].zones[0]: 'local a' cannot be the value of label topology.kubernetes."
-                "io/zone: at most 63 letters, digits, '-', '_' and '.', starting and ending with a letter"
-                " or digit"
+                "landscape.seeds[0].zones[0]: 'local a' cannot be the value of label "
+                "topology.kubernetes.io/zone: at most 63 letters, digits, '-', '_' and '.', starting and "
+                "ending with a letter or digit"
             ),
         ],
     ),
@@ -343,9 +343,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[1].workers[0].machine", {"type": "t" * 64, "image": {"name": "i", "version": "1"}}),
         [
             (
-                "landscape.shoots[1].workers[0].machine.type: a value of 64 characters cannot be the valu"
-                "e of label node.kubernetes.io/instance-type: at most 63 letters, digits, '-', '_' and '."
-                "', starting and ending with a letter or digit"
+                "landscape.shoots[1].workers[0].machine.type: a value of 64 characters cannot be the "
+                "value of label node.kubernetes.io/instance-type: at most 63 letters, digits, '-', '_' "
+                "and '.', starting and ending with a letter or digit"
             ),
         ],
     ),
@@ -354,9 +354,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[1].workers[0].machine", {"type": "t", "image": {"name": "i", "version": "1 beta"}}),
         [
             (
-                "landscape.shoots[1].workers[0].machine.image.version: '1 beta' cannot be the value of la"
-                "bel operatingSystemVersion: at most 63 letters, digits, '-', '_' and '.', starting and e"
-                "nding with a letter or digit"
+                "landscape.shoots[1].workers[0].machine.image.version: '1 beta' cannot be the value of "
+                "label operatingSystemVersion: at most 63 letters, digits, '-', '_' and '.', starting "
+                "and ending with a letter or digit"
             ),
         ],
     ),
@@ -365,8 +365,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].cri", {"registryMirrors": {"": "https://m"}}),
         [
             (
-                "landscape.shoots[0].workers[0].cri: registryMirrors: '': 'https://m' must map a registry"
-                " host to an https URL"
+                "landscape.shoots[0].workers[0].cri: registryMirrors: '': 'https://m' must map a "
+                "registry host to an https URL"
             ),
         ],
     ),
@@ -376,8 +376,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             "landscape.shoots[0].project: project 'dev' is not defined in landscape.garden.projects",
             (
-                "landscape.garden.projects[0].name: 'development' has 11 characters, more than 10 (Garden"
-                "er's limit for project names, which name namespaces and technical IDs): shorten it"
+                "landscape.garden.projects[0].name: 'development' has 11 characters, more than 10 "
+                "(Gardener's limit for project names, which name namespaces and technical IDs): shorten "
+                "it"
             ),
         ],
     ),
@@ -387,8 +388,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         [
             "landscape.shoots[0].project: project 'dev' is not defined in landscape.garden.projects",
             (
-                "landscape.garden.projects[0].name: 'd--v' has '--', which separates the parts of technic"
-                "al IDs (shoot--<project>--<shoot>): use single hyphens"
+                "landscape.garden.projects[0].name: 'd--v' has '--', which separates the parts of "
+                "technical IDs (shoot--<project>--<shoot>): use single hyphens"
             ),
         ],
     ),
@@ -397,8 +398,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].name", "w--b"),
         [
             (
-                "landscape.shoots[0].name: 'w--b' has '--', which separates the parts of technical IDs (s"
-                "hoot--<project>--<shoot>): use single hyphens"
+                "landscape.shoots[0].name: 'w--b' has '--', which separates the parts of technical IDs "
+                "(shoot--<project>--<shoot>): use single hyphens"
             ),
         ],
     ),
@@ -407,9 +408,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].name", "s" * 19),
         [
             (
-                "landscape.shoots[0].name: project 'dev' and shoot 'sssssssssssssssssss' have 22 characte"
-                "rs together, more than 21 (Gardener's limit, so the technical ID fits every name and lab"
-                "el made from it): shorten one"
+                "landscape.shoots[0].name: project 'dev' and shoot 'sssssssssssssssssss' have 22 "
+                "characters together, more than 21 (Gardener's limit, so the technical ID fits every "
+                "name and label made from it): shorten one"
             ),
         ],
     ),
@@ -418,8 +419,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         two_shoots(("a-b", "c"), ("a", "b-c")),
         [
             (
-                "landscape.shoots[1].name: 'b-c' in project 'a' gives resource and cluster name 'shoot-a-"
-                "b-c', the same as shoots[0] ('c' in project 'a-b'); rename one"
+                "landscape.shoots[1].name: 'b-c' in project 'a' gives resource and cluster name "
+                "'shoot-a-b-c', the same as shoots[0] ('c' in project 'a-b'); rename one"
             ),
         ],
     ),
@@ -428,16 +429,16 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         two_shoots(("dev", "a--b"), ("dev--a", "b")),
         [
             (
-                "landscape.garden.projects[1].name: 'dev--a' has '--', which separates the parts of techn"
-                "ical IDs (shoot--<project>--<shoot>): use single hyphens"
+                "landscape.garden.projects[1].name: 'dev--a' has '--', which separates the parts of "
+                "technical IDs (shoot--<project>--<shoot>): use single hyphens"
             ),
             (
-                "landscape.shoots[0].name: 'a--b' has '--', which separates the parts of technical IDs (s"
-                "hoot--<project>--<shoot>): use single hyphens"
+                "landscape.shoots[0].name: 'a--b' has '--', which separates the parts of technical IDs "
+                "(shoot--<project>--<shoot>): use single hyphens"
             ),
             (
-                "landscape.shoots[1].name: 'b' in project 'dev--a' gives namespace 'shoot--dev--a--b', th"
-                "e same as shoots[0] ('a--b' in project 'dev'); rename one"
+                "landscape.shoots[1].name: 'b' in project 'dev--a' gives namespace 'shoot--dev--a--b', "
+                "the same as shoots[0] ('a--b' in project 'dev'); rename one"
             ),
         ],
     ),
@@ -460,8 +461,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].kubelet", {"kubeReserved": {"cpus": "100m"}}),
         [
             (
-                "landscape.shoots[0].workers[0].kubelet.kubeReserved: 'cpus' is not one of kubelet's sett"
-                "ings here; did you mean 'cpu'?"
+                "landscape.shoots[0].workers[0].kubelet.kubeReserved: 'cpus' is not one of kubelet's "
+                "settings here; did you mean 'cpu'?"
             ),
         ],
     ),
@@ -470,8 +471,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].kubelet", {"kubeReserved": {"memory": "1 GB"}}),
         [
             (
-                "landscape.shoots[0].workers[0].kubelet.kubeReserved: memory: '1 GB' is not a quantity li"
-                "ke 100m, 1Gi or 1000"
+                "landscape.shoots[0].workers[0].kubelet.kubeReserved: memory: '1 GB' is not a quantity "
+                "like 100m, 1Gi or 1000"
             ),
         ],
     ),
@@ -480,8 +481,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].kubelet", {"evictionHard": {"disk.available": "10%"}}),
         [
             (
-                "landscape.shoots[0].workers[0].kubelet.evictionHard: 'disk.available' is not one of kube"
-                "let's settings here; did you mean 'nodefs.available'?"
+                "landscape.shoots[0].workers[0].kubelet.evictionHard: 'disk.available' is not one of "
+                "kubelet's settings here; did you mean 'nodefs.available'?"
             ),
         ],
     ),
@@ -500,8 +501,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].sysctls", {"swappiness": "1"}),
         [
             (
-                "landscape.shoots[0].workers[0].sysctls: 'swappiness' is not a kernel parameter name like"
-                " net.core.somaxconn"
+                "landscape.shoots[0].workers[0].sysctls: 'swappiness' is not a kernel parameter name "
+                "like net.core.somaxconn"
             ),
         ],
     ),
@@ -510,8 +511,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].cri", {"registryMirrors": {"..": "https://m"}}),
         [
             (
-                "landscape.shoots[0].workers[0].cri: registryMirrors: '..': 'https://m' must map a regist"
-                "ry host to an https URL"
+                "landscape.shoots[0].workers[0].cri: registryMirrors: '..': 'https://m' must map a "
+                "registry host to an https URL"
             ),
         ],
     ),
@@ -520,8 +521,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].workers[0].cri", {"registryMirrors": {"docker.io": 'https://m"x'}}),
         [
             (
-                "landscape.shoots[0].workers[0].cri: registryMirrors: 'docker.io': 'https://m\"x' must map"
-                " a registry host to an https URL"
+                "landscape.shoots[0].workers[0].cri: registryMirrors: 'docker.io': 'https://m\"x' must "
+                "map a registry host to an https URL"
             ),
         ],
     ),
@@ -530,9 +531,9 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].zones", ["local-a", 1.5]),
         [
             (
-                "landscape.seeds[0].zones[1]: must be a string, but YAML reads an unquoted 1.5 as a numbe"
-                'r: write the value in quotes, e.g. - "1.5" (unquoted, trailing zeros are lost: 1.30 read'
-                "s as 1.3)"
+                "landscape.seeds[0].zones[1]: must be a string, but YAML reads an unquoted 1.5 as a "
+                'number: write the value in quotes, e.g. - "1.5" (unquoted, trailing zeros are lost: '
+                "1.30 reads as 1.3)"
             ),
         ],
     ),
@@ -541,8 +542,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("shoots[0].name", 10**50),
         [
             (
-                "landscape.shoots[0].name: must be a string, but YAML reads an unquoted number as a numbe"
-                "r: write the value in quotes"
+                "landscape.shoots[0].name: must be a string, but YAML reads an unquoted number as a "
+                "number: write the value in quotes"
             ),
         ],
     ),
@@ -551,8 +552,8 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         changed("seeds[0].region", "europe west1"),
         [
             (
-                "landscape.seeds[0].region: 'europe west1' is not a region name (lower-case letters, digi"
-                "ts and '-', e.g. europe-west1 or eu-central-1)"
+                "landscape.seeds[0].region: 'europe west1' is not a region name (lower-case letters, "
+                "digits and '-', e.g. europe-west1 or eu-central-1)"
             ),
         ],
     ),
