@@ -19,10 +19,16 @@ from typing import Any
 from components.checks.landscape import cross_checks
 from components.checks.previous import (
     credential_outputs,
+    deletion_notices,
     encryption_changes,
     encryption_outputs,
     network_changes,
     network_outputs,
+    removed_seeds,
+    removed_shoots,
+    seed_outputs,
+    shoot_changes,
+    shoot_outputs,
 )
 from components.checks.support import unsupported
 from components.checks.workers import user_data_problems, worker_problems
@@ -42,6 +48,9 @@ PLAN_CHECKS: tuple[PlanCheck, ...] = (unsupported, user_data_problems, worker_pr
 PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (
     ("networks", network_changes),
     ("encryption", encryption_changes),
+    ("shoots", shoot_changes),
+    ("shoots", removed_shoots),
+    ("seeds", removed_seeds),
 )
 
 
@@ -97,14 +106,17 @@ def records(plan: LandscapePlan) -> dict[str, Any]:
         "networks": network_outputs(plan),
         "encryption": encryption_outputs(plan),
         "credentials": credential_outputs(plan),
+        "shoots": shoot_outputs(plan),
+        "seeds": seed_outputs(plan),
     }
 
 
 def notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """What an allowed change replaces and restarts (rotations), as the preview says it."""
+    """What an allowed change replaces and restarts (rotations) or deletes (confirmed deletions), for the preview."""
     rotated = previous.get("credentials") or {}
-    return [
+    rotations = [
         message
         for key, counters in credential_outputs(plan).items()
         if key in rotated and (message := rotation_message(key, rotated[key], counters))
     ]
+    return rotations + deletion_notices(plan, previous)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.kinds import KeyRotation
-from components.plan.values import EncryptionValues, LandscapePlan
+from components.plan.values import EncryptionValues, LandscapePlan, ShootValues
 from components.spec import cidrs
 
 
@@ -98,4 +98,184 @@ def encryption_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list
             )
             continue
         lines += change_problems(path, before, values)
+    return lines
+
+
+# --- what each shoot is, where it runs, and what may be deleted
+
+HOSTED, SELF_HOSTED = "hosted", "self-hosted"
+# What the deletion of a shoot or seed destroys, as a refusal and a notice say it.
+SHOOT_DATA = "its cluster, etcd data, CAs, keys and admin credentials"
+SEED_DATA = "its cluster and the control planes of the shoots it hosted"
+
+
+def _hosting(shoot: ShootValues) -> str:
+    """`self-hosted` or `hosted`, as the record keeps it."""
+    return SELF_HOSTED if shoot.self_hosted else HOSTED
+
+
+def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, str]]:
+    """Each shoot's Kubernetes version, hosting mode and seed by `<project>/<name>` (stack output `shoots`)."""
+    return {
+        f"{s.project}/{s.name}": {
+            "kubernetesVersion": s.kubernetes_version,
+            "hosting": _hosting(s),
+            **({"seed": s.seed} if s.seed else {}),
+        }
+        for s in plan.shoots
+    }
+
+
+def seed_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
+    """Each seed's hosted shoots (`<project>/<name>`) and its own families and ranges (stack output `seeds`)."""
+    hosted = {s.name: [f"{sh.project}/{sh.name}" for sh in plan.shoots if sh.seed == s.name] for s in plan.seeds}
+    return {
+        s.name: {
+            "shoots": hosted[s.name],
+            "ipFamilies": list(s.ip_families),
+            **{kind: list(s.networks.get(kind, ())) for kind in cidrs.RANGES},
+        }
+        for s in plan.seeds
+    }
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    """`1.34.4` -> (1, 34, 4); a recorded version that is not one reads as (0, 0, 0), older than any."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        return (0, 0, 0)
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def version_change(path: str, before: str, after: str) -> list[str]:
+    """A control plane's version change the previous version does not allow: a downgrade or a skipped minor."""
+    old, new = _release(before), _release(after)
+    if old == (0, 0, 0):
+        return []
+    if new < old:
+        return [
+            f"{path}: {before} -> {after} is a downgrade; Kubernetes does not support downgrading a control plane "
+            f"(etcd data is written by the newer version): keep {before} or set a later version"
+        ]
+    if new[:1] == old[:1] and new[1] > old[1] + 1:
+        step = f"{old[0]}.{old[1] + 1}"
+        return [
+            f"{path}: {before} -> {after} skips a minor; a control plane updates one minor at a time, as Gardener "
+            f"allows: set {step}.x, run up, then {after}"
+        ]
+    return []
+
+
+def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """A hosting-mode or seed change of one shoot, which would rebuild its control plane with an empty etcd."""
+    at = f"landscape.shoots[{i}]"
+    old_hosting, old_seed = before.get("hosting"), before.get("seed")
+    if old_hosting in (HOSTED, SELF_HOSTED) and old_hosting != _hosting(shoot):
+        where = f"hosted on seed {old_seed}" if old_seed else old_hosting
+        field = "selfHosted" if shoot.self_hosted else "seed"
+        return [
+            f"{at}.{field}: cannot change from {where} to {_hosting(shoot)}: the control plane would be rebuilt "
+            f"with an empty etcd; keep it {old_hosting}, or create a new shoot and move the workloads"
+        ]
+    if old_seed and shoot.seed and old_seed != shoot.seed:
+        return [
+            f"{at}.seed: {old_seed} -> {shoot.seed} would rebuild the control plane on the new seed with an empty "
+            f"etcd; arbor has no control-plane migration yet (it comes with etcd backups): keep seed {old_seed}"
+        ]
+    return []
+
+
+def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Version, hosting and seed changes the previous update's outputs (`shoot_outputs`) do not allow."""
+    lines = []
+    for i, shoot in enumerate(plan.shoots):
+        before = previous.get(f"{shoot.project}/{shoot.name}")
+        if not isinstance(before, Mapping):
+            continue
+        if isinstance(old := before.get("kubernetesVersion"), str):
+            lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
+        lines += _placement(i, shoot, before)
+    return lines
+
+
+def _confirm(kind: str, name: str) -> str:
+    """The YAML that confirms a deletion, as a refusal tells it."""
+    return f"to delete it, add to the landscape `confirmDeletion: {{{kind}: [{name}]}}`"
+
+
+def removed_shoots(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Shoots of the previous update (`shoot_outputs`) gone from the spec unconfirmed; confirmations still in it.
+
+    A confirmation of a shoot still in the spec is refused: left there, it would delete the shoot the day it is
+    removed by mistake.
+    """
+    current = [f"{s.project}/{s.name}" for s in plan.shoots]
+    confirmed = plan.deletions.shoots
+    lines = [
+        f"landscape.shoots: {key} was removed; deleting it destroys {SHOOT_DATA}: put it back, or "
+        + _confirm("shoots", key)
+        for key in previous
+        if key not in current and key not in confirmed
+    ]
+    lines += [
+        f"landscape.confirmDeletion.shoots[{i}]: {key} is still in landscape.shoots[{current.index(key)}]; "
+        "remove this confirmation, or the shoot too to delete it"
+        for i, key in enumerate(confirmed)
+        if key in current
+    ]
+    return lines
+
+
+def removed_seeds(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Seeds that hosted shoots (`seed_outputs`) gone from the spec unconfirmed; confirmations still in it.
+
+    Also a seed's ranges, immutable once set as in Gardener's seed validation.
+    """
+    current = [s.name for s in plan.seeds]
+    confirmed = plan.deletions.seeds
+    lines = []
+    for name, before in previous.items():
+        if not isinstance(before, Mapping) or name in current:
+            continue
+        if (hosted := list(before.get("shoots") or [])) and name not in confirmed:
+            lines.append(
+                f"landscape.seeds: {name} was removed while it hosted {', '.join(hosted)}; deleting it destroys "
+                f"{SEED_DATA}: put it back, or {_confirm('seeds', name)}"
+            )
+    lines += [
+        f"landscape.confirmDeletion.seeds[{i}]: {name} is still in landscape.seeds[{current.index(name)}]; "
+        "remove this confirmation, or the seed too to delete it"
+        for i, name in enumerate(confirmed)
+        if name in current
+    ]
+    return lines + _seed_network_changes(plan, previous)
+
+
+def _seed_network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """A seed's families and set ranges against the previous update's (its shoots' routes and nodes use them)."""
+    lines = []
+    for i, seed in enumerate(plan.seeds):
+        before = previous.get(seed.name)
+        if not isinstance(before, Mapping) or "ipFamilies" not in before:
+            continue
+        old = cidrs.Networks(tuple(before["ipFamilies"]), {k: tuple(before.get(k) or ()) for k in cidrs.RANGES})
+        new = cidrs.Networks(seed.ip_families, {k: tuple(seed.networks.get(k, ())) for k in cidrs.RANGES})
+        lines += cidrs.check_change(f"landscape.seeds[{i}].networks", old, new, seed.cluster.provider.value)
+    return lines
+
+
+def deletion_notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """What a confirmed deletion deletes, and confirmations with nothing left to delete (to be removed)."""
+    lines = []
+    kinds = (("shoots", plan.deletions.shoots, SHOOT_DATA), ("seeds", plan.deletions.seeds, SEED_DATA))
+    for kind, confirmed, data in kinds:
+        if kind not in previous:
+            continue  # a stack recorded before these outputs: nothing known to compare with
+        recorded = previous[kind] or {}
+        for i, name in enumerate(confirmed):
+            at = f"landscape.confirmDeletion.{kind}[{i}]"
+            if name in recorded:
+                lines.append(f"{at}: this update deletes {name} and {data}")
+            else:
+                lines.append(f"{at}: {name} is not in the previous update, nothing to delete; remove this line")
     return lines

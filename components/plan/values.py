@@ -159,12 +159,21 @@ class ShootValues:
 
 
 @dataclass(frozen=True)
+class DeletionValues:
+    """What the spec confirms this update may delete: shoots by `<project>/<name>`, seeds by name."""
+
+    shoots: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LandscapePlan:
     """Values of every component of a landscape, in flow order."""
 
     garden: GardenValues
     seeds: tuple[SeedValues, ...]
     shoots: tuple[ShootValues, ...] = ()
+    deletions: DeletionValues = field(default_factory=DeletionValues)
 
 
 @dataclass(frozen=True)
