@@ -29,6 +29,7 @@ from components.checks.previous import (
     seed_outputs,
     shoot_changes,
     shoot_outputs,
+    with_rotations,
 )
 from components.checks.support import unsupported
 from components.checks.workers import user_data_problems, worker_problems
@@ -97,7 +98,7 @@ def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) ->
     deployed = previous()
     if lines := [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]:
         raise RefusalError("refused change (compared with the stack's previous update)", lines)
-    return Checked(plan, notices(plan, deployed))
+    return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed))
 
 
 def records(plan: LandscapePlan) -> dict[str, Any]:

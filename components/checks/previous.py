@@ -8,11 +8,13 @@ preview says what it replaces and restarts (`notices`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from components.kinds import KeyRotation
 from components.plan.values import EncryptionValues, LandscapePlan, ShootValues
+from components.render.pki import rotation_plan
 from components.spec import cidrs
 
 
@@ -30,6 +32,18 @@ def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
 def credential_outputs(plan: LandscapePlan) -> dict[str, dict[str, int]]:
     """Each shoot's rotation counters by `<project>/<name>`: the stack output a rotation is planned against."""
     return {f"{s.project}/{s.name}": dict(s.credentials.rotation) for s in plan.shoots}
+
+
+def with_rotations(plan: LandscapePlan, previous: Mapping[str, Any]) -> LandscapePlan:
+    """The plan with each shoot's credentials that its rotation counters replace, against `credential_outputs`."""
+    shoots = []
+    for s in plan.shoots:
+        before = previous.get(f"{s.project}/{s.name}")
+        if isinstance(before, Mapping):
+            replacing = tuple(rotation_plan(before, s.credentials.rotation))
+            s = dataclasses.replace(s, credentials=dataclasses.replace(s.credentials, replacing=replacing))
+        shoots.append(s)
+    return dataclasses.replace(plan, shoots=tuple(shoots))
 
 
 def network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
