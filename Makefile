@@ -26,18 +26,21 @@ state: tools ## the file state backend and the local stack
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
 up: setup ## converge the local landscape and print how to reach it
+	@$(ENV) .venv/bin/python hack/deletions.py $(STACK)
 	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
 	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
 
-down: ## destroy the local landscape; no cluster or process is left behind
+down: ## destroy the local landscape, protected clusters and keys included; no cluster or process is left
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
-	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
+	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress --ignore-protect; fi
 	@hack/local-down.sh
 
 preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
 	@mkdir -p out
-	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || \
+	@$(ENV) flags=$$(.venv/bin/python hack/deletions.py $(STACK) --preview-flags) && \
+	  pulumi preview --stack $(STACK) --json --refresh $$flags > out/preview.json || \
 	  { .venv/bin/python hack/preview_summary.py out/preview.json --errors; exit 1; }
+	@$(ENV) .venv/bin/python hack/deletions.py $(STACK) --verify out/preview.json
 	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json $(STACK) > out/preview.md
 	@cat out/preview.md
 
