@@ -50,9 +50,11 @@ def refused_preview(stack: Stack) -> str:
     """The output of a preview that must fail before any step."""
     proc = stack.run("preview", "--json", check=False)
     assert proc.returncode != 0
-    steps = json.loads(proc.stdout).get("steps") or []
+    preview = json.loads(proc.stdout)
+    steps = preview.get("steps") or []
     assert [s["op"] for s in steps if s["op"] != "same" and "Stack" not in s["urn"]] == []
-    return proc.stdout + proc.stderr
+    # The diagnostics as written (the JSON on stdout escapes `>`).
+    return "\n".join(str(d.get("message", "")) for d in preview.get("diagnostics") or []) + proc.stderr
 
 
 def names(stack: Stack, protected: bool = False) -> set[str]:
