@@ -128,11 +128,12 @@ def _hosting(shoot: ShootValues) -> str:
     return SELF_HOSTED if shoot.self_hosted else HOSTED
 
 
-def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, str]]:
-    """Each shoot's Kubernetes version, hosting mode and seed by `<project>/<name>` (stack output `shoots`)."""
+def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
+    """Each shoot's Kubernetes version and its pools', hosting mode and seed by `<project>/<name>` (output `shoots`)."""
     return {
         f"{s.project}/{s.name}": {
             "kubernetesVersion": s.kubernetes_version,
+            "workers": {p.name: p.kubernetes_version for p in s.workers},
             "hosting": _hosting(s),
             **({"seed": s.seed} if s.seed else {}),
         }
@@ -161,23 +162,41 @@ def _release(version: str) -> tuple[int, int, int]:
     return int(parts[0]), int(parts[1]), int(parts[2])
 
 
-def version_change(path: str, before: str, after: str) -> list[str]:
-    """A control plane's version change the previous version does not allow: a downgrade or a skipped minor."""
+# Why a downgrade is refused, for a control plane and for a worker pool.
+CONTROL_PLANE_DOWNGRADE = (
+    "Kubernetes does not support downgrading a control plane (etcd data is written by the newer version)"
+)
+POOL_DOWNGRADE = "Kubernetes does not support downgrading a kubelet (its node's state is written by the newer version)"
+
+
+def version_change(path: str, before: str, after: str, why: str = CONTROL_PLANE_DOWNGRADE) -> list[str]:
+    """A control plane's version change the previous version does not allow: a downgrade or a skipped minor.
+
+    A worker pool (`why` = POOL_DOWNGRADE) may skip minors: a new minor replaces its machines.
+    """
     old, new = _release(before), _release(after)
     if old == (0, 0, 0):
         return []
     if new < old:
-        return [
-            f"{path}: {before} -> {after} is a downgrade; Kubernetes does not support downgrading a control plane "
-            f"(etcd data is written by the newer version): keep {before} or set a later version"
-        ]
-    if new[:1] == old[:1] and new[1] > old[1] + 1:
+        return [f"{path}: {before} -> {after} is a downgrade; {why}: keep {before} or set a later version"]
+    if why == CONTROL_PLANE_DOWNGRADE and new[:1] == old[:1] and new[1] > old[1] + 1:
         step = f"{old[0]}.{old[1] + 1}"
         return [
             f"{path}: {before} -> {after} skips a minor; a control plane updates one minor at a time, as Gardener "
             f"allows: set {step}.x, run up, then {after}"
         ]
     return []
+
+
+def _pool_versions(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """Downgrades of pools that set their own version (the control plane's line covers the others)."""
+    lines = []
+    for j, pool in enumerate(shoot.workers):
+        old = before.get(pool.name) if isinstance(before, Mapping) else None
+        if isinstance(old, str) and pool.kubernetes_version != shoot.kubernetes_version:
+            path = f"landscape.shoots[{i}].workers[{j}].kubernetesVersion"
+            lines += version_change(path, old, pool.kubernetes_version, POOL_DOWNGRADE)
+    return lines
 
 
 def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
@@ -208,6 +227,7 @@ def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]
             continue
         if isinstance(old := before.get("kubernetesVersion"), str):
             lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
+        lines += _pool_versions(i, shoot, before.get("workers") or {})
         lines += _placement(i, shoot, before)
     return lines
 

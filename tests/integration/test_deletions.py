@@ -8,7 +8,10 @@ downgrade and an unconfirmed removal fail the preview with their line; with `con
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,6 +47,12 @@ def stack() -> Iterator[Stack]:
         yield stack
     finally:
         remove_stack(stack)
+
+
+def hack_deletions(stack: Stack, *args: str) -> str:
+    """hack/deletions.py on the stack, as `make preview` runs it; its output."""
+    cmd = [sys.executable, str(ROOT / "hack" / "deletions.py"), stack.name, *args]
+    return subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def refused_preview(stack: Stack) -> str:
@@ -84,7 +93,7 @@ def test_a_downgrade_is_refused(stack: Stack) -> None:
     )
 
 
-def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it(stack: Stack) -> None:
+def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it(stack: Stack, tmp_path: Path) -> None:
     """GIVEN dev/web removed WHEN previewed THEN refused with how to confirm; WHEN confirmed THEN `up` deletes it."""
     stack.set_config({"arbor:landscape": landscape(shoots=[DB])})
     out = refused_preview(stack)
@@ -93,6 +102,14 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it(stack:
     assert "arbor-shoot-dev-web-cluster" in names(stack)
 
     stack.set_config({"arbor:landscape": landscape(shoots=[DB], confirmDeletion={"shoots": ["dev/web"]})})
+    # As `make preview`: the confirmed deletion is previewed, and nothing else protected is deleted or replaced.
+    assert hack_deletions(stack, "--preview-flags") == "--ignore-protect"
+    preview = stack.run("preview", "--json", "--ignore-protect")
+    deleted = {s["urn"].rsplit("::", 1)[-1] for s in json.loads(preview.stdout)["steps"] if s["op"] == "delete"}
+    assert {"arbor-shoot-dev-web-cluster", "arbor-shoot-dev-web-pki-ca"} <= deleted
+    assert not {n for n in deleted if not n.startswith("arbor-shoot-dev-web")}
+    (tmp_path / "preview.json").write_text(preview.stdout)
+    assert hack_deletions(stack, "--verify", str(tmp_path / "preview.json")) == ""
     stack.make_up()
     assert not {n for n in names(stack) if n.startswith("arbor-shoot-dev-web")}
     assert not cluster_dir(f"{stack.name}-shoot-dev-web").exists()

@@ -86,6 +86,28 @@ CASES = [
         ],
     ),
     (
+        "pool downgrade",
+        changed("shoots.0.workers.0.kubernetesVersion", "1.33.1"),
+        deployed(changed("shoots.0.workers.0.kubernetesVersion", "1.33.2")),
+        [
+            f"{WEB}.workers[0].kubernetesVersion: 1.33.2 -> 1.33.1 is a downgrade; Kubernetes does not support "
+            "downgrading a kubelet (its node's state is written by the newer version): keep 1.33.2 or set a later "
+            "version"
+        ],
+    ),
+    (
+        "pool minor skip (its machines are replaced)",
+        changed("shoots.0.workers.0.kubernetesVersion", "1.34.1"),
+        deployed(changed("shoots.0.workers.0.kubernetesVersion", "1.32.9")),
+        [],
+    ),
+    (
+        "pool following its control plane",
+        changed("shoots.0.workers.0.kubernetesVersion", "1.34.4"),
+        deployed(changed("shoots.0.workers.0.kubernetesVersion", "1.33.2")),
+        [],
+    ),
+    (
         "seed change",
         moved(second_seed(), 0, seed="local-1"),
         deployed(second_seed()),
@@ -196,9 +218,19 @@ def test_records_hold_version_hosting_and_seed() -> None:
     """GIVEN the base landscape WHEN recorded THEN each shoot's version, hosting and seed, each seed's shoots."""
     records = deployed()
     assert records["shoots"] == {
-        "dev/web": {"kubernetesVersion": "1.34.4", "hosting": "hosted", "seed": "local-1"},
-        "ops/db": {"kubernetesVersion": "1.33.6", "hosting": "hosted", "seed": "local-1"},
-        "ops/root": {"kubernetesVersion": "1.34.4", "hosting": "self-hosted"},
+        "dev/web": {
+            "kubernetesVersion": "1.34.4",
+            "workers": {"pool-a": "1.34.4"},
+            "hosting": "hosted",
+            "seed": "local-1",
+        },
+        "ops/db": {
+            "kubernetesVersion": "1.33.6",
+            "workers": {"pool-a": "1.33.6"},
+            "hosting": "hosted",
+            "seed": "local-1",
+        },
+        "ops/root": {"kubernetesVersion": "1.34.4", "workers": {"cp": "1.34.4"}, "hosting": "self-hosted"},
     }
     assert records["seeds"]["local-1"]["shoots"] == ["dev/web", "ops/db"]
     assert set(records) == {"networks", "encryption", "credentials", "shoots", "seeds"}
