@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field, ValidationError, field_validator, mo
 from components.kinds import IPFamily, MemberKind, ProviderType, Role
 from components.spec import cidrs
 from components.spec.fields import (
+    DNS_LABEL,
     DnsLabel,
     Model,
     Ranges,
@@ -148,12 +149,36 @@ class SeedSpec(Model):
         return value
 
 
+def _shoot_key(value: str) -> str:
+    """A shoot named as `<project>/<name>`, both DNS-1123 labels."""
+    project, _, name = value.partition("/")
+    if not (DNS_LABEL.fullmatch(project) and DNS_LABEL.fullmatch(name)):
+        raise ValueError(f"'{value}' is not a shoot as <project>/<name> (for example dev/web)")
+    return value
+
+
+class DeletionConfirmation(Model):
+    """What an update may delete, as Gardener's `confirmation.gardener.cloud/deletion` annotation confirms it.
+
+    A shoot, or a seed that hosts shoots, removed from the spec is deleted with its clusters and data only when it
+    is named here; the checks refuse a name still in the spec (components/checks/previous.py).
+    """
+
+    shoots: Annotated[list[Annotated[str, AfterValidator(_shoot_key)]], AfterValidator(unique)] = Field(
+        default_factory=list, description="Removed shoots to delete, as <project>/<name>."
+    )
+    seeds: Annotated[list[DnsLabel], AfterValidator(unique)] = Field(
+        default_factory=list, description="Removed seeds to delete, with the control planes they hosted."
+    )
+
+
 class LandscapeSpec(Model):
     """A whole landscape: one garden, its seeds and its shoots."""
 
     garden: GardenSpec
     seeds: list[SeedSpec] = Field(default_factory=list)
     shoots: list[ShootSpec] = Field(default_factory=list)
+    confirm_deletion: DeletionConfirmation = Field(default_factory=DeletionConfirmation, alias="confirmDeletion")
 
 
 def parse_fields(raw: object) -> LandscapeSpec:

@@ -10,6 +10,7 @@ import pulumi
 from components.checks import parse_landscape
 from components.layers.landscape import Landscape
 from components.plan.planner import plan_landscape
+from components.plan.values import LandscapePlan
 from components.providers.local import LocalProvider, LocalSettings
 
 OUTPUTS: dict[str, dict[str, Any]] = {
@@ -88,8 +89,8 @@ class Built:
         return seen
 
 
-def build(raw: dict[str, Any]) -> Built:
-    """The Landscape of a raw spec on the local provider, for the stack `local`."""
+def build(raw: dict[str, Any], plan: LandscapePlan | None = None) -> Built:
+    """The Landscape of a raw spec (or of a plan made from one) on the local provider, for the stack `local`."""
     built = Built(landscape=None)  # type: ignore[arg-type]
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
@@ -107,7 +108,7 @@ def build(raw: dict[str, Any]) -> Built:
     settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
     built.landscape = Landscape(
         "arbor",
-        plan_landscape(parse_landscape(raw), "local"),
+        plan or plan_landscape(parse_landscape(raw), "local"),
         lambda _: LocalProvider(settings),
         pulumi.ResourceOptions(transformations=[record]),
     )
