@@ -25,13 +25,14 @@ state: tools ## the file state backend and the local stack
 	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
-up: setup ## converge the local landscape and print how to reach it
+up: setup ## converge the local landscape and print how to reach it (after clearing what a killed run left)
+	@$(ENV) .venv/bin/python hack/recover.py $(STACK)
 	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
 	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
 
 down: ## destroy the local landscape; no cluster or process is left behind
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
-	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
+	  .venv/bin/python hack/recover.py $(STACK) && pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
 	@hack/local-down.sh
 
 preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
