@@ -4,7 +4,8 @@ Three leftovers block or leak after such a run, and each is cleared only when it
 - the file backend's lock (`.pulumi/locks/<org>/<project>/<stack>/<id>.json`, which records pid, host and time):
   removed when its holder, on this host, is gone or is no longer a `pulumi` process started before the lock;
 - the run's language host, program, provider plugins and dynamic providers, which outlive the engine: stopped
-  when they belong to this clone and no live `pulumi` is among their ancestors (never a local cluster's process);
+  when they belong to this clone and no live `pulumi` is among their ancestors (never a local cluster's process),
+  after the tools they started (a kwokctl making a cluster) have finished, so no cluster is left half-made;
 - pending CREATE operations in the checkpoint, which the engine keeps until someone decides: dropped, since
   every arbor resource's create adopts what a killed run made (the refresh and `up` that follow do the rest).
   Pending updates and deletes need nothing: `up --refresh` reads the resources and the engine drops them.
@@ -37,6 +38,8 @@ DYNAMIC_PROVIDER = ("-m", "pulumi.dynamic")
 # A lock's timestamp and its holder's start time come from different clocks' roundings: allow this much.
 START_SLACK_S = 2.0
 STOP_GRACE_S = 3.0
+# How long a tool the killed run started (a kwokctl creating a cluster) may take to finish: kwokctl's wait and more.
+FINISH_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -270,12 +273,30 @@ def clear_pending_creates(backend: Path, project: str, stack: str) -> None:
         print(f"recover: dropped the pending create of {urn.rsplit('::', 1)[-1]} (this `up` creates or adopts it)")
 
 
+def let_tools_finish(root: str, timeout_s: float = FINISH_S) -> list[Proc]:
+    """Waits until the tools the killed run started (kwokctl, kubectl) have ended, at most `timeout_s`.
+
+    Stopped half-way, a `kwokctl create` leaves a cluster that cannot start; its parent still reads its output (a
+    Go program writing to a closed pipe dies), so the engine children are stopped only after this.
+    """
+    waited: dict[int, Proc] = {}
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        tools = [p for p in orphans(process_table(), root) if not is_engine_child(p)]
+        if not tools:
+            break
+        waited.update({p.pid: p for p in tools if p.pid not in waited})
+        time.sleep(0.2)
+    return list(waited.values())
+
+
 def main() -> None:
     """Stops orphans, removes stale locks, then (no live run left) drops pending creates."""
     stack = sys.argv[1]
     root = str(Path(__file__).resolve().parents[1])
-    procs = process_table()
-    for proc in stop(orphans(procs, root)):
+    for proc in let_tools_finish(root):
+        print(f"recover: let {label(proc)} (pid {proc.pid}) of a killed `pulumi` finish: {' '.join(proc.argv[1:4])}")
+    for proc in stop(orphans(process_table(), root)):
         print(f"recover: stopped {label(proc)} (pid {proc.pid}), left running by a killed `pulumi`")
     backend = backend_dir()
     if backend is None:
