@@ -52,6 +52,10 @@ class KwokError(RuntimeError):
     """A kwokctl call or a cluster check that failed; the message says what to do."""
 
 
+class ClusterNotReadyError(RuntimeError):  # not a KwokError: no caller may answer it by deleting the cluster
+    """A cluster whose etcd holds data did not start; its files are kept and the message quotes its logs."""
+
+
 @dataclass(frozen=True)
 class Cluster:
     """One kwokctl cluster: its name and the work directory that holds its files and processes."""
@@ -175,14 +179,37 @@ def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -
         finally:
             config.unlink(missing_ok=True)
         # kwokctl ends well even when its wait ran out: say so now, with the logs, and keep the files.
-        wait_ready(cluster, timeout_s=CHECK_AGAIN_S)
+        try:
+            wait_ready(cluster, timeout_s=CHECK_AGAIN_S)
+        except KwokError:
+            waited = f"after `kwokctl create` waited {READY_TIMEOUT_S}s"
+            raise KwokError(f"cluster '{cluster.name}' is not ready {waited}{diagnosis(cluster)}") from None
+
+
+def holds_data(cluster: Cluster) -> bool:
+    """Whether the cluster's etcd has ever started (its member directory exists): deleting it would lose objects."""
+    return (cluster.dir / "etcd" / "member").is_dir()
 
 
 def start(cluster: Cluster) -> None:
-    """Starts the processes of an existing, stopped cluster and waits until it is ready."""
+    """Starts the processes of an existing, stopped cluster and waits until it is ready.
+
+    A cluster that never held data and does not start (a `kwokctl create` stopped half-way) fails with KwokError,
+    which its caller answers by making it anew. One whose etcd holds data fails with ClusterNotReadyError instead,
+    which no caller catches: the error names its logs, and its files stay for the user to look at.
+    """
     with _ports_lock(cluster.workdir):
-        _kwokctl(cluster, "start", "cluster")
-        wait_ready(cluster)
+        try:
+            _kwokctl(cluster, "start", "cluster")
+            wait_ready(cluster)
+        except KwokError as error:
+            if not holds_data(cluster):
+                raise
+            advice = (
+                f"\nits etcd data is kept: fix the cause and run `make up` again, or delete the cluster (`kwokctl "
+                f"delete cluster --name {cluster.name}`, its objects are lost) and `make up` makes it anew"
+            )
+            raise ClusterNotReadyError(f"{error}{advice}") from None
 
 
 def restart(cluster: Cluster) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from components.reconciler import kwokctl, ports
+from components.reconciler import ports
 
 LOW, HIGH = ports.PORT_FLOOR, 32768
 
@@ -87,25 +87,3 @@ def test_a_new_cluster_avoids_the_ports_its_siblings_record(tmp_path: Path) -> N
     second = ports.for_new_cluster(new)
     assert second is not None and first["etcdPort"] not in second.values()
     assert max(second.values()) < ports.ephemeral_start(ports.EPHEMERAL_RANGE.read_text())
-
-
-def test_a_cluster_that_is_not_ready_is_explained_by_its_logs(tmp_path: Path) -> None:
-    """GIVEN a cluster whose logs and pid files exist WHEN diagnosed THEN the error quotes their tails and its files."""
-    cluster = kwokctl.Cluster(name="c", workdir=str(tmp_path))
-    (cluster.dir / "logs").mkdir(parents=True)
-    (cluster.dir / "pids").mkdir()
-    (cluster.dir / "pids" / "etcd.pid").write_text("999999999")
-    lines = [f"line {i}" for i in range(30)]
-    (cluster.dir / "logs" / "kube-apiserver.log").write_text("\n".join(lines) + "\n")
-    (cluster.dir / "logs" / "etcd.log").write_text("bind: address already in use\n")
-    text = kwokctl.diagnosis(cluster)
-    assert f"its files stay in {cluster.dir}" in text and "not running: etcd" in text
-    assert "line 29" in text and f"line {29 - kwokctl.LOG_LINES}" not in text
-    assert "last lines of etcd.log:\n  bind: address already in use" in text
-    with pytest.raises(kwokctl.KwokError, match=r"(?s)is not ready after 0s.*address already in use"):
-        kwokctl.wait_ready(cluster, timeout_s=0)
-
-
-def test_a_cluster_without_files_is_not_said_to_keep_them(tmp_path: Path) -> None:
-    """GIVEN a cluster kwokctl removed after a failed create WHEN diagnosed THEN nothing is claimed about files."""
-    assert kwokctl.diagnosis(kwokctl.Cluster(name="gone", workdir=str(tmp_path))) == ""
