@@ -6,6 +6,9 @@ Three leftovers block or leak after such a run, and each is cleared only when it
 - the run's language host, program, provider plugins and dynamic providers, which outlive the engine: stopped
   when they belong to this clone and no live `pulumi` is among their ancestors (never a local cluster's process),
   after the tools they started (a kwokctl making a cluster) have finished, so no cluster is left half-made;
+- the state files a write cut short: the blob store truncates a checkpoint's `.attrs` sidecar before writing it, so a
+  kill there leaves it empty and every command fails (`failed to load checkpoint: EOF`); it is written again from
+  the (whole) checkpoint, and the store's unfinished `*.tmp` files of the stack are removed;
 - pending CREATE operations in the checkpoint, which the engine keeps until someone decides: dropped, since
   every arbor resource's create adopts what a killed run made (the refresh and `up` that follow do the rest).
   Pending updates and deletes need nothing: `up --refresh` reads the resources and the engine drops them.
@@ -16,8 +19,10 @@ Usage: python hack/recover.py <stack>
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -255,6 +260,45 @@ def clear_locks(backend: Path, project: str, stack: str, procs: Mapping[int, Pro
     return kept
 
 
+def attrs_for(data: bytes) -> str:
+    """The `.attrs` sidecar the file backend's blob store writes beside `data` (its content type and MD5)."""
+    md5 = base64.b64encode(hashlib.md5(data).digest()).decode()  # the store's checksum, not for security
+    fields = ("cache_control", "content_disposition", "content_encoding", "content_language")
+    attrs: dict[str, object] = {f"user.{f}": "" for f in fields}
+    attrs |= {"user.content_type": "text/plain; charset=utf-8", "user.metadata": None, "md5": md5}
+    return json.dumps(attrs, separators=(",", ":")) + "\n"
+
+
+def is_damaged(attrs_text: str) -> bool:
+    """Whether a `.attrs` sidecar cannot be read: the store truncates it before writing, so a kill leaves it empty."""
+    try:
+        return not isinstance(json.loads(attrs_text), dict)
+    except ValueError:
+        return True
+
+
+def repair_files(backend: Path, project: str, stack: str) -> None:
+    """Rewrites the stack's damaged `.attrs` sidecars and removes the temporary files of writes the kill cut short.
+
+    With an empty sidecar every later command fails with `failed to load checkpoint: EOF`; the checkpoint itself is
+    whole (the store renames it into place only after writing the sidecar).
+    """
+    own = list((backend / "stacks" / project).glob(f"{stack}.json*"))
+    for folder in (backend / "history" / project / stack, backend / "backups" / project / stack):
+        own += folder.glob("*")
+    for path in sorted(own):
+        if path.suffix == ".tmp":
+            path.unlink(missing_ok=True)
+            print(f"recover: removed {path.name}, a write of the killed `pulumi` that never finished")
+        elif path.suffix == ".attrs" and is_damaged(path.read_text(errors="replace")):
+            data = path.with_suffix("")
+            if data.is_file():
+                path.write_text(attrs_for(data.read_bytes()))
+            else:
+                path.unlink()
+            print(f"recover: repaired {path.name}, which the killed `pulumi` left unreadable")
+
+
 def clear_pending_creates(backend: Path, project: str, stack: str) -> None:
     """Drops pending CREATE operations through `pulumi stack export`/`import`, naming each one."""
     latest = checkpoint(backend, project, stack)
@@ -305,6 +349,7 @@ def main() -> None:
     project = names[0] if names else "arbor"
     if clear_locks(backend, project, stack, process_table()):
         raise SystemExit(1)
+    repair_files(backend, project, stack)
     clear_pending_creates(backend, project, stack)
 
 

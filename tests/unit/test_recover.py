@@ -177,3 +177,28 @@ def test_only_pending_creates_are_dropped() -> None:
     assert cleared["pending_operations"] == [op("updating", "b"), op("deleting", "c")]
     assert cleared["resources"] == [] and recover.pending_creates(cleared) == []
     assert recover.pending_creates({"resources": []}) == []
+
+
+@pytest.mark.parametrize(("text", "damaged"), [("", True), ('{"md5":', True), ("[]", True), ('{"md5": "x"}', False)])
+def test_a_sidecar_the_kill_cut_short_is_damaged(text: str, damaged: bool) -> None:
+    """GIVEN a `.attrs` sidecar (the store truncates it, then writes) WHEN judged THEN only a whole object is intact."""
+    assert recover.is_damaged(text) == damaged
+
+
+def test_damaged_sidecars_are_rewritten_and_unfinished_writes_removed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GIVEN an empty checkpoint sidecar and a temp file WHEN repaired THEN both are fixed, other stacks untouched."""
+    stacks = tmp_path / "stacks" / "arbor"
+    stacks.mkdir(parents=True)
+    (stacks / "it-1.json").write_text('{"version": 3}')
+    (stacks / "it-1.json.attrs").write_text("")
+    (stacks / "it-1.json.18eab6fdec0b902f.tmp").write_text('{"vers')
+    (stacks / "it-10.json.attrs").write_text("")  # another stack's: not ours to touch
+    recover.repair_files(tmp_path, "arbor", "it-1")
+    attrs = json.loads((stacks / "it-1.json.attrs").read_text())
+    assert attrs["md5"] == "yIZccQFoWD3MO8TNidxqIA==" and attrs["user.content_type"].startswith("text/plain")
+    assert attrs == json.loads(recover.attrs_for(b'{"version": 3}'))
+    assert sorted(p.name for p in stacks.iterdir()) == ["it-1.json", "it-1.json.attrs", "it-10.json.attrs"]
+    assert (stacks / "it-10.json.attrs").read_text() == ""
+    assert capsys.readouterr().out.count("recover: ") == 2
