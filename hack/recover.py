@@ -1,6 +1,6 @@
 """`make up`'s first step: clears what a killed `pulumi up` (kill -9, a crash, a lost terminal) left behind.
 
-Three leftovers block or leak after such a run, and each is cleared only when it provably belongs to no live run:
+Four leftovers block or leak after such a run, and each is cleared only when it provably belongs to no live run:
 - the file backend's lock (`.pulumi/locks/<org>/<project>/<stack>/<id>.json`, which records pid, host and time):
   removed when its holder, on this host, is gone or is no longer a `pulumi` process started before the lock;
 - the run's language host, program, provider plugins and dynamic providers, which outlive the engine: stopped
