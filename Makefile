@@ -32,7 +32,7 @@ up: setup ## converge the local landscape and print how to reach it (after clear
 
 down: ## destroy the local landscape; no cluster or process is left behind
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
-	  .venv/bin/python hack/recover.py $(STACK) && pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
+	  python3 hack/recover.py $(STACK) && pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
 	@hack/local-down.sh
 
 preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
