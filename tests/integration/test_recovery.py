@@ -1,9 +1,8 @@
 """Crash recovery: `pulumi up` killed with SIGKILL at five points of a first `up`; `make up`'s steps then converge.
 
 One stack goes through all kill points, each run resuming where the killed one stopped, so the test costs about
-one first `up` plus five restarts and two more `up`s: 3 min 56 s measured on the 2-core machine while other clones'
-tests kept its load average at 10 to 20 (`pytest tests/integration/test_recovery.py -s` prints what each recovery
-cleared).
+one first `up` plus five restarts and two more `up`s: 3 min 56 s and 4 min 06 s in two runs on the 2-core machine
+while other clones' tests kept its load average at 8 to 20. With `-s` it prints what each recovery cleared.
 """
 
 from __future__ import annotations
