@@ -31,13 +31,15 @@ state: tools ## the file state backend and the local stack
 	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
-up: setup ## converge the local landscape and print how to reach it
+up: setup ## converge the local landscape and print how to reach it (after clearing what a killed run left)
+	@$(ENV) .venv/bin/python hack/recover.py $(STACK)
 	@$(ENV) .venv/bin/python hack/deletions.py $(STACK)
 	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
 	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
 
 down: ## destroy the local landscape, protected clusters and keys included; no cluster or process is left
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
+	  python3 hack/recover.py $(STACK) && \
 	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress --ignore-protect; fi
 	@hack/local-down.sh
 
