@@ -5,6 +5,12 @@ SHELL := /bin/bash
 ENV := source hack/env.sh &&
 STACK ?= local
 PYTEST_FLAGS ?=
+# The policy pack `make preview` runs (POLICY_PACK= for none), and a --policy-pack-config file that overrides
+# policies/config.json's levels and settings (policies/README.md).
+POLICY_PACK ?= policies
+POLICY_CONFIG ?=
+# Where `make preview` writes its files.
+OUT ?= out
 
 .PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench fuzz clean
 
@@ -25,21 +31,30 @@ state: tools ## the file state backend and the local stack
 	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
-up: setup ## converge the local landscape and print how to reach it
+up: setup ## converge the local landscape and print how to reach it (after clearing what a killed run left)
+	@$(ENV) .venv/bin/python hack/recover.py $(STACK)
+	@$(ENV) .venv/bin/python hack/deletions.py $(STACK)
 	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
 	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
 
-down: ## destroy the local landscape; no cluster or process is left behind
+down: ## destroy the local landscape, protected clusters and keys included; no cluster or process is left
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
-	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress; fi
+	  python3 hack/recover.py $(STACK) && \
+	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress --ignore-protect; fi
 	@hack/local-down.sh
 
-preview: setup ## out/preview.json and out/preview.md: the change per layer, for a pull request
-	@mkdir -p out
-	@$(ENV) pulumi preview --stack $(STACK) --json --refresh > out/preview.json || \
-	  { .venv/bin/python hack/preview_summary.py out/preview.json --errors; exit 1; }
-	@$(ENV) .venv/bin/python hack/preview_summary.py out/preview.json $(STACK) > out/preview.md
-	@cat out/preview.md
+preview: setup ## out/preview.md (and .json): the change per layer and the policy pack's findings, for a PR
+	@mkdir -p $(OUT)
+	@# Streamed JSON: the only form that carries policy findings; the summary rebuilds preview.json from it.
+	@# Confirmed deletions are previewed past their protection; any other protected delete fails (hack/deletions.py).
+	@$(ENV) rc=0; flags=$$(.venv/bin/python hack/deletions.py $(STACK) --preview-flags); \
+	  PULUMI_ENABLE_STREAMING_JSON_PREVIEW=true pulumi preview --stack $(STACK) --json --refresh $$flags \
+	  $(if $(POLICY_PACK),--policy-pack $(POLICY_PACK)) $(if $(POLICY_CONFIG),--policy-pack-config $(POLICY_CONFIG)) \
+	  > $(OUT)/preview-events.json || rc=$$?; \
+	  .venv/bin/python hack/preview_summary.py $(OUT)/preview-events.json $(STACK) --digest $(OUT)/preview.json \
+	  > $(OUT)/preview.md; cat $(OUT)/preview.md; \
+	  if [ $$rc -eq 0 ]; then .venv/bin/python hack/deletions.py $(STACK) --verify $(OUT)/preview.json || rc=$$?; fi; \
+	  exit $$rc
 
 env: ## shell exports for the tools and the local stack: eval "$(make -s env)"
 	@hack/print-env.sh

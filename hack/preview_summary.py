@@ -1,14 +1,22 @@
 """Renders `pulumi preview --json` as a Markdown summary per layer, fit for a pull-request comment.
 
-Usage: python hack/preview_summary.py out/preview.json > out/preview.md
+Usage: python hack/preview_summary.py PREVIEW [STACK] [--digest out/preview.json] [--errors]
+
+PREVIEW is the digest of `pulumi preview --json`, or the event stream of the same command with
+PULUMI_ENABLE_STREAMING_JSON_PREVIEW=true (what `make preview` writes: only it carries the policy pack's
+findings). A failed preview (an error, or a mandatory policy violated) renders as its errors and violations;
+`--errors` prints just those lines to stderr; `--digest` writes the digest of a stream to a file.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter, defaultdict
 from typing import Any
+
+from preview_events import Violation, digest, is_stream, parse, violations
 
 # Layer components by type token; a resource belongs to its nearest ancestor of one of these.
 LAYERS = {"arbor:garden:Garden": "garden", "arbor:seed:Seed": "seed", "arbor:shoot:Shoot": "shoot"}
@@ -152,25 +160,86 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     return "\n".join(lines + networks) + "\n"
 
 
-def errors(preview: dict[str, Any]) -> list[str]:
-    """The error diagnostics of a failed preview, as the lines the program wrote (e.g. spec problems)."""
-    return [
+def errors(preview: dict[str, Any], found: list[Violation] | None = None) -> list[str]:
+    """The error lines of a failed preview (e.g. spec problems), then each mandatory policy violation."""
+    lines = [
         line
         for d in preview.get("diagnostics") or []
         if d.get("severity") == "error"
-        for line in str(d.get("message", "")).strip().splitlines()
-        if line.strip() and not line.startswith("an unhandled error occurred")
+        for line in str(d.get("message", "")).strip().removeprefix("error: ").splitlines()
+        if line.strip() and not line.startswith(("an unhandled error occurred", "preview failed"))
     ]
+    return lines + [f"[mandatory] {v.policy}: {v.resource}: {v.message}" for v in found or [] if v.level == "mandatory"]
+
+
+# What a preview that wrote nothing (the CLI stopped before the engine ran) amounts to.
+NOTHING = {"diagnostics": [{"severity": "error", "message": "pulumi preview wrote nothing: see its output above"}]}
+# Per policy, how many findings the summary lists before it counts the rest.
+SHOWN_PER_POLICY = 5
+
+
+def policy_section(found: list[Violation]) -> list[str]:
+    """The policy pack's findings per policy (mandatory first), and how many resources it could not check yet."""
+    if not found:
+        return []
+    by_policy: dict[tuple[str, str], list[Violation]] = defaultdict(list)
+    for v in found:
+        if v.checked:
+            by_policy[(v.level, v.policy)].append(v)
+    lines = ["", "### policies", ""]
+    for (level, policy), items in sorted(by_policy.items(), key=lambda i: (i[0][0] != "mandatory", i[0][1])):
+        lines.append(f"- **[{level}] {policy}**: {len(items)} resource(s)")
+        shown = sorted(items, key=lambda v: v.resource)
+        lines += [f"  - `{v.resource}`: {v.message}" for v in shown[:SHOWN_PER_POLICY]]
+        if len(shown) > SHOWN_PER_POLICY:
+            lines.append(f"  - and {len(shown) - SHOWN_PER_POLICY} more")
+    unchecked = len({v.resource for v in found if not v.checked})
+    if unchecked:
+        lines.append(f"- {unchecked} resource(s) not checked by some policies: their values are known only after `up`")
+    return lines
+
+
+def failed(preview: dict[str, Any], found: list[Violation]) -> bool:
+    """Whether the preview stopped: an error, or a mandatory policy violated."""
+    error = any(d.get("severity") == "error" for d in preview.get("diagnostics") or [])
+    return error or any(v.level == "mandatory" for v in found)
+
+
+def failure(preview: dict[str, Any], found: list[Violation], stack: str = "") -> str:
+    """The Markdown of a failed preview: what stopped it, and nothing else changes."""
+    title = f"## arbor preview{f': stack `{stack}`' if stack else ''}: failed"
+    lines = [title, "", "The preview stopped; fix these before merging:", "", "```", *errors(preview, found), "```"]
+    return "\n".join(lines + policy_section([v for v in found if v.level != "mandatory"])) + "\n"
+
+
+def summary(preview: dict[str, Any], found: list[Violation], stack: str = "") -> str:
+    """The Markdown of a preview: its failure, or the change per layer and the policy pack's findings."""
+    if failed(preview, found):
+        return failure(preview, found, stack)
+    section = policy_section(found)
+    return render(preview, stack) + ("\n".join(section) + "\n" if section else "")
 
 
 def main() -> None:
-    """Reads the preview JSON file named on the command line and prints the summary, or its errors."""
-    with open(sys.argv[1]) as f:
-        preview = json.load(f)
-    if "--errors" in sys.argv:
-        print("\n".join(errors(preview)), file=sys.stderr)
-        return
-    print(render(preview, stack=sys.argv[2] if len(sys.argv) > 2 else ""), end="")
+    """Reads the preview file named on the command line and prints the summary, or its errors."""
+    parser = argparse.ArgumentParser(description="The Markdown summary of a pulumi preview.")
+    parser.add_argument("preview", help="the digest of `pulumi preview --json`, or its event stream")
+    parser.add_argument("stack", nargs="?", default="", help="the stack's name, for the title")
+    parser.add_argument("--digest", help="also write the preview's digest (one JSON object) to this file")
+    parser.add_argument("--errors", action="store_true", help="print only the errors, to stderr")
+    args = parser.parse_args()
+    with open(args.preview) as f:
+        text = f.read()
+    events = parse(text) if is_stream(text) else []
+    preview = digest(events) if events else json.loads(text) if text.strip() else NOTHING
+    found = violations(events)
+    if args.digest:
+        with open(args.digest, "w") as out:
+            json.dump(preview, out, indent=2)
+    if args.errors:
+        print("\n".join(errors(preview, found)), file=sys.stderr)
+    else:
+        print(summary(preview, found, args.stack), end="")
 
 
 if __name__ == "__main__":

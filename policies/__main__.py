@@ -1,13 +1,19 @@
-"""arbor's policy pack: wiring only; the rules live in arbor_policies/."""
+"""arbor's policy pack: wiring only; the rules live in arbor_policies/, levels and settings in config.json.
 
-from collections.abc import Callable, Iterable, Mapping
+Each policy's level and settings come from config.json; `--policy-pack-config <file>` overrides them for a run
+(the same format). A rule reads its settings from the engine's configuration, config.json's values under it.
+"""
+
+from collections.abc import Mapping
 from typing import Any
 
-from arbor_policies import network
-from arbor_policies.kubernetes import load_balancer_on_local, missing_cluster_identifier
+from arbor_policies.catalog import POLICIES, Policy, load_config, settings
+from arbor_policies.resource import Resource
 from pulumi_policy import (
     EnforcementLevel,
+    PolicyConfigSchema,
     PolicyPack,
+    PolicyResource,
     ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
@@ -15,68 +21,94 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
+CONFIG = load_config()
+# JSON schema types of settings, by Python type (bool before int: a bool is an int; any number may replace one).
+JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "number"),  # a setting of 8 may become 0.5
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
 
-def _no_load_balancer_on_local(args: ResourceValidationArgs, report: ReportViolation) -> None:
-    provider = args.provider.props if args.provider else {}
-    message = load_balancer_on_local(args.resource_type, args.props, provider)
-    if message:
-        report(message, None)
+
+def _schema(policy: Policy) -> PolicyConfigSchema | None:
+    """The settings a config file may give the policy, with config.json's values as defaults."""
+    given = settings(policy.name, CONFIG)
+    if not given:
+        return None
+    types = {k: next(t for cls, t in JSON_TYPES if isinstance(v, cls)) for k, v in given.items()}
+    return PolicyConfigSchema({k: {"type": types[k], "default": v} for k, v in given.items()})
 
 
-def _resource_rule(rule: Callable[[str, Mapping[str, Any]], str | None]) -> Callable[..., None]:
-    """A policy's validate function reporting what a per-resource rule returns."""
+def _config(policy: Policy, engine: Mapping[str, Any] | None) -> dict[str, Any]:
+    """config.json's settings of the policy, overridden by what the engine passes (a --policy-pack-config file)."""
+    return {**settings(policy.name, CONFIG), **{k: v for k, v in (engine or {}).items() if k != "enforcementLevel"}}
+
+
+def _resource(resource_type: str, props: Mapping[str, Any], name: str, provider: Any, opts: Any) -> Resource:
+    """The engine's view of a resource as the rules' plain value."""
+    return Resource(
+        type=resource_type,
+        props=props,
+        name=name,
+        provider=provider.props if provider else {},
+        protect=bool(getattr(opts, "protect", False)),
+    )
+
+
+def _validate_resource(policy: Policy) -> Any:
+    """A resource policy's validate function reporting each message of the rule."""
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        message = rule(args.resource_type, args.props)
-        if message:
+        assert policy.rule
+        r = _resource(args.resource_type, args.props, args.name, args.provider, args.opts)
+        for message in policy.rule(r, _config(policy, args.get_config())):
             report(message, None)
 
     return validate
 
 
-def _stack_rule(rule: Callable[[Iterable[tuple[str, Mapping[str, Any]]]], list[str]]) -> Callable[..., None]:
-    """A stack policy's validate function reporting each problem a rule over (type, props) pairs finds."""
+def _stack_resource(p: PolicyResource) -> Resource:
+    """A stack policy's resource as the rules' plain value."""
+    return _resource(p.resource_type, p.props, p.name, p.provider, p.opts)
+
+
+def _validate_stack(policy: Policy) -> Any:
+    """A stack policy's validate function reporting each message of the rule."""
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        for message in rule((r.resource_type, r.props) for r in args.resources):
+        assert policy.stack_rule
+        resources = [_stack_resource(p) for p in args.resources]
+        for message in policy.stack_rule(resources, _config(policy, args.get_config())):
             report(message, None)
 
     return validate
 
 
-PolicyPack(
-    name="arbor",
-    enforcement_level=EnforcementLevel.MANDATORY,
-    policies=[
-        ResourceValidationPolicy(
-            name="kubernetes-provider-cluster-identifier",
-            description="Every Kubernetes provider sets cluster_identifier.",
-            validate=_resource_rule(missing_cluster_identifier),
-        ),
-        ResourceValidationPolicy(
-            name="local-no-load-balancer",
-            description="No Service of type LoadBalancer on a local cluster.",
-            validate=_no_load_balancer_on_local,
-        ),
-        StackValidationPolicy(
-            name="dual-stack-shoot-needs-dual-stack-seed",
-            description="A shoot's IP families are all among its seed's.",
-            validate=_stack_rule(network.dual_stack_needs_dual_stack_seed),
-        ),
-        StackValidationPolicy(
-            name="no-overlap-across-shoots-of-a-seed",
-            description="Shoots hosted on one seed have disjoint node, pod and service ranges.",
-            validate=_stack_rule(network.overlapping_shoots),
-        ),
-        ResourceValidationPolicy(
-            name="no-world-ingress",
-            description="No ingress from 0.0.0.0/0 or ::/0 except health checks and load balancers.",
-            validate=_resource_rule(network.world_ingress),
-        ),
-        ResourceValidationPolicy(
-            name="ipv6-subnets-are-64",
-            description="Every IPv6 subnet is a /64.",
-            validate=_resource_rule(network.ipv6_subnet_not_64),
-        ),
-    ],
-)
+def _level(policy: Policy) -> EnforcementLevel:
+    """The policy's level in config.json."""
+    return EnforcementLevel(str((CONFIG.get(policy.name) or {}).get("enforcementLevel", "mandatory")))
+
+
+def _policy(policy: Policy) -> ResourceValidationPolicy | StackValidationPolicy:
+    """The pulumi-policy policy of one catalog entry."""
+    if policy.stack_rule:
+        return StackValidationPolicy(
+            name=policy.name,
+            description=policy.description,
+            enforcement_level=_level(policy),
+            validate=_validate_stack(policy),
+            config_schema=_schema(policy),
+        )
+    return ResourceValidationPolicy(
+        name=policy.name,
+        description=policy.description,
+        enforcement_level=_level(policy),
+        validate=_validate_resource(policy),
+        config_schema=_schema(policy),
+    )
+
+
+PolicyPack(name="arbor", enforcement_level=EnforcementLevel.MANDATORY, policies=[_policy(p) for p in POLICIES])

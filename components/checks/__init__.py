@@ -2,8 +2,9 @@
 
 Three stages, each run only when the one before passed, so one mistake is reported once:
 
-- spec: the fields (components/spec), the checks across them (landscape.py) and the bounds of what the plan sizes
-  by them (capacity.py: node counts, what each range holds), so no plan is built from input that could blow up;
+- spec: the fields (components/spec), the checks across them (landscape.py), the names derived from them
+  (names.py) and the bounds of what the plan sizes by them (capacity.py: node counts, what each range holds),
+  so no plan is built from input that could blow up;
 - plan: what arbor does not run yet (support.py) and pools whose machines could not start (workers.py);
 - previous: changes the previous update's records do not allow (previous.py).
 
@@ -19,12 +20,20 @@ from typing import Any
 
 from components.checks.capacity import capacity
 from components.checks.landscape import cross_checks
+from components.checks.names import name_checks
 from components.checks.previous import (
     credential_outputs,
+    deletion_notices,
     encryption_changes,
     encryption_outputs,
     network_changes,
     network_outputs,
+    removed_seeds,
+    removed_shoots,
+    seed_outputs,
+    shoot_changes,
+    shoot_outputs,
+    with_rotations,
 )
 from components.checks.support import unsupported
 from components.checks.workers import user_data_problems, worker_problems
@@ -39,12 +48,15 @@ PlanCheck = Callable[[LandscapePlan], list[str]]
 PreviousCheck = Callable[[LandscapePlan, Mapping[str, Any]], list[str]]
 
 # Capacity runs here, before the plan: the plan carves addresses and enumerates nodes by the counts it bounds.
-SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, capacity)
+SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks, capacity)
 PLAN_CHECKS: tuple[PlanCheck, ...] = (unsupported, user_data_problems, worker_problems)
 # Each against the stack output (a record of `records`) it reads; a stack with no such output yet passes.
 PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (
     ("networks", network_changes),
     ("encryption", encryption_changes),
+    ("shoots", shoot_changes),
+    ("shoots", removed_shoots),
+    ("seeds", removed_seeds),
 )
 
 
@@ -91,7 +103,7 @@ def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) ->
     deployed = previous()
     if lines := [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]:
         raise RefusalError("refused change (compared with the stack's previous update)", lines)
-    return Checked(plan, notices(plan, deployed))
+    return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed))
 
 
 def records(plan: LandscapePlan) -> dict[str, Any]:
@@ -100,14 +112,17 @@ def records(plan: LandscapePlan) -> dict[str, Any]:
         "networks": network_outputs(plan),
         "encryption": encryption_outputs(plan),
         "credentials": credential_outputs(plan),
+        "shoots": shoot_outputs(plan),
+        "seeds": seed_outputs(plan),
     }
 
 
 def notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """What an allowed change replaces and restarts (rotations), as the preview says it."""
+    """What an allowed change replaces and restarts (rotations) or deletes (confirmed deletions), for the preview."""
     rotated = previous.get("credentials") or {}
-    return [
+    rotations = [
         message
         for key, counters in credential_outputs(plan).items()
         if key in rotated and (message := rotation_message(key, rotated[key], counters))
     ]
+    return rotations + deletion_notices(plan, previous)

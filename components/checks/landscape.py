@@ -6,7 +6,6 @@ returns `landscape<path>: <reason>` lines, so one mistake is reported once, at t
 
 from __future__ import annotations
 
-from components import naming
 from components.kinds import KUBELET_MAX_PODS, MAX_WORKER_SKEW, ProviderType
 from components.spec import cidrs
 from components.spec.landscape import LandscapeSpec, SeedSpec
@@ -55,16 +54,30 @@ def _check_networking(
     return lines
 
 
+def _check_zones(at: str, provider: ProviderType, region: str, zones: list[str]) -> list[str]:
+    """A cloud's zones lie in its region: gcp `<region>-<letter>` (europe-west1-b), aws `<region><letter>`."""
+    if provider is ProviderType.LOCAL:
+        return []
+    prefix = f"{region}-" if provider is ProviderType.GCP else region
+    example = "europe-west1-b in europe-west1" if provider is ProviderType.GCP else "eu-central-1a in eu-central-1"
+    return [
+        f"{at}.zones: zone '{zone}' is not a zone of region '{region}' (on {provider.value}, e.g. {example})"
+        for zone in zones
+        if not zone.startswith(prefix) or len(zone) == len(prefix)
+    ]
+
+
 def _check_seed(i: int, seed: SeedSpec) -> list[str]:
-    """A seed's own networks."""
+    """A seed's zones and own networks."""
+    zone_lines = _check_zones(f"landscape.seeds[{i}]", seed.provider, seed.region, seed.zones)
     at = f"landscape.seeds[{i}].networks"
     net = seed.networks.networks()
     lines = cidrs.check_families(at, net.ip_families)
     if lines:
-        return lines
+        return zone_lines + lines
     # The seed's node range is optional: it is only there to keep shoots from overlapping it.
     lines += cidrs.check_ranges(at, net, CLOUD_IPV6.get(seed.provider, ""), optional=("nodes",))
-    return lines + cidrs.check_reserved(at, net)
+    return zone_lines + lines + cidrs.check_reserved(at, net)
 
 
 def _check_shoot(
@@ -73,15 +86,9 @@ def _check_shoot(
     """Checks of one shoot against the rest of the landscape."""
     at = f"landscape.shoots[{i}]"
     lines = []
+    # The names a shoot's name and project become are checked in names.py.
     if shoot.project not in projects:
         lines.append(f"{at}.project: project '{shoot.project}' is not defined in landscape.garden.projects")
-    else:
-        namespace = naming.shoot_namespace(shoot.project, shoot.name)
-        if len(namespace) > naming.DNS_LABEL_MAX:
-            lines.append(
-                f"{at}.name: seed namespace '{namespace}' has {len(namespace)} characters, "
-                f"more than {naming.DNS_LABEL_MAX}: shorten the project or shoot name"
-            )
     seed = seeds.get(shoot.seed or "")
     if shoot.self_hosted and shoot.seed:
         lines.append(f"{at}.seed: a self-hosted shoot has no seed")
@@ -123,16 +130,32 @@ def _check_shoot(
     provider = seed.provider if seed else garden_provider
     others = {f"seed '{seed.name}'": seed.networks.networks()} if seed else {}
     lines += _check_networking(at, shoot, provider, others)
+    if seed:
+        lines += _check_seed_families(at, shoot, seed)
     return lines
+
+
+def _check_seed_families(at: str, shoot: ShootSpec, seed: SeedSpec) -> list[str]:
+    """A hosted shoot's families are all among its seed's: its control plane serves them from the seed's network."""
+    families = [f.value for f in shoot.networking.ip_families]
+    seed_families = [f.value for f in seed.networks.ip_families]
+    if cidrs.check_families(at, tuple(families)) or cidrs.check_families(at, tuple(seed_families)):
+        return []  # reported at the families themselves
+    missing = [f for f in families if f not in seed_families]
+    if not missing:
+        return []
+    return [
+        f"{at}.networking.ipFamilies: {cidrs.names(families)} needs a seed with {', '.join(missing)}, but seed "
+        f"'{seed.name}' has {cidrs.names(seed_families)}: add {', '.join(missing)} to the seed's networks.ipFamilies "
+        "(with its ranges) or host the shoot on a seed that has it"
+    ]
 
 
 def cross_checks(spec: LandscapeSpec) -> list[str]:
     """Checks across fields and objects of a landscape whose fields are each valid."""
     lines = _duplicates([p.name for p in spec.garden.projects], "garden.projects", "project")
-    for i, project in enumerate(spec.garden.projects):
-        namespace = naming.project_namespace(project.name)
-        if len(namespace) > naming.DNS_LABEL_MAX:
-            lines.append(f"landscape.garden.projects[{i}].name: namespace '{namespace}' is longer than 63 characters")
+    garden = spec.garden
+    lines += _check_zones("landscape.garden", garden.provider, garden.region, garden.zones)
     lines += _duplicates([s.name for s in spec.seeds], "seeds", "seed")
     seen: set[tuple[str, str]] = set()
     for i, shoot in enumerate(spec.shoots):

@@ -8,11 +8,13 @@ preview says what it replaces and restarts (`notices`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from components.kinds import KeyRotation
-from components.plan.values import EncryptionValues, LandscapePlan
+from components.plan.values import EncryptionValues, LandscapePlan, ShootValues
+from components.render.pki import rotation_plan
 from components.spec import cidrs
 
 
@@ -30,6 +32,18 @@ def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
 def credential_outputs(plan: LandscapePlan) -> dict[str, dict[str, int]]:
     """Each shoot's rotation counters by `<project>/<name>`: the stack output a rotation is planned against."""
     return {f"{s.project}/{s.name}": dict(s.credentials.rotation) for s in plan.shoots}
+
+
+def with_rotations(plan: LandscapePlan, previous: Mapping[str, Any]) -> LandscapePlan:
+    """The plan with each shoot's credentials that its rotation counters replace, against `credential_outputs`."""
+    shoots = []
+    for s in plan.shoots:
+        before = previous.get(f"{s.project}/{s.name}")
+        if isinstance(before, Mapping):
+            replacing = tuple(rotation_plan(before, s.credentials.rotation))
+            s = dataclasses.replace(s, credentials=dataclasses.replace(s.credentials, replacing=replacing))
+        shoots.append(s)
+    return dataclasses.replace(plan, shoots=tuple(shoots))
 
 
 def network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
@@ -98,4 +112,204 @@ def encryption_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list
             )
             continue
         lines += change_problems(path, before, values)
+    return lines
+
+
+# --- what each shoot is, where it runs, and what may be deleted
+
+HOSTED, SELF_HOSTED = "hosted", "self-hosted"
+# What the deletion of a shoot or seed destroys, as a refusal and a notice say it.
+SHOOT_DATA = "its cluster, etcd data, CAs, keys and admin credentials"
+SEED_DATA = "its cluster and the control planes of the shoots it hosted"
+
+
+def _hosting(shoot: ShootValues) -> str:
+    """`self-hosted` or `hosted`, as the record keeps it."""
+    return SELF_HOSTED if shoot.self_hosted else HOSTED
+
+
+def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
+    """Each shoot's Kubernetes version and its pools', hosting mode and seed by `<project>/<name>` (output `shoots`)."""
+    return {
+        f"{s.project}/{s.name}": {
+            "kubernetesVersion": s.kubernetes_version,
+            "workers": {p.name: p.kubernetes_version for p in s.workers},
+            "hosting": _hosting(s),
+            **({"seed": s.seed} if s.seed else {}),
+        }
+        for s in plan.shoots
+    }
+
+
+def seed_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
+    """Each seed's hosted shoots (`<project>/<name>`) and its own families and ranges (stack output `seeds`)."""
+    hosted = {s.name: [f"{sh.project}/{sh.name}" for sh in plan.shoots if sh.seed == s.name] for s in plan.seeds}
+    return {
+        s.name: {
+            "shoots": hosted[s.name],
+            "ipFamilies": list(s.ip_families),
+            **{kind: list(s.networks.get(kind, ())) for kind in cidrs.RANGES},
+        }
+        for s in plan.seeds
+    }
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    """`1.34.4` -> (1, 34, 4); a recorded version that is not one reads as (0, 0, 0), older than any."""
+    parts = version.split(".")
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        return (0, 0, 0)
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+# Why a downgrade is refused, for a control plane and for a worker pool.
+CONTROL_PLANE_DOWNGRADE = (
+    "Kubernetes does not support downgrading a control plane (etcd data is written by the newer version)"
+)
+POOL_DOWNGRADE = "Kubernetes does not support downgrading a kubelet (its node's state is written by the newer version)"
+
+
+def version_change(path: str, before: str, after: str, why: str = CONTROL_PLANE_DOWNGRADE) -> list[str]:
+    """A control plane's version change the previous version does not allow: a downgrade or a skipped minor.
+
+    A worker pool (`why` = POOL_DOWNGRADE) may skip minors: a new minor replaces its machines.
+    """
+    old, new = _release(before), _release(after)
+    if old == (0, 0, 0):
+        return []
+    if new < old:
+        return [f"{path}: {before} -> {after} is a downgrade; {why}: keep {before} or set a later version"]
+    if why == CONTROL_PLANE_DOWNGRADE and new[:1] == old[:1] and new[1] > old[1] + 1:
+        step = f"{old[0]}.{old[1] + 1}"
+        return [
+            f"{path}: {before} -> {after} skips a minor; a control plane updates one minor at a time, as Gardener "
+            f"allows: set {step}.x, run up, then {after}"
+        ]
+    return []
+
+
+def _pool_versions(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """Downgrades of pools that set their own version (the control plane's line covers the others)."""
+    lines = []
+    for j, pool in enumerate(shoot.workers):
+        old = before.get(pool.name) if isinstance(before, Mapping) else None
+        if isinstance(old, str) and pool.kubernetes_version != shoot.kubernetes_version:
+            path = f"landscape.shoots[{i}].workers[{j}].kubernetesVersion"
+            lines += version_change(path, old, pool.kubernetes_version, POOL_DOWNGRADE)
+    return lines
+
+
+def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """A hosting-mode or seed change of one shoot, which would rebuild its control plane with an empty etcd."""
+    at = f"landscape.shoots[{i}]"
+    old_hosting, old_seed = before.get("hosting"), before.get("seed")
+    if old_hosting in (HOSTED, SELF_HOSTED) and old_hosting != _hosting(shoot):
+        where = f"hosted on seed {old_seed}" if old_seed else old_hosting
+        field = "selfHosted" if shoot.self_hosted else "seed"
+        return [
+            f"{at}.{field}: cannot change from {where} to {_hosting(shoot)}: the control plane would be rebuilt "
+            f"with an empty etcd; keep it {old_hosting}, or create a new shoot and move the workloads"
+        ]
+    if old_seed and shoot.seed and old_seed != shoot.seed:
+        return [
+            f"{at}.seed: {old_seed} -> {shoot.seed} would rebuild the control plane on the new seed with an empty "
+            f"etcd; arbor has no control-plane migration yet (it comes with etcd backups): keep seed {old_seed}"
+        ]
+    return []
+
+
+def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Version, hosting and seed changes the previous update's outputs (`shoot_outputs`) do not allow."""
+    lines = []
+    for i, shoot in enumerate(plan.shoots):
+        before = previous.get(f"{shoot.project}/{shoot.name}")
+        if not isinstance(before, Mapping):
+            continue
+        if isinstance(old := before.get("kubernetesVersion"), str):
+            lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
+        lines += _pool_versions(i, shoot, before.get("workers") or {})
+        lines += _placement(i, shoot, before)
+    return lines
+
+
+def _confirm(kind: str, name: str) -> str:
+    """The YAML that confirms a deletion, as a refusal tells it."""
+    return f"to delete it, add to the landscape `confirmDeletion: {{{kind}: [{name}]}}`"
+
+
+def removed_shoots(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Shoots of the previous update (`shoot_outputs`) gone from the spec unconfirmed; confirmations still in it.
+
+    A confirmation of a shoot still in the spec is refused: left there, it would delete the shoot the day it is
+    removed by mistake.
+    """
+    current = [f"{s.project}/{s.name}" for s in plan.shoots]
+    confirmed = plan.deletions.shoots
+    lines = [
+        f"landscape.shoots: {key} was removed; deleting it destroys {SHOOT_DATA}: put it back, or "
+        + _confirm("shoots", key)
+        for key in previous
+        if key not in current and key not in confirmed
+    ]
+    lines += [
+        f"landscape.confirmDeletion.shoots[{i}]: {key} is still in landscape.shoots[{current.index(key)}]; "
+        "remove this confirmation, or the shoot too to delete it"
+        for i, key in enumerate(confirmed)
+        if key in current
+    ]
+    return lines
+
+
+def removed_seeds(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """Seeds that hosted shoots (`seed_outputs`) gone from the spec unconfirmed; confirmations still in it.
+
+    Also a seed's ranges, immutable once set as in Gardener's seed validation.
+    """
+    current = [s.name for s in plan.seeds]
+    confirmed = plan.deletions.seeds
+    lines = []
+    for name, before in previous.items():
+        if not isinstance(before, Mapping) or name in current:
+            continue
+        if (hosted := list(before.get("shoots") or [])) and name not in confirmed:
+            lines.append(
+                f"landscape.seeds: {name} was removed while it hosted {', '.join(hosted)}; deleting it destroys "
+                f"{SEED_DATA}: put it back, or {_confirm('seeds', name)}"
+            )
+    lines += [
+        f"landscape.confirmDeletion.seeds[{i}]: {name} is still in landscape.seeds[{current.index(name)}]; "
+        "remove this confirmation, or the seed too to delete it"
+        for i, name in enumerate(confirmed)
+        if name in current
+    ]
+    return lines + _seed_network_changes(plan, previous)
+
+
+def _seed_network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """A seed's families and set ranges against the previous update's (its shoots' routes and nodes use them)."""
+    lines = []
+    for i, seed in enumerate(plan.seeds):
+        before = previous.get(seed.name)
+        if not isinstance(before, Mapping) or "ipFamilies" not in before:
+            continue
+        old = cidrs.Networks(tuple(before["ipFamilies"]), {k: tuple(before.get(k) or ()) for k in cidrs.RANGES})
+        new = cidrs.Networks(seed.ip_families, {k: tuple(seed.networks.get(k, ())) for k in cidrs.RANGES})
+        lines += cidrs.check_change(f"landscape.seeds[{i}].networks", old, new, seed.cluster.provider.value)
+    return lines
+
+
+def deletion_notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
+    """What a confirmed deletion deletes, and confirmations with nothing left to delete (to be removed)."""
+    lines = []
+    kinds = (("shoots", plan.deletions.shoots, SHOOT_DATA), ("seeds", plan.deletions.seeds, SEED_DATA))
+    for kind, confirmed, data in kinds:
+        if kind not in previous:
+            continue  # a stack recorded before these outputs: nothing known to compare with
+        recorded = previous[kind] or {}
+        for i, name in enumerate(confirmed):
+            at = f"landscape.confirmDeletion.{kind}[{i}]"
+            if name in recorded:
+                lines.append(f"{at}: this update deletes {name} and {data}")
+            else:
+                lines.append(f"{at}: {name} is not in the previous update, nothing to delete; remove this line")
     return lines

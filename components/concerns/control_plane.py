@@ -68,7 +68,10 @@ def hosted_control_plane(
         contents = {c["metadata"]["name"]: pulumi.Output.from_input(c["data"]) for c in workload.config_maps}
         contents |= {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
         rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
-        kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
+        stateful = workload.kind == "StatefulSet"
+        kind = k8s.apps.v1.StatefulSet if stateful else k8s.apps.v1.Deployment
+        # etcd holds the shoot's data: protected like the cluster and its keys (a confirmed deletion lifts it).
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=stateful))
         done[workload.component] = kind(
             f"{name}-{workload.component}",
             metadata=workload.object["metadata"],

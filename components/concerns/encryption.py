@@ -32,7 +32,8 @@ def etcd_encryption(name: str, values: EncryptionValues, parent: pulumi.Resource
         f"{name}-encryption-keys",
         provider=values.provider,
         key_rotation=values.key_rotation,
-        opts=pulumi.ResourceOptions(parent=parent),
+        # Protected: without its keys, what etcd holds encrypted cannot be read again.
+        opts=pulumi.ResourceOptions(parent=parent, protect=True),
     )
     config: pulumi.Output[str] = pulumi.Output.secret(keys.keys.apply(lambda k: render_config(values.resources, k)))
     return EtcdEncryption(

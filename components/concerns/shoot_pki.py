@@ -57,6 +57,10 @@ class ShootPki:
         return {name: c.string_data() for name, c in self.credentials.items()}
 
 
+# The credentials that cannot be issued again without every client and node trusting anew: CAs and keys.
+PROTECTED = (pki.Kind.CA, pki.Kind.RSA_KEY)
+
+
 def _issue(
     name: str,
     credential: pki.Credential,
@@ -88,13 +92,18 @@ def _issue(
 
 
 def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> ShootPki:
-    """Registers every credential of the shoot (children of `parent`) and returns their outputs."""
-    opts = pulumi.ResourceOptions(parent=parent)
+    """Registers every credential of the shoot (children of `parent`) and returns their outputs.
+
+    CAs and keys are protected (what they signed is trusted by every node and client); a rotation lifts the
+    protection of those it replaces, for that update. Leaf certificates are issued again from their CA on renewal.
+    """
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
     for credential in pki.credentials(
         shoot.seed_namespace, shoot.networking.services, shoot.control_plane_ips, hosted=not shoot.self_hosted
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
+        kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
+        opts = pulumi.ResourceOptions(parent=parent, protect=kept)
         issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, opts)
     return ShootPki(credentials=issued, resources=resources)

@@ -30,6 +30,16 @@ def _own_fields(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTrans
     return pulumi.ResourceTransformationResult(props, args.opts)
 
 
+def seed_component(root: str, seed: str) -> str:
+    """The resource name of a seed's component under the landscape `root` (hack/deletions.py finds it by this)."""
+    return f"{root}-seed-{seed}"
+
+
+def shoot_component(root: str, project: str, shoot: str) -> str:
+    """The resource name of a shoot's component under the landscape `root` (hack/deletions.py finds it by this)."""
+    return f"{root}-shoot-{project}-{shoot}"
+
+
 class Landscape(pulumi.ComponentResource):
     """A whole landscape; `clusters` maps every cluster key to its access bundle."""
 
@@ -47,14 +57,14 @@ class Landscape(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, transformations=[_own_fields])
         garden = Garden(f"{name}-garden", plan.garden, providers(plan.garden.cluster.provider), child)
         seeds = {
-            s.name: Seed(f"{name}-seed-{s.name}", s, providers(s.cluster.provider), garden.access, child).access
+            s.name: Seed(seed_component(name, s.name), s, providers(s.cluster.provider), garden.access, child).access
             for s in plan.seeds
         }
         self.shoots = {}
         for shoot in plan.shoots:
             seed = seeds[shoot.seed] if shoot.seed else None
             self.shoots[shoot.cluster.key] = Shoot(
-                f"{name}-shoot-{shoot.project}-{shoot.name}",
+                shoot_component(name, shoot.project, shoot.name),
                 shoot,
                 providers(shoot.cluster.provider),
                 garden.access,

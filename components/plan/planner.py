@@ -15,6 +15,7 @@ from components.plan.nodes import with_nodes
 from components.plan.values import (
     ClusterValues,
     CredentialsValues,
+    DeletionValues,
     EncryptionValues,
     GardenValues,
     LandscapePlan,
@@ -177,4 +178,5 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
     by_name = {s.name: s for s in spec.seeds}
     shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden) for s in spec.shoots)
-    return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots)
+    confirmed = DeletionValues(tuple(spec.confirm_deletion.shoots), tuple(spec.confirm_deletion.seeds))
+    return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots, deletions=confirmed)

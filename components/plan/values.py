@@ -117,6 +117,9 @@ class CredentialsValues:
     # Every group of RotationSpec by its stack-file name (`ca`, `etcdCA`, ...), 0 unless rotated.
     rotation: dict[str, int] = field(default_factory=dict)
     admin_kubeconfig_expiration_s: int = 3600
+    # Credentials this update replaces by rotation (the checks compare the counters with the previous update's):
+    # a protected CA or key is replaced only with its protection lifted for that update.
+    replacing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,12 +162,21 @@ class ShootValues:
 
 
 @dataclass(frozen=True)
+class DeletionValues:
+    """What the spec confirms this update may delete: shoots by `<project>/<name>`, seeds by name."""
+
+    shoots: tuple[str, ...] = ()
+    seeds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class LandscapePlan:
     """Values of every component of a landscape, in flow order."""
 
     garden: GardenValues
     seeds: tuple[SeedValues, ...]
     shoots: tuple[ShootValues, ...] = ()
+    deletions: DeletionValues = field(default_factory=DeletionValues)
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,8 @@ class AwsProvider(cloud.CloudProvider):
                 subnet_ids=subnets, endpoint_private_access=True, endpoint_public_access=True
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(authentication_mode="API"),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+            # Protected: it holds the cluster's etcd data.
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
         nodes = aws.eks.NodeGroup(
             f"{prefix}-nodes",

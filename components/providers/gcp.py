@@ -35,7 +35,8 @@ class GcpProvider(cloud.CloudProvider):
     ) -> ClusterAccess:
         """A GKE cluster with its node pool, or an existing cluster."""
         name = naming.capped(values.name, GKE_NAME_MAX)
-        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+        # Protected as well as deletion-protected: it holds the cluster's etcd data.
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True)
         cluster = gcp.container.Cluster(
             f"{parent._name}-gke",
             name=name,

@@ -118,7 +118,9 @@ class LocalProvider:
             kubernetes_version=self.settings.kubernetes_version,
             encryption_config=encryption_config,
             extra_client_cas=client_ca,
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+            # Protected: it holds the cluster's etcd data and admin credentials. A replacement (new Kubernetes
+            # version of the tools, another work directory) would start it empty; deletion needs a confirmation.
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
         provider = k8s.Provider(
             f"{prefix}-k8s",

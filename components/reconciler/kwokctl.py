@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import yaml
 
+from components.reconciler import ports
 from components.reconciler.kube import Kube
 
 # kwokctl flag -> binary on PATH. Every component gets an explicit local binary: kwokctl's defaults are URLs.
@@ -36,13 +37,23 @@ BINARIES = {
     "--kwok-controller-binary": "kwok",
 }
 READY_TIMEOUT_S = 90
+CHECK_AGAIN_S = 5
 # kube-apiserver flags whose values arbor sets; every other flag stays as kwokctl made it.
 ENCRYPTION_FLAGS = ("--encryption-provider-config", "--encryption-provider-config-automatic-reload")
 CLIENT_CA_FLAG = "--client-ca-file"
+# The document kwokctl reads its options from (`--config`); only the ports are set, every other option as flags.
+PORTS_CONFIG = {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration"}
+# Whose logs explain a cluster that does not get ready, and how many of their last lines an error quotes.
+DIAGNOSED = ("kube-apiserver", "etcd")
+LOG_LINES = 8
 
 
 class KwokError(RuntimeError):
     """A kwokctl call or a cluster check that failed; the message says what to do."""
+
+
+class ClusterNotReadyError(RuntimeError):  # not a KwokError: no caller may answer it by deleting the cluster
+    """A cluster whose etcd holds data did not start; its files are kept and the message quotes its logs."""
 
 
 @dataclass(frozen=True)
@@ -97,8 +108,30 @@ def _kwokctl(cluster: Cluster, *args: str) -> str:
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
-        raise KwokError(f"kwokctl {args[0]} {args[1]} '{cluster.name}' failed: {tail}")
+        starting = args[0] in ("create", "start")
+        raise KwokError(
+            f"kwokctl {args[0]} {args[1]} '{cluster.name}' failed: {tail}{diagnosis(cluster) if starting else ''}"
+        )
     return proc.stdout
+
+
+def diagnosis(cluster: Cluster) -> str:
+    """Why a cluster may not get ready: the last lines of kube-apiserver's and etcd's logs, and where all are kept."""
+    if not cluster.dir.is_dir():
+        return ""
+    logs = f"`kwokctl logs <component> --name {cluster.name}`"
+    parts = [f"\nits files stay in {cluster.dir} (logs: {cluster.dir / 'logs'}, or {logs})"]
+    gone = stopped_components(cluster)
+    if gone:
+        parts.append(f"not running: {', '.join(gone)}")
+    for component in DIAGNOSED:
+        log = cluster.dir / "logs" / f"{component}.log"
+        try:
+            lines = log.read_text(errors="replace").rstrip().splitlines()[-LOG_LINES:]
+        except OSError:
+            continue
+        parts.append(f"last lines of {component}.log:\n" + "\n".join(f"  {line[:300]}" for line in lines))
+    return "\n".join(parts)
 
 
 def server_version() -> str:
@@ -126,23 +159,57 @@ def _ports_lock(workdir: str) -> Iterator[None]:
 def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -> None:
     """Creates and starts the cluster from the binaries on PATH, waiting until it is ready.
 
-    `apiserver_flags` (`--flag` -> value) are passed to kube-apiserver from its first start on.
+    `apiserver_flags` (`--flag` -> value) are passed to kube-apiserver from its first start on. Its ports are
+    arbor's choice (components/reconciler/ports.py), given to kwokctl as a configuration file.
     """
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
     for flag, value in (apiserver_flags or {}).items():
         flags += ["--extra-args", f"kube-apiserver={flag.removeprefix('--')}={value}"]
     with _ports_lock(cluster.workdir):
-        _kwokctl(
-            cluster, "create", "cluster", "--runtime", "binary", *flags,
-            "--kubeconfig", str(cluster.scratch_kubeconfig), "--wait", f"{READY_TIMEOUT_S}s",
-        )  # fmt: skip
+        chosen = ports.for_new_cluster(cluster.dir)
+        config = Path(cluster.workdir) / f".{cluster.name}.ports.yaml"
+        if chosen is not None:
+            write_file(config, yaml.safe_dump({**PORTS_CONFIG, "options": chosen}, sort_keys=False))
+            flags += ["--config", str(config)]
+        try:
+            _kwokctl(
+                cluster, "create", "cluster", "--runtime", "binary", *flags,
+                "--kubeconfig", str(cluster.scratch_kubeconfig), "--wait", f"{READY_TIMEOUT_S}s",
+            )  # fmt: skip
+        finally:
+            config.unlink(missing_ok=True)
+        # kwokctl ends well even when its wait ran out: say so now, with the logs, and keep the files.
+        try:
+            wait_ready(cluster, timeout_s=CHECK_AGAIN_S)
+        except KwokError:
+            waited = f"after `kwokctl create` waited {READY_TIMEOUT_S}s"
+            raise KwokError(f"cluster '{cluster.name}' is not ready {waited}{diagnosis(cluster)}") from None
+
+
+def holds_data(cluster: Cluster) -> bool:
+    """Whether the cluster's etcd has ever started (its member directory exists): deleting it would lose objects."""
+    return (cluster.dir / "etcd" / "member").is_dir()
 
 
 def start(cluster: Cluster) -> None:
-    """Starts the processes of an existing, stopped cluster and waits until it is ready."""
+    """Starts the processes of an existing, stopped cluster and waits until it is ready.
+
+    A cluster that never held data and does not start (a `kwokctl create` stopped half-way) fails with KwokError,
+    which its caller answers by making it anew. One whose etcd holds data fails with ClusterNotReadyError instead,
+    which no caller catches: the error names its logs, and its files stay for the user to look at.
+    """
     with _ports_lock(cluster.workdir):
-        _kwokctl(cluster, "start", "cluster")
-        wait_ready(cluster)
+        try:
+            _kwokctl(cluster, "start", "cluster")
+            wait_ready(cluster)
+        except KwokError as error:
+            if not holds_data(cluster):
+                raise
+            advice = (
+                f"\nits etcd data is kept: fix the cause and run `make up` again, or delete the cluster (`kwokctl "
+                f"delete cluster --name {cluster.name}`, its objects are lost) and `make up` makes it anew"
+            )
+            raise ClusterNotReadyError(f"{error}{advice}") from None
 
 
 def restart(cluster: Cluster) -> None:
@@ -286,7 +353,7 @@ def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:
     deadline = time.monotonic() + timeout_s
     while not ready(cluster):
         if time.monotonic() > deadline:
-            raise KwokError(f"cluster '{cluster.name}' is not ready after {timeout_s:.0f}s; logs: {cluster.dir}/logs")
+            raise KwokError(f"cluster '{cluster.name}' is not ready after {timeout_s:.0f}s{diagnosis(cluster)}")
         time.sleep(0.5)
 
 

@@ -6,9 +6,11 @@ and its problem worded as `landscape<path>: <reason>`, the same way wherever it 
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import re
-from typing import Annotated, Any
+import types
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -21,6 +23,16 @@ VERSION = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\.([0-9]{1,9})", re.ASCII)  # d
 LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
 LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?", re.ASCII)
 DURATION = re.compile(r"(?:([0-9]{1,9})h)?(?:([0-9]{1,9})m)?(?:([0-9]{1,9})s)?", re.ASCII)
+# The name of a config key of this stack (`pulumi config set --secret arbor:<key>`), without its namespace.
+CONFIG_KEY = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
+CONFIG_KEY_MAX = 63
+# What gives away a credential pasted where a name belongs: kubeconfigs, PEM blocks, JSON keys, tokens.
+CREDENTIAL_MARKS = ("-----BEGIN", "apiVersion", "clusters:", "client-key-data", "token:", "private_key")
+CREDENTIAL_STARTS = ("{", "eyJ", "AKIA", "ASIA", "ghp_", "glpat-", "ya29.")
+# A long run of base64 with upper and lower case and digits: a key or token (names and URLs have other characters).
+TOKEN = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[0-9])[A-Za-z0-9+/=_-]{32,}", re.ASCII)
+# A refused value is quoted in its line only when it is this short, on one line, and no credential.
+SHOWN_MAX = 40
 
 
 class SpecError(ValueError):
@@ -31,11 +43,98 @@ class SpecError(ValueError):
         self.lines = lines
 
 
+def looks_like_credential(value: str) -> bool:
+    """Whether a string is more likely a kubeconfig, key or token than a name: several lines, PEM, JSON, a token."""
+    return (
+        "\n" in value
+        or "\r" in value
+        or any(mark in value for mark in CREDENTIAL_MARKS)
+        or value.lstrip().startswith(CREDENTIAL_STARTS)
+        or bool(TOKEN.fullmatch(value))
+    )
+
+
+def shown(value: object) -> str:
+    """A refused value as its line may show it: quoted when short and plain, otherwise only what kind it is."""
+    if isinstance(value, str):
+        if "\n" in value or "\r" in value:
+            return "a value with a line break"
+        if looks_like_credential(value):
+            return "a value that looks like a credential (not shown)"
+        if not value.isprintable():
+            return "a value with a control character"
+        return f"'{value}'" if len(value) <= SHOWN_MAX else f"a value of {len(value)} characters"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if (isinstance(value, int) and abs(value) < 10**SHOWN_MAX) or isinstance(value, float):
+        return repr(value)
+    return yaml_kind(value)
+
+
+def yaml_kind(value: object) -> str:
+    """What YAML made of a value, in YAML's words: a mapping, a list, a string, a number, true/false, empty."""
+    if value is None:
+        return "empty (null)"
+    if isinstance(value, bool):
+        return "true/false"
+    kinds = {dict: "a mapping", list: "a list", tuple: "a list", str: "a string", int: "a number", float: "a number"}
+    return next((kind for typ, kind in kinds.items() if isinstance(value, typ)), "a value of another kind")
+
+
 def dns_label(value: str) -> str:
     """A DNS-1123 label: lower-case alphanumerics and '-', starting and ending alphanumeric."""
     if not DNS_LABEL.fullmatch(value):
-        raise ValueError(f"'{value}' is not a DNS-1123 label (lower-case letters, digits and '-')")
+        raise ValueError(f"{shown(value)} is not a DNS-1123 label (lower-case letters, digits and '-')")
     return value
+
+
+def _region(value: str) -> str:
+    """A cloud region's name (or `local`): lower-case letters, digits and '-', as gcp and aws name them."""
+    if not DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{shown(value)} is not a region name (lower-case letters, digits and '-', e.g. europe-west1 or "
+            "eu-central-1)"
+        )
+    return value
+
+
+def secret_key(value: str) -> str:
+    """The name of a secret config key of this stack; its content (a kubeconfig, a key) is refused unshown."""
+    if not value:
+        raise ValueError("is empty: name the secret config key, or leave the field out")
+    if looks_like_credential(value):
+        raise ValueError(
+            "looks like a kubeconfig or credential (not shown): give the name of the secret config key that "
+            "holds it, not its content (set with pulumi config set --secret arbor:<key>)"
+        )
+    if value.startswith("arbor:"):
+        raise ValueError("give the key's name without the 'arbor:' namespace")
+    if len(value) > CONFIG_KEY_MAX or not CONFIG_KEY.fullmatch(value):
+        raise ValueError(
+            f"is not the name of a config key (letters, digits, '-', '_' and '.', at most {CONFIG_KEY_MAX} "
+            "characters; the value is not shown)"
+        )
+    return value
+
+
+def label_value(label: str, plus: str = "") -> Any:
+    """A validator of a field whose value becomes the value of `label` on nodes or machine objects.
+
+    `plus` stands in for a '+' in the label (Gardener writes an image version's '+' as '_').
+    """
+
+    def check(value: str) -> str:
+        if not value:
+            raise ValueError("must not be empty")
+        labelled = value.replace("+", plus) if plus else value
+        if len(labelled) > 63 or not LABEL_VALUE.fullmatch(labelled):
+            raise ValueError(
+                f"{shown(value)} cannot be the value of label {label}: at most 63 letters, digits, '-', '_' and "
+                "'.', starting and ending with a letter or digit"
+            )
+        return value
+
+    return AfterValidator(check)
 
 
 def duration_seconds(value: str) -> int | None:
@@ -51,7 +150,7 @@ def _version(value: str) -> str:
     """A Kubernetes version `<major>.<minor>.<patch>` of a supported minor."""
     match = VERSION.fullmatch(value)
     if not match:
-        raise ValueError(f"'{value}' is not a version <major>.<minor>.<patch>")
+        raise ValueError(f"{shown(value)} is not a version <major>.<minor>.<patch>")
     if (int(match[1]), int(match[2])) not in SUPPORTED_MINORS:
         supported = ", ".join(f"{a}.{b}" for a, b in SUPPORTED_MINORS)
         raise ValueError(f"Kubernetes {value} is not supported (supported minors: {supported})")
@@ -63,9 +162,9 @@ def _cidr(value: str) -> str:
     try:
         network = ipaddress.ip_network(value, strict=False)
     except ValueError:
-        raise ValueError(f"'{value}' is not a CIDR") from None
+        raise ValueError(f"{shown(value)} is not a CIDR") from None
     if str(network) != value:
-        raise ValueError(f"'{value}' is not canonical, use {network}")
+        raise ValueError(f"{shown(value)} is not canonical, use {network}")
     return value
 
 
@@ -88,9 +187,9 @@ def _labels(value: dict[str, str]) -> dict[str, str]:
     for key, val in value.items():
         name = key.rsplit("/", 1)[-1]
         if not LABEL_KEY.fullmatch(key) or len(name) > 63:
-            raise ValueError(f"'{key}' is not a valid label key")
+            raise ValueError(f"{shown(key)} is not a valid label key")
         if not LABEL_VALUE.fullmatch(val) or len(val) > 63:
-            raise ValueError(f"'{val}' is not a valid label value (key '{key}')")
+            raise ValueError(f"{shown(val)} is not a valid label value (key {shown(key)})")
     return value
 
 
@@ -98,7 +197,7 @@ def unique(values: list[str]) -> list[str]:
     """A list without duplicates."""
     dupes = sorted({v for v in values if values.count(v) > 1})
     if dupes:
-        raise ValueError(f"duplicate {', '.join(repr(d) for d in dupes)}")
+        raise ValueError(f"duplicate {', '.join(shown(d) for d in dupes)}")
     return values
 
 
@@ -108,7 +207,11 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 # One CIDR per IP family, in the order of ipFamilies; one CIDR alone may be written as a string.
 Ranges = Annotated[tuple[str, ...], BeforeValidator(_one_or_more), AfterValidator(_cidrs)]
 Labels = Annotated[dict[str, str], AfterValidator(_labels)]
-Zones = Annotated[list[str], AfterValidator(unique)]
+# A zone labels nodes and machine classes (topology.kubernetes.io/zone).
+Zone = Annotated[str, label_value("topology.kubernetes.io/zone")]
+Zones = Annotated[list[Zone], AfterValidator(unique)]
+SecretKey = Annotated[str, AfterValidator(secret_key)]
+Region = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(_region)]
 
 
 class Model(BaseModel):
@@ -122,28 +225,128 @@ def plain_networks(families: tuple[IPFamily, ...], **ranges: tuple[str, ...]) ->
     return cidrs.Networks(tuple(f.value for f in families), ranges)
 
 
+# Pydantic's type errors in YAML's words: what the field must be.
+MUST_BE = {
+    "model_type": "must be a mapping (key: value)",
+    "model_attributes_type": "must be a mapping (key: value)",
+    "dict_type": "must be a mapping (key: value)",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be a string",
+}
+
+
+def _inner(tp: Any) -> Any:
+    """`X | None` -> X: the type of a field that may be left out."""
+    if get_origin(tp) in (Union, types.UnionType):
+        return next(a for a in get_args(tp) if a is not type(None))
+    return tp
+
+
+def _fields(model: type[BaseModel]) -> dict[str, Any]:
+    """A model's fields by the name a user writes (the alias), each with its field info."""
+    return {field.alias or name: field for name, field in model.model_fields.items()}
+
+
+def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
+    """The model of the object at `loc` (fields by alias, list items, mapping values), or None."""
+    tp: Any = root
+    for part in loc:
+        tp = _inner(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            field = _fields(tp).get(str(part))
+            tp = field.annotation if field else None
+        elif get_args(tp):
+            tp = get_args(tp)[-1] if get_origin(tp) is dict else get_args(tp)[0]
+        else:
+            return None
+    tp = _inner(tp)
+    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+
+
 def _path(loc: tuple[int | str, ...]) -> str:
-    """`('seeds', 1, 'name')` -> `landscape.seeds[1].name`."""
+    """`('seeds', 1, 'name')` -> `landscape.seeds[1].name`; a mapping's key as written, pydantic's markers left out."""
     out = "landscape"
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part != "[key]":
+            out += f".{part}" if shown(part) == f"'{part}'" else ".<key not shown>"
     return out
 
 
-def _reason(error: Any) -> str:
-    """A pydantic error as a short reason, with the refused value where that helps."""
-    kind, msg = error["type"], str(error["msg"])
+def _unknown(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """An unknown field, with the known field nearest to it (YAML names), or the known ones."""
+    model = _model_at(root, loc[:-1])
+    known = sorted(_fields(model)) if model else []
+    by_lower = {name.lower(): name for name in known}
+    near = difflib.get_close_matches(str(loc[-1]).lower().replace("_", ""), list(by_lower), n=1, cutoff=0.6)
+    if near:
+        return f"unknown field; did you mean '{by_lower[near[0]]}'?"
+    return f"unknown field; the fields here are {', '.join(known)}" if known else "unknown field"
+
+
+def _missing(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """A required field left out, with its description where it has one."""
+    model = _model_at(root, loc[:-1])
+    field = _fields(model).get(str(loc[-1])) if model else None
+    if not field or not field.description:
+        return "required field is missing"
+    return f"required field is missing: {field.description[0].lower()}{field.description[1:].rstrip('.')}"
+
+
+def _not_a_string(value: object, loc: tuple[int | str, ...]) -> str:
+    """A number or true/false where a string belongs: YAML read an unquoted value; say to quote it."""
+    if isinstance(value, bool):
+        return (
+            f"must be a string, but YAML reads an unquoted {shown(value)} (and yes, no, on, off) as true or false: "
+            "write the value in quotes"
+        )
+    number = shown(value)
+    if number == yaml_kind(value):  # too long to show: no example
+        return "must be a string, but YAML reads an unquoted number as a number: write the value in quotes"
+    # The example as the user would write it: `key: "1.3"`, or `- "1.3"` for an entry of a list.
+    example = f'- "{number}"' if isinstance(loc[-1], int) else f'{loc[-1]}: "{number}"'
+    lost = " (unquoted, trailing zeros are lost: 1.30 reads as 1.3)" if isinstance(value, float) else ""
+    quote = f"write the value in quotes, e.g. {example}{lost}"
+    return f"must be a string, but YAML reads an unquoted {number} as a number: {quote}"
+
+
+def _reason(root: type[BaseModel], error: Any) -> str:
+    """A pydantic error as a short reason in YAML's words, with the refused value only where it is safe to show."""
+    kind, msg, loc, value = error["type"], str(error["msg"]), error["loc"], error.get("input")
+    ctx = error.get("ctx") or {}
+    scalar = isinstance(value, (str, int, float))
     if kind == "value_error":
         return msg.removeprefix("Value error, ")
     if kind == "extra_forbidden":
-        return "unknown field"
+        return _unknown(root, loc)
     if kind == "missing":
-        return "required field is missing"
+        return _missing(root, loc)
+    if kind == "string_type" and isinstance(value, (int, float)):
+        return _not_a_string(value, loc)
+    if kind in MUST_BE:
+        return f"{MUST_BE[kind]}, not {shown(value) if scalar else yaml_kind(value)}"
     if kind == "enum":
-        return f"'{error['input']}' is not one of {error['ctx']['expected']}"
+        return f"{shown(value)} is not one of {ctx['expected']}"
+    if kind == "literal_error":
+        return f"must be {ctx['expected']}, not {shown(value) if scalar else yaml_kind(value)}"
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "must not be empty"
+    if kind in ("too_short", "too_long"):
+        least = kind == "too_short"
+        bound = ctx["min_length"] if least else ctx["max_length"]
+        entries = "entry" if bound == 1 else "entries"
+        return f"must have at {'least' if least else 'most'} {bound} {entries}, not {ctx['actual_length']}"
     return msg[0].lower() + msg[1:]
 
 
-def error_lines(err: ValidationError) -> list[str]:
-    """Every problem pydantic found, one `landscape<path>: <reason>` line each."""
-    return [f"{_path(e['loc'])}: {_reason(e)}" for e in err.errors()]
+def error_lines(err: ValidationError, root: type[BaseModel]) -> list[str]:
+    """Every problem pydantic found in a `root` document, one `landscape<path>: <reason>` line each, in order."""
+    lines = [f"{_path(e['loc'])}: {_reason(root, e)}" for e in err.errors()]
+    return list(dict.fromkeys(lines))

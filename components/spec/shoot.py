@@ -7,6 +7,7 @@ are in components/spec/fields.py. No Pulumi import here.
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Annotated, Literal
 
@@ -30,15 +31,33 @@ from components.spec.fields import (
     Labels,
     Model,
     Ranges,
+    SecretKey,
     Zones,
     dns_label,
     duration_seconds,
+    label_value,
     plain_networks,
+    shown,
     unique,
 )
 
 # Who assigns IPv6 ranges on a cloud: the user gives only the IPv4 ones there.
 CLOUD_IPV6 = {"gcp": "Google (each subnet's /64)", "aws": "Amazon (the VPC's /56)"}
+# kubelet's reservations and hard eviction signals, as Gardener's KubeletConfig has them (other names break kubelet).
+KUBE_RESERVED = ("cpu", "memory", "pid", "ephemeral-storage")
+EVICTION_SIGNALS = (
+    "imagefs.available",
+    "imagefs.inodesFree",
+    "memory.available",
+    "nodefs.available",
+    "nodefs.inodesFree",
+)
+QUANTITY = re.compile(r"[0-9]+(\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?", re.ASCII)
+PERCENT = re.compile(r"[0-9]+(\.[0-9]+)?%", re.ASCII)
+SYSCTL = re.compile(r"[a-z0-9_]+([./][a-zA-Z0-9_-]+)+", re.ASCII)
+# A registry host (and port) names a directory of containerd's; the mirror's URL is written into its TOML.
+REGISTRY_HOST = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?(:[0-9]{1,5})?", re.ASCII)
+MIRROR_URL = re.compile(r"https://[-A-Za-z0-9._~:/?#@!$&()*+,;=%]+", re.ASCII)
 # Resources kube-apiserver always encrypts (secrets) or that cannot be encrypted usefully, as Gardener refuses.
 ENCRYPTION_REFUSED = {
     "secrets": "always encrypted, leave it out",
@@ -94,15 +113,43 @@ class Networking(Model):
 class MachineImage(Model):
     """The OS image of a worker pool."""
 
-    name: str = Field(min_length=1)
-    version: str = Field(min_length=1)
+    # Gardener labels machine classes with the image (operatingSystemName, operatingSystemVersion with '+' as '_').
+    name: Annotated[str, label_value("operatingSystemName")]
+    version: Annotated[str, label_value("operatingSystemVersion", plus="_")]
 
 
 class Machine(Model):
     """The machine of a worker pool."""
 
-    type: str = Field(min_length=1)
+    type: Annotated[str, label_value("node.kubernetes.io/instance-type")]
     image: MachineImage
+
+
+def _settings(known: tuple[str, ...], percent: bool) -> AfterValidator:
+    """Kubelet's quantities by name: only the names kubelet takes here (Gardener's fields), each a quantity."""
+
+    def check(value: dict[str, str]) -> dict[str, str]:
+        for key, quantity in value.items():
+            if key not in known:
+                near = difflib.get_close_matches(key, known, n=1)
+                hint = f"did you mean '{near[0]}'?" if near else f"kubelet takes {', '.join(known)}"
+                raise ValueError(f"{shown(key)} is not one of kubelet's settings here; {hint}")
+            if not QUANTITY.fullmatch(quantity) and not (percent and PERCENT.fullmatch(quantity)):
+                example = "100m, 1Gi or 10%" if percent else "100m, 1Gi or 1000"
+                raise ValueError(f"{key}: {shown(quantity)} is not a quantity like {example}")
+        return value
+
+    return AfterValidator(check)
+
+
+def _sysctls(value: dict[str, str]) -> dict[str, str]:
+    """Kernel parameters as `sysctl.d` lines: a dotted name and a one-line value (a line break would add a line)."""
+    for key, setting in value.items():
+        if not SYSCTL.fullmatch(key):
+            raise ValueError(f"{shown(key)} is not a kernel parameter name like net.core.somaxconn")
+        if not setting or not setting.isprintable() or len(setting) > 256:
+            raise ValueError(f"{key}: {shown(setting)} is not a one-line value of at most 256 characters")
+    return value
 
 
 class KubeletSpec(Model):
@@ -110,8 +157,12 @@ class KubeletSpec(Model):
 
     max_pods: int | None = Field(None, alias="maxPods", ge=8, le=1024)
     cpu_manager_policy: Literal["none", "static"] | None = Field(None, alias="cpuManagerPolicy")
-    kube_reserved: dict[str, str] = Field(default_factory=dict, alias="kubeReserved")
-    eviction_hard: dict[str, str] = Field(default_factory=dict, alias="evictionHard")
+    kube_reserved: Annotated[dict[str, str], _settings(KUBE_RESERVED, percent=False)] = Field(
+        default_factory=dict, alias="kubeReserved"
+    )
+    eviction_hard: Annotated[dict[str, str], _settings(EVICTION_SIGNALS, percent=True)] = Field(
+        default_factory=dict, alias="evictionHard"
+    )
 
 
 class CriSpec(Model):
@@ -122,10 +173,12 @@ class CriSpec(Model):
 
     @model_validator(mode="after")
     def _mirrors(self) -> CriSpec:
-        """Each mirror is an https URL for an upstream registry host."""
+        """Each mirror is an https URL for an upstream registry host (both land in containerd's files as written)."""
         for upstream, url in self.registry_mirrors.items():
-            if "/" in upstream or not url.startswith("https://"):
-                raise ValueError(f"registryMirrors: '{upstream}: {url}' must map a registry host to an https URL")
+            if not REGISTRY_HOST.fullmatch(upstream) or not MIRROR_URL.fullmatch(url):
+                raise ValueError(
+                    f"registryMirrors: {shown(upstream)}: {shown(url)} must map a registry host to an https URL"
+                )
         return self
 
 
@@ -161,7 +214,7 @@ class WorkerPool(Model):
     kubernetes_version: KubernetesVersion | None = Field(None, alias="kubernetesVersion")
     kubelet: KubeletSpec = KubeletSpec()
     cri: CriSpec = CriSpec()
-    sysctls: dict[str, str] = Field(default_factory=dict)
+    sysctls: Annotated[dict[str, str], AfterValidator(_sysctls)] = Field(default_factory=dict)
     volume: VolumeSpec = VolumeSpec()
     max_surge: int = Field(
         1, alias="maxSurge", ge=0, le=CLUSTER_MAX_NODES, description="Machines added above the size in a roll."
@@ -201,9 +254,9 @@ class EncryptionSpec(Model):
         """Lower-case `<resource>[.<group>]`, no wildcards, no duplicates, none Gardener refuses."""
         for resource in self.resources:
             if "*" in resource:
-                raise ValueError(f"'{resource}': wildcards are not allowed")
+                raise ValueError(f"{shown(resource)}: wildcards are not allowed")
             if resource != resource.lower() or not re.fullmatch(r"[a-z0-9]+(\.[a-z0-9-]+)*", resource, re.ASCII):
-                raise ValueError(f"'{resource}' is not a lower-case <resource>[.<group>]")
+                raise ValueError(f"{shown(resource)} is not a lower-case <resource>[.<group>]")
             if resource in ENCRYPTION_REFUSED:
                 raise ValueError(f"'{resource}': {ENCRYPTION_REFUSED[resource]}")
         unique(self.resources)
@@ -240,11 +293,11 @@ def _duration(value: str) -> str:
     """A duration like `1h`, `30m` or `1h30m`, from 10 minutes to 24 hours (Gardener's AdminKubeconfigRequest)."""
     seconds = duration_seconds(value)
     if seconds is None:
-        raise ValueError(f"'{value}' is not a duration like 1h, 30m or 1h30m")
+        raise ValueError(f"{shown(value)} is not a duration like 1h, 30m or 1h30m")
     if seconds < ADMIN_KUBECONFIG_MIN_S:
-        raise ValueError(f"'{value}' is shorter than the minimum 10m")
+        raise ValueError(f"{shown(value)} is shorter than the minimum 10m")
     if seconds > ADMIN_KUBECONFIG_MAX_S:
-        raise ValueError(f"'{value}' is longer than the maximum 24h")
+        raise ValueError(f"{shown(value)} is longer than the maximum 24h")
     return value
 
 
@@ -263,8 +316,9 @@ class ShootSpec(Model):
     """A shoot: a cluster users get, hosted on a seed or self-hosted (control plane as static pods)."""
 
     name: DnsLabel
-    project: str
-    seed: str | None = None
+    # References by name: an empty one is refused, never read as "no seed".
+    project: DnsLabel
+    seed: DnsLabel | None = None
     self_hosted: bool = Field(False, alias="selfHosted")
     kubernetes: KubernetesSpec
     networking: Networking
@@ -273,10 +327,9 @@ class ShootSpec(Model):
     node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
     labels: Labels = Field(default_factory=dict)
     credentials: CredentialsSpec = CredentialsSpec()
-    cloud_credentials_secret: str | None = Field(
+    cloud_credentials_secret: SecretKey | None = Field(
         None,
         alias="cloudCredentialsSecret",
-        min_length=1,
         description="Name of a secret config key of this stack holding the cloud credentials the shoot's machines "
         "are created with, as JSON: aws {accessKeyID, secretAccessKey}, gcp {serviceaccount.json}.",
     )

@@ -1,7 +1,8 @@
 """Rules about shoot and seed networks, over resource properties as the policy engine hands them over.
 
-Records (arbor's Seed and Shoot objects in the garden) carry every network's families and ranges, so the
-cross-resource rules read those; the cloud rules read the security group rules, firewalls and subnets that the
+Shoot records (arbor's Shoot objects in the garden) carry every network's families and ranges, so the
+cross-resource rule reads those (a shoot whose families its seed lacks is refused by the program itself:
+components/checks/landscape.py); the cloud rules read the security group rules, firewalls and subnets that the
 gcp and aws providers register. Values unknown during a preview are skipped: they are checked at `up`.
 """
 
@@ -11,7 +12,6 @@ import ipaddress
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SEED_RECORD = "kubernetes:arbor.dev/v1alpha1:Seed"
 SHOOT_RECORD = "kubernetes:arbor.dev/v1alpha1:Shoot"
 AWS_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 AWS_SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -23,33 +23,10 @@ WORLD_ALLOWED = ("health check", "load balancer")
 RANGE_KINDS = ("nodes", "pods", "services")
 
 
-def _families(record: Mapping[str, Any], field: str) -> list[str]:
-    """The ipFamilies of a record's network (`networking` of a Shoot, `networks` of a Seed)."""
-    return list(((record.get("spec") or {}).get(field) or {}).get("ipFamilies") or ["IPv4"])
-
-
 def _name(record: Mapping[str, Any]) -> str:
     """`<namespace>/<name>` of a record, or its name."""
     meta = record.get("metadata") or {}
     return "/".join(p for p in (meta.get("namespace"), meta.get("name")) if p)
-
-
-def dual_stack_needs_dual_stack_seed(records: Iterable[tuple[str, Mapping[str, Any]]]) -> list[str]:
-    """A dual-stack (or IPv6) shoot runs its control plane on a seed that has every one of its families."""
-    items = list(records)
-    seeds = {(p.get("metadata") or {}).get("name"): _families(p, "networks") for t, p in items if t == SEED_RECORD}
-    problems = []
-    for resource_type, props in items:
-        seed = (props.get("spec") or {}).get("seedName")
-        if resource_type != SHOOT_RECORD or seed not in seeds:
-            continue
-        missing = [f for f in _families(props, "networking") if f not in seeds[seed]]
-        if missing:
-            problems.append(
-                f"shoot {_name(props)} has {', '.join(missing)} but its seed '{seed}' does not: "
-                f"give the seed's networks ipFamilies {_families(props, 'networking')} first"
-            )
-    return problems
 
 
 def _ranges(record: Mapping[str, Any]) -> list[tuple[str, ipaddress.IPv4Network | ipaddress.IPv6Network]]:

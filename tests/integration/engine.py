@@ -12,6 +12,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,13 @@ class Stack:
     def up(self, *flags: str) -> subprocess.CompletedProcess[str]:
         """Converges the stack, refreshing first as `make up` does."""
         return self.run("up", "--yes", "--refresh", "--skip-preview", "--suppress-progress", *flags)
+
+    def make_up(self) -> subprocess.CompletedProcess[str]:
+        """Converges the stack as `make up` does: first lifting the protection of confirmed deletions."""
+        env = {**os.environ, **(self.env or {})}
+        cmd = [sys.executable, str(ROOT / "hack" / "deletions.py"), self.name]
+        subprocess.run(cmd, cwd=self.project_dir, env=env, check=True, capture_output=True, text=True, timeout=300)
+        return self.up()
 
     def preview_json(self, *flags: str) -> dict[str, Any]:
         """`pulumi preview --json` as data."""
@@ -113,7 +121,8 @@ def make_stack(
 def remove_stack(stack: Stack) -> None:
     """Destroys and removes the stack, then removes whatever a failure may have left."""
     try:
-        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", check=False)
+        # As `make down`: a throwaway stack's protected clusters and keys go too.
+        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", "--ignore-protect", check=False)
         stack.run("stack", "rm", "--yes", "--force", check=False)
     finally:
         cleanup_clusters(f"{stack.name}-")

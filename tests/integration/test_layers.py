@@ -94,16 +94,22 @@ def test_project_members_rbac(
 
 
 def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: Path) -> None:
-    """GIVEN two shoots WHEN one is removed from the config and `up` runs THEN only its parts go.
+    """GIVEN two shoots WHEN one is removed from the config, confirmed, and `up` runs THEN only its parts go.
 
-    Its namespace, record and cluster are deleted; no resource of the other shoot changes.
+    Its namespace, record and cluster are deleted; no resource of the other shoot changes. The confirmation is
+    `confirmDeletion`; previewed as `make preview` does (its protected resources previewed as deleted), converged
+    as `make up` does (their protection lifted first).
     """
     stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": LOCAL_LANDSCAPE})
     try:
         stack.up()
-        without_db = {**LOCAL_LANDSCAPE, "shoots": [s for s in LOCAL_LANDSCAPE["shoots"] if s["name"] != "db"]}
+        without_db = {
+            **LOCAL_LANDSCAPE,
+            "shoots": [s for s in LOCAL_LANDSCAPE["shoots"] if s["name"] != "db"],
+            "confirmDeletion": {"shoots": ["ops/db"]},
+        }
         stack.set_config({"arbor:landscape": without_db})
-        preview = stack.preview_json("--refresh")
+        preview = stack.preview_json("--refresh", "--ignore-protect")
         changes = {
             (step.get("newState") or step.get("oldState") or {}).get("urn", step["urn"]).rsplit("::", 1)[-1]: step["op"]
             for step in preview["steps"]
@@ -115,7 +121,7 @@ def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: P
             changes
         )
 
-        stack.up()
+        stack.make_up()
         kubeconfigs = stack.outputs()["kubeconfigs"]
         assert "shoot/ops/db" not in kubeconfigs
         namespaces = kubectl(kubeconfigs["seed/local-1"], tmp_path, "get", "namespaces", "-o", "name").split()

@@ -96,7 +96,7 @@ def test_destroy_leaves_no_cluster_and_no_process() -> None:
     try:
         stack.up()
         assert processes_of(f"{stack.name}-garden/")
-        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress")
+        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", "--ignore-protect")
         assert processes_of(f"{stack.name}-") == []
         assert not cluster_dir(f"{stack.name}-garden").exists()
     finally:

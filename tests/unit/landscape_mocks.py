@@ -89,13 +89,8 @@ class Built:
         return seen
 
 
-def build(raw: dict[str, Any]) -> Built:
-    """The Landscape of a raw spec on the local provider, for the stack `local`."""
-    return build_plan(plan_landscape(parse_landscape(raw), "local"))
-
-
-def build_plan(plan: LandscapePlan) -> Built:
-    """The Landscape of a plan on the local provider, for the stack `local`."""
+def build(raw: dict[str, Any], plan: LandscapePlan | None = None) -> Built:
+    """The Landscape of a raw spec (or of a plan made from one) on the local provider, for the stack `local`."""
     built = Built(landscape=None)  # type: ignore[arg-type]
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
@@ -113,7 +108,7 @@ def build_plan(plan: LandscapePlan) -> Built:
     settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
     built.landscape = Landscape(
         "arbor",
-        plan,
+        plan or plan_landscape(parse_landscape(raw), "local"),
         lambda _: LocalProvider(settings),
         pulumi.ResourceOptions(transformations=[record]),
     )
@@ -128,7 +123,7 @@ def registered(plan: LandscapePlan) -> tuple[Built, Mocks]:
 
     @pulumi.runtime.test
     def register() -> pulumi.Output[list[str]]:
-        built.append(build_plan(plan))
+        built.append(build({}, plan))
         return built[0].settled()
 
     register()

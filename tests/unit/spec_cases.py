@@ -50,6 +50,21 @@ def base() -> dict[str, Any]:
     )
 
 
+def dual_stack_seed(doc: dict[str, Any], provider: str = "local") -> dict[str, Any]:
+    """`doc` with its seed on `provider` (`on_provider`) and dual-stack, so it hosts shoots of every family.
+
+    A cloud assigns the seed's IPv6 ranges, so only a local seed names them.
+    """
+    v6 = provider == "local"
+    on_provider(doc, provider)
+    doc["seeds"][0]["networks"] = {
+        "ipFamilies": ["IPv4", "IPv6"],
+        "pods": ["10.0.0.0/12", "fd00:a::/48"] if v6 else "10.0.0.0/12",
+        "services": ["10.16.0.0/16", "fd00:b::/108"] if v6 else "10.16.0.0/16",
+    }
+    return doc
+
+
 def changed(path: str, value: Any) -> dict[str, Any]:
     """The base landscape with the value at `path` (dots and [index]) set, or removed when value is DELETE."""
     doc = base()
@@ -66,3 +81,23 @@ def changed(path: str, value: Any) -> dict[str, Any]:
 
 
 DELETE = object()
+
+# A cloud seed's region and zones, standing in for the base's local-a and local-b.
+CLOUD_LOCATIONS = {
+    "gcp": ("europe-west1", ["europe-west1-b", "europe-west1-c"]),
+    "aws": ("eu-central-1", ["eu-central-1a", "eu-central-1b"]),
+}
+
+
+def on_provider(doc: dict[str, Any], provider: str) -> dict[str, Any]:
+    """`doc` with seed 0 on `provider`: a cloud's region and zones, and shoots' pool zones renamed to match."""
+    seed = doc["seeds"][0]
+    seed["provider"] = provider
+    if provider in CLOUD_LOCATIONS:
+        seed["region"], zones = CLOUD_LOCATIONS[provider]
+        renamed = dict(zip(seed["zones"], zones, strict=True))
+        seed["zones"] = list(zones)
+        for shoot in doc["shoots"]:
+            for pool in shoot["workers"]:
+                pool["zones"] = [renamed[z] for z in pool.get("zones", [])]
+    return doc

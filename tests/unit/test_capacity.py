@@ -34,7 +34,7 @@ def _net(**ranges: Any) -> dict[str, Any]:
 def _on(provider: str, region: str) -> dict[str, Any]:
     """The base landscape with the garden (so the self-hosted shoot) on a cloud."""
     doc = base()
-    doc["garden"].update(provider=provider, region=region)
+    doc["garden"].update(provider=provider, region=region, zones=[f"{region}-b" if provider == "gcp" else f"{region}b"])
     return doc
 
 
@@ -122,8 +122,10 @@ CASES: list[tuple[str, object, list[str]]] = [
             nodeMaskSizes={"IPv6": 120},
         ),
         [
+            f"{S0}.networking.ipFamilies: [IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add IPv6 to "
+            "the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it",
             f"{S0}.networking.pods: fd00:20::/120 holds the pod ranges of 1 node (/120 each), not the 2 of the pools' "
-            "maximums: use a /119 or larger, or lower their maximum"
+            "maximums: use a /119 or larger, or lower their maximum",
         ],
     ),
     (
@@ -154,12 +156,12 @@ CASES: list[tuple[str, object, list[str]]] = [
     (
         "a Kubernetes version of 5000 digits",
         changed("shoots[0].kubernetes.version", "1." + "3" * 5000 + ".4"),
-        [f"{S0}.kubernetes.version: '1.{'3' * 5000}.4' is not a version <major>.<minor>.<patch>"],
+        [f"{S0}.kubernetes.version: a value of 5004 characters is not a version <major>.<minor>.<patch>"],
     ),
     (
         "an admin kubeconfig expiration of 5000 digits",
         changed("shoots[0].adminKubeconfig", {"expiration": "9" * 5000 + "h"}),
-        [f"{S0}.adminKubeconfig.expiration: '{'9' * 5000}h' is not a duration like 1h, 30m or 1h30m"],
+        [f"{S0}.adminKubeconfig.expiration: a value of 5001 characters is not a duration like 1h, 30m or 1h30m"],
     ),
 ]
 

@@ -85,7 +85,7 @@ def test_secret_manifest_holds_the_config_under_its_key() -> None:
         ("duplicate", {"resources": ["configmaps", "configmaps"]}, [f"{G}: duplicate 'configmaps'"]),
         ("provider", {"provider": "kms"}, [f"{G}.provider: 'kms' is not one of 'aescbc', 'aesgcm' or 'secretbox'"]),
         ("rotation", {"keyRotation": "start"}, [f"{G}.keyRotation: 'start' is not one of 'prepare' or 'complete'"]),
-        ("unknown", {"keys": []}, [f"{G}.keys: unknown field"]),
+        ("unknown", {"keys": []}, [f"{G}.keys: unknown field; the fields here are keyRotation, provider, resources"]),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )  # fmt: skip

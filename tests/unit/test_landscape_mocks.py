@@ -182,3 +182,18 @@ def test_named_objects_are_replaced_delete_first(mocks: Mocks) -> pulumi.Output[
         assert named and all(o.delete_before_replace for o in named.values())
 
     return built.settled().apply(check)
+
+
+@pulumi.runtime.test
+def test_the_names_checked_are_the_names_registered(mocks: Mocks) -> pulumi.Output[None]:
+    """GIVEN the local stack WHEN registered THEN each shoot's names are those checks/names.py keeps unique."""
+    from components.checks.names import derived_names
+
+    built = build(LOCAL)
+    shoots = {name for type_, name, _ in built.records if type_ == "arbor:shoot:Shoot"}
+    names = [derived_names(s["project"], s["name"]) for s in LOCAL["shoots"]]
+    assert shoots == {f"arbor-{n['resource and cluster name']}" for n in names}
+    clusters = {s.values.cluster.name for s in built.landscape.shoots.values()}
+    assert clusters == {f"local-{n['resource and cluster name']}" for n in names}
+    assert {s.values.technical_id for s in built.landscape.shoots.values()} == {n["namespace"] for n in names}
+    return built.settled().apply(lambda _: None)

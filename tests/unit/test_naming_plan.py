@@ -53,14 +53,23 @@ def test_plan_of_the_local_landscape() -> None:
     spec = parse_landscape(
         {
             "garden": {"cluster": {"nodes": 2}},
-            "seeds": [{"name": "s1", "provider": "local"}, {"name": "s2", "provider": "gcp", "cluster": {"nodes": 0}}],
+            "seeds": [
+                {"name": "s1", "provider": "local"},
+                {
+                    "name": "s2",
+                    "provider": "gcp",
+                    "region": "europe-west1",
+                    "zones": ["europe-west1-b"],
+                    "cluster": {"nodes": 0},
+                },
+            ],
         }
     )
     plan = plan_landscape(spec, "dev")
     assert plan.garden.cluster == ClusterValues("garden", ProviderType.LOCAL, "dev-garden", 2)
     assert [s.cluster for s in plan.seeds] == [
         ClusterValues("seed/s1", ProviderType.LOCAL, "dev-seed-s1", 1),
-        ClusterValues("seed/s2", ProviderType.GCP, "dev-seed-s2", 0),
+        ClusterValues("seed/s2", ProviderType.GCP, "dev-seed-s2", 0, region="europe-west1", zones=("europe-west1-b",)),
     ]
     assert plan_landscape(spec, "dev") == plan  # deterministic
 
@@ -75,14 +84,15 @@ def test_plan_of_the_local_landscape() -> None:
         ),
         ({"shoots": [{**base()["shoots"][2]}]}, []),
         (
-            {"garden": {**base()["garden"], "provider": "aws", "region": "r", "zones": ["a"]},
+            {"garden": {**base()["garden"], "provider": "aws", "region": "eu-central-1", "zones": ["eu-central-1a"]},
              "seeds": [], "shoots": [{**base()["shoots"][2]}]},
             ["landscape.shoots[0].selfHosted: self-hosted shoots on aws are not supported yet (their control-plane "
              "machines need the workers issue)"],
         ),
         (
-            {"seeds": [{"name": "local-1", "provider": "gcp", "region": "r", "zones": ["local-a", "local-b"]}],
-             "shoots": [{**base()["shoots"][0]}]},
+            {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1",
+                        "zones": ["europe-west1-b", "europe-west1-c"]}],
+             "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
             ["landscape.shoots[0].seed: shoots on gcp seeds are not supported yet (they need the workers issue)"],
         ),
     ],

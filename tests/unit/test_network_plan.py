@@ -13,7 +13,7 @@ from components.kinds import ProviderType
 from components.plan import network
 from components.plan.network import Carve, NetworkValues, plan_network
 from components.plan.planner import plan_landscape
-from tests.unit.spec_cases import base
+from tests.unit.spec_cases import base, dual_stack_seed
 
 V4 = {"nodes": ("10.250.0.0/16",), "pods": ("100.64.0.0/12",), "services": ("100.104.0.0/13",)}
 V6 = {"nodes": ("fd00:10:250::/56",), "pods": ("fd00:10:64::/56",), "services": ("fd00:10:104::/108",)}
@@ -127,12 +127,11 @@ AT = "landscape.shoots[0].networking"
 
 
 def landscape(net: dict[str, Any] | None = None, provider: str = "local") -> dict[str, Any]:
-    """The base landscape with shoot 0's networking replaced (when given) on a seed of `provider`."""
+    """The base landscape with shoot 0's networking replaced (when given) on a dual-stack seed of `provider`."""
     doc = base()
     if net is not None:
         doc["shoots"][0]["networking"] = net
-    doc["seeds"][0]["provider"] = provider
-    return doc
+    return dual_stack_seed(doc, provider)
 
 
 def outputs(doc: dict[str, Any]) -> dict[str, Any]:

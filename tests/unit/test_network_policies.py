@@ -12,45 +12,18 @@ from components.plan.planner import plan_landscape
 from components.render import api
 from tests.unit.spec_cases import base
 
-DUAL = {
-    "ipFamilies": ["IPv4", "IPv6"],
-    "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
-    "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
-    "services": ["100.104.0.0/13", "fd00:10:104::/108"],
-}
-SEED_DUAL = {"ipFamilies": ["IPv4", "IPv6"], "pods": ["10.0.0.0/12", "fd00:a::/48"],
-             "services": ["10.16.0.0/16", "fd00:b::/108"]}  # fmt: skip
-
 
 def records(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(type token, props) of every Seed and Shoot record the landscape registers."""
+    """(type token, props) of every Shoot record the landscape registers."""
     plan = plan_landscape(parse_landscape(doc), "test")
-    seeds = [(rules.SEED_RECORD, api.seed_record(s)) for s in plan.seeds]
-    return seeds + [(rules.SHOOT_RECORD, api.shoot_record(s)) for s in plan.shoots]
+    return [(rules.SHOOT_RECORD, api.shoot_record(s)) for s in plan.shoots]
 
 
-def landscape(shoot_net: dict[str, Any] | None = None, seed_net: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The base landscape, shoot 1 (db) moved apart, with shoot 0's and the seed's networks replaced if given."""
+def landscape() -> dict[str, Any]:
+    """The base landscape with shoot 1 (db) moved apart from shoot 0 (web)."""
     doc = base()
     doc["shoots"][1]["networking"] = {"nodes": "10.251.0.0/16", "pods": "100.80.0.0/12", "services": "100.112.0.0/13"}
-    if shoot_net:
-        doc["shoots"][0]["networking"] = shoot_net
-    if seed_net:
-        doc["seeds"][0]["networks"] = seed_net
     return doc
-
-
-def test_a_dual_stack_shoot_on_an_ipv4_seed_violates() -> None:
-    """GIVEN a dual-stack shoot on an IPv4-only seed WHEN checked THEN the shoot is named with the missing family."""
-    assert rules.dual_stack_needs_dual_stack_seed(records(landscape(DUAL))) == [
-        "shoot garden-dev/web has IPv6 but its seed 'local-1' does not: "
-        "give the seed's networks ipFamilies ['IPv4', 'IPv6'] first"
-    ]
-
-
-def test_a_dual_stack_shoot_on_a_dual_stack_seed_passes() -> None:
-    """GIVEN a dual-stack shoot on a dual-stack seed WHEN checked THEN nothing is reported."""
-    assert rules.dual_stack_needs_dual_stack_seed(records(landscape(DUAL, SEED_DUAL))) == []
 
 
 def test_overlapping_shoots_of_one_seed_violate() -> None:

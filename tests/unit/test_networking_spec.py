@@ -8,7 +8,7 @@ import pytest
 
 from components.checks import parse_landscape
 from components.spec.fields import SpecError
-from tests.unit.spec_cases import base
+from tests.unit.spec_cases import base, dual_stack_seed
 
 N = "landscape.shoots[0].networking"
 DUAL = {
@@ -28,12 +28,11 @@ CLOUD_DUAL = {"ipFamilies": ["IPv4", "IPv6"], "nodes": "10.250.0.0/16", "pods": 
 
 
 def network(changes: dict[str, Any], start: dict[str, Any] | None = None, provider: str = "local") -> dict[str, Any]:
-    """The base landscape with shoot 0's networking set to `start` (IPv4 by default) updated by `changes`."""
+    """The base landscape on a dual-stack seed, shoot 0's networking `start` (IPv4 by default) with `changes`."""
     doc = base()
     net = dict(start) if start is not None else dict(doc["shoots"][0]["networking"])
     doc["shoots"][0]["networking"] = {k: v for k, v in {**net, **changes}.items() if v is not None}
-    doc["seeds"][0]["provider"] = provider
-    return doc
+    return dual_stack_seed(doc, provider)
 
 
 def with_pool(doc: dict[str, Any], **kubelet: Any) -> dict[str, Any]:

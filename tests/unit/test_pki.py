@@ -312,9 +312,11 @@ AT = "landscape.shoots[0]"
     [
         ({"credentials": {"rotation": {"ca": -1}}},
          [f"{AT}.credentials.rotation.ca: input should be greater than or equal to 0"]),
-        ({"credentials": {"rotation": {"kubelet": 1}}}, [f"{AT}.credentials.rotation.kubelet: unknown field"]),
+        ({"credentials": {"rotation": {"kubelet": 1}}},
+         [f"{AT}.credentials.rotation.kubelet: unknown field; the fields here are bootstrapToken, ca, etcdCA, "
+          "frontProxyCA, serviceAccountKey"]),
         ({"credentials": {"rotation": {"etcdCA": "x"}}},
-         [f"{AT}.credentials.rotation.etcdCA: input should be a valid integer, unable to parse string as an integer"]),
+         [f"{AT}.credentials.rotation.etcdCA: must be a whole number, not 'x'"]),
         ({"adminKubeconfig": {"expiration": "25h"}},
          [f"{AT}.adminKubeconfig.expiration: '25h' is longer than the maximum 24h"]),
         ({"adminKubeconfig": {"expiration": "5m"}},

@@ -1,11 +1,19 @@
-"""Policy rules as plain functions: each case either violates with its message or passes."""
+"""Policy rules as plain functions: each policy has a passing and a violating case, with the message it gives."""
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from arbor_policies.catalog import LEVELS, load_config, run, settings
+from arbor_policies.catalog import POLICIES as POLICIES_LIST
 from arbor_policies.kubernetes import SERVICE, load_balancer_on_local, missing_cluster_identifier
+from arbor_policies.resource import Resource
+
+from tests.unit.policy_fixtures import CASES
 
 
 @pytest.mark.parametrize(
@@ -44,3 +52,53 @@ def test_no_load_balancer_on_local_clusters(
 ) -> None:
     """GIVEN a resource and its provider WHEN checked THEN only a LoadBalancer Service on a local cluster violates."""
     assert (load_balancer_on_local(resource_type, props, provider) is not None) == violates
+
+
+POLICIES = {p.name: p for p in POLICIES_LIST}
+
+
+@pytest.mark.parametrize(
+    ("policy", "resources", "message"), CASES, ids=[f"{c[0]}-{'violates' if c[2] else 'passes'}" for c in CASES]
+)
+def test_policy_case(policy: str, resources: list[Resource], message: str | None) -> None:
+    """GIVEN resources WHEN a policy runs with config.json's settings THEN it passes, or names the fault."""
+    found = run(POLICIES[policy], resources, settings(policy))
+    if message is None:
+        assert found == []
+    else:
+        assert len(found) == 1, found
+        assert message in found[0], found
+
+
+def test_every_policy_has_a_passing_and_a_violating_case() -> None:
+    """GIVEN the case table WHEN grouped by policy THEN each policy of the pack shows both outcomes."""
+    outcomes = {(policy, message is None) for policy, _, message in CASES}
+    assert {(name, passes) for name in POLICIES for passes in (True, False)} <= outcomes
+
+
+def test_the_pack_has_at_least_twenty_kebab_case_policies() -> None:
+    """GIVEN the catalog WHEN listed THEN it has twenty or more policies, named in kebab-case, each once."""
+    names = [p.name for p in POLICIES_LIST]
+    assert len(names) >= 20
+    assert len(set(names)) == len(names)
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", n) for n in names), names
+
+
+def test_config_names_every_policy_with_a_level() -> None:
+    """GIVEN config.json WHEN read THEN it has an entry with a valid level for each policy, and no other entry."""
+    config = load_config()
+    assert set(config) == set(POLICIES)
+    assert {name: entry["enforcementLevel"] in LEVELS for name, entry in config.items()} == dict.fromkeys(config, True)
+
+
+def test_a_config_file_changes_a_level_and_a_setting(tmp_path: Path) -> None:
+    """GIVEN a config file with a stricter lifetime WHEN read THEN its level and setting are the policy's."""
+    path = tmp_path / "strict.json"
+    path.write_text(json.dumps({"admin-kubeconfig-lifetime": {"enforcementLevel": "advisory", "maxHours": 0.5}}))
+    config = load_config(path)
+    kubeconfig = Resource("pulumi-python:dynamic/arbor:AdminKubeconfig", {"expirationSeconds": 3600}, name="k")
+    assert config["admin-kubeconfig-lifetime"]["enforcementLevel"] == "advisory"
+    assert run(POLICIES["admin-kubeconfig-lifetime"], [kubeconfig], settings("admin-kubeconfig-lifetime", config)) == [
+        "admin kubeconfig k is valid for 1h, longer than 0.5h: lower the shoot's adminKubeconfig.expiration to 0.5h or "
+        "less"
+    ]

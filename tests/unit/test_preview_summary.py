@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
+import preview_events
 import preview_summary
 
 P = "urn:pulumi:local::arbor::"
@@ -127,3 +129,61 @@ def test_credential_rotations_logged_by_the_program_are_a_section() -> None:
     diagnostics = [{"severity": "info", "message": message + "\n"}]
     text = preview_summary.render({"steps": preview()["steps"], "diagnostics": diagnostics}, "local")
     assert f"### credential rotations\n\n```\n{message.removeprefix(pki.ROTATION_PREFIX)}\n```" in text
+
+
+def stream(preview_: dict[str, Any], *extra: dict[str, Any]) -> list[dict[str, Any]]:
+    """The events `pulumi preview --json` streams for a preview's steps, then `extra` events."""
+    events: list[dict[str, Any]] = []
+    for s in preview_["steps"]:
+        meta = {"op": s["op"], "urn": s["urn"], "new": s.get("newState"), "old": s.get("oldState")}
+        meta |= {"diffs": s.get("diffReasons"), "keys": s.get("replaceReasons")}
+        events.append({"sequence": len(events), "resourcePreEvent": {"metadata": meta, "planning": True}})
+    return events + [{"sequence": len(events) + i, **e} for i, e in enumerate(extra)]
+
+
+def policy(name: str, level: str, resource: str, message: str) -> dict[str, Any]:
+    """A policy event as the engine streams it: the description, then the rule's message."""
+    urn = P + f"kubernetes:core/v1:Secret::{resource}"
+    text = f"What the policy enforces.\n{message}\n"
+    return {"policyEvent": {"resourceUrn": urn, "message": text, "policyName": name, "enforcementLevel": level}}
+
+
+def test_a_streamed_preview_renders_as_its_digest() -> None:
+    """GIVEN the events of a preview WHEN their digest is rendered THEN it reads as the digest of the same preview."""
+    events = stream(preview(), {"diagnosticEvent": {"prefix": "debug: ", "message": "x", "severity": "debug"}})
+    text = "\n".join(json.dumps(e) for e in events)
+    assert preview_events.is_stream(text) and not preview_events.is_stream(json.dumps(preview()))
+    digest = preview_events.digest(preview_events.parse(text))
+    assert digest["diagnostics"] == []
+    assert preview_summary.render(digest, "local") == preview_summary.render(preview(), "local")
+
+
+def test_policy_findings_are_a_section_per_policy() -> None:
+    """GIVEN advisory findings and an unchecked resource WHEN summarised THEN each policy lists its resources."""
+    events = stream(
+        preview(),
+        policy("shoot-owner-labels", "advisory", "db-record", "shoot garden-ops/db has no label team"),
+        policy("x", "advisory", "pod", "can't run policy 'x' from policy pack 'arbor@v0.1.0' during preview: ..."),
+    )
+    found = preview_events.violations(events)
+    text = preview_summary.summary(preview_events.digest(events), found, "local")
+    assert text.endswith(
+        "### policies\n\n- **[advisory] shoot-owner-labels**: 1 resource(s)\n"
+        "  - `db-record`: shoot garden-ops/db has no label team\n"
+        "- 1 resource(s) not checked by some policies: their values are known only after `up`\n"
+    )
+
+
+def test_a_mandatory_violation_fails_the_summary_with_its_message() -> None:
+    """GIVEN a preview stopped by a mandatory policy WHEN summarised THEN the policy and its message are the report."""
+    events = stream(
+        preview(),
+        policy("admin-kubeconfig-lifetime", "mandatory", "web-admin", "admin kubeconfig web-admin is valid for 24h"),
+        {"diagnosticEvent": {"prefix": "error: ", "message": "preview failed\n", "severity": "error"}},
+    )
+    found = preview_events.violations(events)
+    digest = preview_events.digest(events)
+    assert preview_summary.summary(digest, found, "local") == (
+        "## arbor preview: stack `local`: failed\n\nThe preview stopped; fix these before merging:\n\n```\n"
+        "[mandatory] admin-kubeconfig-lifetime: web-admin: admin kubeconfig web-admin is valid for 24h\n```\n"
+    )

@@ -22,9 +22,9 @@ def landscape(**overrides: Any) -> dict[str, Any]:
 
 
 INVALID: list[tuple[str, object, list[str]]] = [
-    ("not an object", ["garden"], ["landscape: expected an object, got list"]),
+    ("not an object", ["garden"], ["landscape: must be a mapping (key: value), not a list"]),
     ("garden missing", {"seeds": []}, ["landscape.garden: required field is missing"]),
-    ("unknown top-level field", landscape(shoots_x=[]), ["landscape.shoots_x: unknown field"]),
+    ("unknown top-level field", landscape(shoots_x=[]), ["landscape.shoots_x: unknown field; did you mean 'shoots'?"]),
     (
         "unknown provider",
         landscape(garden={"provider": "azure"}),
@@ -43,12 +43,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "nodes not a number",
         landscape(garden={"cluster": {"nodes": "two"}}),
-        ["landscape.garden.cluster.nodes: input should be a valid integer, unable to parse string as an integer"],
+        ["landscape.garden.cluster.nodes: must be a whole number, not 'two'"],
     ),
     (
         "unknown cluster field",
         landscape(garden={"cluster": {"size": 3}}),
-        ["landscape.garden.cluster.size: unknown field"],
+        ["landscape.garden.cluster.size: unknown field; the fields here are kubeconfigSecret, nodes"],
     ),
     (
         "seed name upper case",
@@ -82,6 +82,10 @@ INVALID: list[tuple[str, object, list[str]]] = [
             "landscape.garden.provider: 'x' is not one of 'local', 'gcp' or 'aws'",
             "landscape.seeds[0].name: 'B' is not a DNS-1123 label (lower-case letters, digits and '-')",
             "landscape.seeds[1].name: required field is missing",
+            "landscape.seeds[1].region: required field is missing: the cloud region its clusters run in, e.g. "
+            "europe-west1 or eu-central-1 (on local: local)",
+            "landscape.seeds[1].zones: required field is missing: the region's zones its clusters use, e.g. "
+            "[europe-west1-b, europe-west1-c] (on local: [local-a])",
         ],
     ),
 ]

@@ -10,7 +10,7 @@ from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import VolumeValues
 from components.spec.fields import SpecError
-from tests.unit.spec_cases import DELETE, base, changed
+from tests.unit.spec_cases import DELETE, base, changed, dual_stack_seed
 
 S0 = "landscape.shoots[0]"
 POOL = {"name": "p", "machine": {"type": "t", "image": {"name": "i", "version": "1"}}, "minimum": 0, "maximum": 1}
@@ -40,11 +40,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
         ],
     ),
     (
-        "project namespace too long",
-        changed("garden.projects[0].name", "p" * 57),
+        "project name longer than Gardener's 10",
+        changed("garden.projects[0].name", "p" * 11),
         [
-            f"landscape.garden.projects[0].name: namespace 'garden-{'p' * 57}' is longer than 63 characters",
             f"{S0}.project: project 'dev' is not defined in landscape.garden.projects",
+            f"landscape.garden.projects[0].name: '{'p' * 11}' has 11 characters, more than 10 (Gardener's limit for "
+            "project names, which name namespaces and technical IDs): shorten it",
         ],
     ),
     (
@@ -65,13 +66,13 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "member empty name",
         changed("garden.projects[0].members[0].name", ""),
-        ["landscape.garden.projects[0].members[0].name: string should have at least 1 character"],
+        ["landscape.garden.projects[0].members[0].name: must not be empty"],
     ),
     # seeds
     (
         "seed zones empty",
         changed("seeds[0].zones", []),
-        ["landscape.seeds[0].zones: list should have at least 1 item after validation, not 0"],
+        ["landscape.seeds[0].zones: must have at least 1 entry, not 0"],
     ),
     ("seed zones duplicate", changed("seeds[0].zones", ["a", "a"]), ["landscape.seeds[0].zones: duplicate 'a'"]),
     (
@@ -97,12 +98,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "seed cluster unknown field",
         changed("seeds[0].cluster", {"kubeconfig": "x"}),
-        ["landscape.seeds[0].cluster.kubeconfig: unknown field"],
+        ["landscape.seeds[0].cluster.kubeconfig: unknown field; did you mean 'kubeconfigSecret'?"],
     ),
     (
         "seed region empty",
         changed("seeds[0].region", ""),
-        ["landscape.seeds[0].region: string should have at least 1 character"],
+        ["landscape.seeds[0].region: must not be empty"],
     ),
     # shoot references and names
     (
@@ -127,11 +128,11 @@ INVALID: list[tuple[str, object, list[str]]] = [
         [],
     ),  # replaced below: a shoot name is unique per project only
     (
-        "shoot namespace too long",
+        "shoot and project names longer than Gardener's 21",
         changed("shoots[0].name", "s" * 52),
         [
-            f"{S0}.name: seed namespace 'shoot--dev--{'s' * 52}' has 64 characters, more than 63: "
-            "shorten the project or shoot name"
+            f"{S0}.name: project 'dev' and shoot '{'s' * 52}' have 55 characters together, more than 21 (Gardener's "
+            "limit, so the technical ID fits every name and label made from it): shorten one"
         ],
     ),
     (
@@ -139,11 +140,18 @@ INVALID: list[tuple[str, object, list[str]]] = [
         changed("shoots[0].name", "my_shoot"),
         [f"{S0}.name: 'my_shoot' is not a DNS-1123 label (lower-case letters, digits and '-')"],
     ),
-    ("shoot unknown field", with_shoot(addons={}), [f"{S0}.addons: unknown field"]),
+    (
+        "shoot unknown field",
+        with_shoot(addons={}),
+        [
+            f"{S0}.addons: unknown field; the fields here are adminKubeconfig, cloudCredentialsSecret, credentials, "
+            "encryption, kubernetes, labels, name, networking, nodeAgent, project, seed, selfHosted, workers"
+        ],
+    ),
     (
         "shoot without workers",
         changed("shoots[0].workers", []),
-        [f"{S0}.workers: list should have at least 1 item after validation, not 0"],
+        [f"{S0}.workers: must have at least 1 entry, not 0"],
     ),
     # Kubernetes versions
     (
@@ -246,17 +254,17 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "empty volume type",
         changed("shoots[0].workers[0].volume", {"type": ""}),
-        [f"{S0}.workers[0].volume.type: string should have at least 1 character"],
+        [f"{S0}.workers[0].volume.type: must not be empty"],
     ),
     (
         "unknown volume field",
         changed("shoots[0].workers[0].volume", {"iops": 3000}),
-        [f"{S0}.workers[0].volume.iops: unknown field"],
+        [f"{S0}.workers[0].volume.iops: unknown field; the fields here are encrypted, size, type"],
     ),
     (
         "empty cloud credentials key",
         changed("shoots[0].cloudCredentialsSecret", ""),
-        [f"{S0}.cloudCredentialsSecret: string should have at least 1 character"],
+        [f"{S0}.cloudCredentialsSecret: is empty: name the secret config key, or leave the field out"],
     ),
     (
         "kubelet max pods too low",
@@ -266,17 +274,17 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "unknown cpu manager policy",
         changed("shoots[0].workers[0].kubelet", {"cpuManagerPolicy": "dynamic"}),
-        [f"{S0}.workers[0].kubelet.cpuManagerPolicy: input should be 'none' or 'static'"],
+        [f"{S0}.workers[0].kubelet.cpuManagerPolicy: must be 'none' or 'static', not 'dynamic'"],
     ),
     (
         "registry mirror over http",
         changed("shoots[0].workers[0].cri", {"registryMirrors": {"docker.io": "http://m"}}),
-        [f"{S0}.workers[0].cri: registryMirrors: 'docker.io: http://m' must map a registry host to an https URL"],
+        [f"{S0}.workers[0].cri: registryMirrors: 'docker.io': 'http://m' must map a registry host to an https URL"],
     ),
     (
         "another container runtime",
         changed("shoots[0].workers[0].cri", {"name": "docker"}),
-        [f"{S0}.workers[0].cri.name: input should be 'containerd'"],
+        [f"{S0}.workers[0].cri.name: must be 'containerd', not 'docker'"],
     ),
     # networking
     (
@@ -298,6 +306,38 @@ INVALID: list[tuple[str, object, list[str]]] = [
         "unknown IP family",
         changed("shoots[0].networking.ipFamilies", ["IPv5"]),
         [f"{S0}.networking.ipFamilies[0]: 'IPv5' is not one of 'IPv4' or 'IPv6'"],
+    ),
+    (
+        "dual-stack shoot on an IPv4 seed",
+        changed(
+            "shoots[0].networking",
+            {
+                "ipFamilies": ["IPv4", "IPv6"],
+                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+            },
+        ),
+        [
+            f"{S0}.networking.ipFamilies: [IPv4, IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add "
+            "IPv6 to the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it"
+        ],
+    ),
+    (
+        "IPv6-only shoot on an IPv4 seed",
+        changed(
+            "shoots[0].networking",
+            {
+                "ipFamilies": ["IPv6"],
+                "nodes": "fd00:10:250::/56",
+                "pods": "fd00:10:64::/56",
+                "services": "fd00:10:104::/108",
+            },
+        ),
+        [
+            f"{S0}.networking.ipFamilies: [IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add "
+            "IPv6 to the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it"
+        ],
     ),
     (
         "duplicate IP family",
@@ -358,7 +398,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "label value too long",
         changed("shoots[0].labels", {"team": "v" * 64}),
-        [f"{S0}.labels: '{'v' * 64}' is not a valid label value (key 'team')"],
+        [f"{S0}.labels: a value of 64 characters is not a valid label value (key 'team')"],
     ),
 ]
 # A shoot name is unique per project: `web` in project `dev` twice.
@@ -389,15 +429,17 @@ VALID: list[tuple[str, dict[str, Any]]] = [
     ("same shoot name in two projects", changed("shoots[1].name", "web")),
     ("worker three minors behind", changed("shoots[0].workers[0].kubernetesVersion", "1.32.0")),
     (
-        "dual-stack",
-        changed(
-            "shoots[0].networking",
-            {
-                "ipFamilies": ["IPv4", "IPv6"],
-                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
-                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
-                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
-            },
+        "dual-stack on a dual-stack seed",
+        dual_stack_seed(
+            changed(
+                "shoots[0].networking",
+                {
+                    "ipFamilies": ["IPv4", "IPv6"],
+                    "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+                    "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+                    "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+                },
+            )
         ),
     ),
     ("existing seed cluster", changed("seeds[0].cluster", {"kubeconfigSecret": "seedKubeconfig"})),
