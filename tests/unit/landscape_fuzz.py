@@ -134,6 +134,9 @@ def valid_landscapes(draw: st.DrawFn) -> dict[str, Any]:
                 "pods": [shoot["networking"]["pods"], "fd00:10:64::/56"],
                 "services": [shoot["networking"]["services"], "fd00:10:104::/108"],
             }
+            # A dual-stack shoot's seed has IPv6 too (ranges clear of the shoots').
+            doc["seeds"][0]["networks"] = {"ipFamilies": ["IPv4", "IPv6"], "pods": ["10.0.0.0/12", "fd00:20::/56"],
+                                           "services": ["10.16.0.0/16", "fd00:30::/108"]}  # fmt: skip
         if draw(st.booleans()):
             shoot["networking"]["nodeMaskSizes"] = {"IPv4": draw(st.integers(20, 25))}
         shoot["labels"] = draw(st.dictionaries(st.from_regex(LABEL_NAME, fullmatch=True).filter(lambda k: len(k) < 64),
