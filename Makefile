@@ -12,7 +12,7 @@ POLICY_CONFIG ?=
 # Where `make preview` writes its files.
 OUT ?= out
 
-.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench clean
+.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -76,6 +76,9 @@ test: setup lint typecheck ## everything: lint, types, unit and integration test
 
 bench: venv ## benchmarks: registration under mocks at N = 10, 100, 500 shoots (bench/README.md)
 	@.venv/bin/python bench/scale.py --readme
+
+fuzz: venv ## the spec fuzzer: 10,000 generated landscapes, crashes and unclear messages (bench/README.md)
+	@.venv/bin/python bench/fuzz.py --readme
 
 clean: down ## remove this clone's state and virtualenv (the tool cache stays)
 	rm -rf .venv .bin .state .kwok out

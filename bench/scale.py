@@ -316,12 +316,12 @@ def table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def write_readme(intro: str, text: str, note: str) -> None:
-    """Replaces the section in bench/README.md, or appends it; prose wrapped as the rest of the file."""
+def write_readme(intro: str, text: str, note: str, heading: str = SECTION) -> None:
+    """Replaces the section `heading` in bench/README.md, or appends it; prose wrapped as the rest of the file."""
     readme = README.read_text()
     wrap = functools.partial(textwrap.fill, width=110, break_long_words=False, break_on_hyphens=False)
-    section = f"{SECTION}\n\n{wrap(intro)}\n\n{text}\n\n{wrap(note)}\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    section = f"{heading}\n\n{wrap(intro)}\n\n{text}\n\n{wrap(note)}\n"
+    pattern = re.compile(rf"^{re.escape(heading)}\n.*?(?=^## |\Z)", re.S | re.M)
     if pattern.search(readme):
         readme = pattern.sub(lambda _: section + "\n", readme, count=1).rstrip("\n") + "\n"
     else:

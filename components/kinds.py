@@ -17,6 +17,14 @@ KUBELET_MAX_PODS = 110
 ADMIN_KUBECONFIG_MIN_S = 600
 ADMIN_KUBECONFIG_DEFAULT_S = 3600
 ADMIN_KUBECONFIG_MAX_S = 86400
+# Nodes of a cluster arbor creates on local (kwok nodes): a garden's or seed's `nodes`, a local shoot's pool minimums.
+LOCAL_CLUSTER_MAX_NODES = 50
+# Nodes Kubernetes runs in one cluster (its tested scale): the bound of a pool's sizes and of a shoot's maximums.
+CLUSTER_MAX_NODES = 5000
+# A pool's root disk in GiB: at most 64 TiB, the largest single disk gcp and aws offer.
+VOLUME_MAX_GIB = 65536
+# Rotation counters are int32, as Kubernetes' counters are, so they stay exact in the stack outputs.
+COUNTER_MAX = 2**31 - 1
 
 
 class ProviderType(StrEnum):

@@ -2,8 +2,9 @@
 
 Three stages, each run only when the one before passed, so one mistake is reported once:
 
-- spec: the fields (components/spec), the checks across them (landscape.py) and the names derived from them
-  (names.py);
+- spec: the fields (components/spec), the checks across them (landscape.py), the names derived from them
+  (names.py) and the bounds of what the plan sizes by them (capacity.py: node counts, what each range holds),
+  so no plan is built from input that could blow up;
 - plan: what arbor does not run yet (support.py) and pools whose machines could not start (workers.py);
 - previous: changes the previous update's records do not allow (previous.py).
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from components.checks.capacity import capacity
 from components.checks.landscape import cross_checks
 from components.checks.names import name_checks
 from components.checks.previous import (
@@ -45,7 +47,8 @@ SpecCheck = Callable[[LandscapeSpec], list[str]]
 PlanCheck = Callable[[LandscapePlan], list[str]]
 PreviousCheck = Callable[[LandscapePlan, Mapping[str, Any]], list[str]]
 
-SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks)
+# Capacity runs here, before the plan: the plan carves addresses and enumerates nodes by the counts it bounds.
+SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks, capacity)
 PLAN_CHECKS: tuple[PlanCheck, ...] = (unsupported, user_data_problems, worker_problems)
 # Each against the stack output (a record of `records`) it reads; a stack with no such output yet passes.
 PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (

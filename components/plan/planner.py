@@ -108,6 +108,11 @@ def _networking(spec: ShootSpec, technical_id: str, where: SeedSpec | GardenSpec
     )
 
 
+def _nodes(spec: ShootSpec) -> int:
+    """A shoot's nodes at its size: a node per pool minimum."""
+    return sum(p.minimum for p in spec.workers)
+
+
 def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
     """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
     technical_id = naming.shoot_namespace(spec.project, spec.name)
@@ -124,8 +129,9 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         workers=tuple(_pool(p, spec) for p in spec.workers),
         node_agent_version=spec.node_agent.version,
         labels=tuple(sorted(spec.labels.items())),
-        # On local the shoot's API is a cluster of its own, with a node per pool minimum.
-        cluster=_cluster(stack, key, networking.provider, ClusterSpec(nodes=sum(p.minimum for p in spec.workers))),
+        # On local the shoot's API is a cluster of its own, with a node per pool minimum (bounded by the checks:
+        # the local limit holds for local shoots only, so the count is not validated as a garden's or seed's `nodes`).
+        cluster=_cluster(stack, key, networking.provider, ClusterSpec.model_construct(nodes=_nodes(spec))),
         credentials=CredentialsValues(
             rotation=spec.credentials.rotation.model_dump(by_alias=True),
             admin_kubeconfig_expiration_s=spec.admin_kubeconfig.expiration_seconds,

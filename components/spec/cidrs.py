@@ -147,6 +147,8 @@ def check_node_masks(
             lines.append(f"{path}: /{mask} is larger than the pods range {pods[fam]}")
     for fam in net.ip_families:
         mask = masks.get(fam, NODE_MASK_DEFAULT[fam])
+        if not 0 <= mask <= (32 if fam == IPV4 else 128):
+            continue  # refused above; no prefix length, so no node range to size (2 ** -mask might never end)
         # Like Gardener: a node's pod range must hold its max pods (the network and broadcast addresses aside).
         room = 2 ** ((32 if fam == IPV4 else 128) - mask) - 2
         for path, pods_per_node in max_pods:

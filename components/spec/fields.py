@@ -19,10 +19,10 @@ from components.spec import cidrs
 
 # Whole ASCII strings only: fullmatch (a `$` would accept a trailing newline) and [0-9] (`\d` takes any Unicode digit).
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", re.ASCII)
-VERSION = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
+VERSION = re.compile(r"([0-9]{1,9})\.([0-9]{1,9})\.([0-9]{1,9})", re.ASCII)  # digits bounded before int()
 LABEL_KEY = re.compile(r"([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
 LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?", re.ASCII)
-DURATION = re.compile(r"(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?", re.ASCII)
+DURATION = re.compile(r"(?:([0-9]{1,9})h)?(?:([0-9]{1,9})m)?(?:([0-9]{1,9})s)?", re.ASCII)
 # The name of a config key of this stack (`pulumi config set --secret arbor:<key>`), without its namespace.
 CONFIG_KEY = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
 CONFIG_KEY_MAX = 63

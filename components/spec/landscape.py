@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from components.kinds import IPFamily, MemberKind, ProviderType, Role
+from components.kinds import LOCAL_CLUSTER_MAX_NODES, IPFamily, MemberKind, ProviderType, Role
 from components.spec import cidrs
 from components.spec.fields import (
     DNS_LABEL,
@@ -36,7 +36,9 @@ from components.spec.shoot import EncryptionSpec, ShootSpec
 class ClusterSpec(Model):
     """A layer's cluster: created by arbor (`nodes`), or an existing one (`kubeconfigSecret`)."""
 
-    nodes: int = Field(1, ge=0, le=50, description="Nodes of a created cluster (kwok nodes on local).")
+    nodes: int = Field(
+        1, ge=0, le=LOCAL_CLUSTER_MAX_NODES, description="Nodes of a created cluster (kwok nodes on local)."
+    )
     kubeconfig_secret: SecretKey | None = Field(
         None,
         alias="kubeconfigSecret",

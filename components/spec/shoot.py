@@ -17,6 +17,9 @@ from components.kinds import (
     ADMIN_KUBECONFIG_DEFAULT_S,
     ADMIN_KUBECONFIG_MAX_S,
     ADMIN_KUBECONFIG_MIN_S,
+    CLUSTER_MAX_NODES,
+    COUNTER_MAX,
+    VOLUME_MAX_GIB,
     EncryptionProvider,
     IPFamily,
     KeyRotation,
@@ -87,7 +90,8 @@ class Networking(Model):
     nodes: Ranges = ()
     pods: Ranges = ()
     services: Ranges = ()
-    node_mask_sizes: dict[IPFamily, int] = Field(
+    # A prefix length, 0 to 128, before the bounds per family are checked (an int past 4300 digits has no str).
+    node_mask_sizes: dict[IPFamily, Annotated[int, Field(ge=0, le=128)]] = Field(
         default_factory=dict,
         alias="nodeMaskSizes",
         description="Prefix length of each node's pod range per family (default IPv4 24, IPv6 64).",
@@ -178,10 +182,17 @@ class CriSpec(Model):
         return self
 
 
+def _size(value: str) -> str:
+    """A disk size in whole GiB, `50Gi`, up to the largest disk a cloud offers (digits bounded before int())."""
+    if not re.fullmatch(r"[1-9][0-9]{0,5}Gi", value, re.ASCII) or int(value[:-2]) > VOLUME_MAX_GIB:
+        raise ValueError(f"not a size in GiB from 1Gi to {VOLUME_MAX_GIB}Gi, like 50Gi")
+    return value
+
+
 class VolumeSpec(Model):
     """A pool's root disk (Gardener's `volume`); every field rolls the pool, since a disk comes with its machine."""
 
-    size: str = Field("50Gi", pattern=r"^[1-9][0-9]*Gi$", description="Size in GiB, e.g. 50Gi.")
+    size: Annotated[str, AfterValidator(_size)] = Field("50Gi", description="Size in GiB, e.g. 50Gi.")
     type: str | None = Field(None, min_length=1, description="The cloud's disk type (gp3, pd-balanced, ...).")
     encrypted: bool = True
 
@@ -196,8 +207,8 @@ class WorkerPool(Model):
 
     name: Annotated[str, Field(min_length=1, max_length=15), AfterValidator(dns_label)]
     machine: Machine
-    minimum: int = Field(ge=0)
-    maximum: int = Field(ge=0)
+    minimum: int = Field(ge=0, le=CLUSTER_MAX_NODES)
+    maximum: int = Field(ge=0, le=CLUSTER_MAX_NODES)
     zones: Zones = Field(default_factory=list)
     control_plane: bool = Field(False, alias="controlPlane")
     kubernetes_version: KubernetesVersion | None = Field(None, alias="kubernetesVersion")
@@ -205,8 +216,12 @@ class WorkerPool(Model):
     cri: CriSpec = CriSpec()
     sysctls: Annotated[dict[str, str], AfterValidator(_sysctls)] = Field(default_factory=dict)
     volume: VolumeSpec = VolumeSpec()
-    max_surge: int = Field(1, alias="maxSurge", ge=0, description="Machines added above the size in a roll.")
-    max_unavailable: int = Field(0, alias="maxUnavailable", ge=0, description="Machines missing during a roll.")
+    max_surge: int = Field(
+        1, alias="maxSurge", ge=0, le=CLUSTER_MAX_NODES, description="Machines added above the size in a roll."
+    )
+    max_unavailable: int = Field(
+        0, alias="maxUnavailable", ge=0, le=CLUSTER_MAX_NODES, description="Machines missing during a roll."
+    )
 
     @model_validator(mode="after")
     def _bounds(self) -> WorkerPool:
@@ -254,14 +269,18 @@ class NodeAgentSpec(Model):
     version: str = Field("v1.120.0", pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
 
 
+# A rotation counter: reaches node settings and the stack outputs, so bounded (int32, as Kubernetes' counters).
+Counter = Annotated[int, Field(ge=0, le=COUNTER_MAX)]
+
+
 class RotationSpec(Model):
     """A counter per credential group: changing one rotates the group (components/render/pki.py, docs/pki.md)."""
 
-    ca: int = Field(0, ge=0, description="Cluster and client CAs, with every certificate they signed.")
-    etcd_ca: int = Field(0, ge=0, alias="etcdCA", description="The etcd CA, etcd's and kube-apiserver's etcd certs.")
-    front_proxy_ca: int = Field(0, ge=0, alias="frontProxyCA", description="The front-proxy CA and client cert.")
-    service_account_key: int = Field(0, ge=0, alias="serviceAccountKey", description="The token signing key.")
-    bootstrap_token: int = Field(0, ge=0, alias="bootstrapToken", description="The node bootstrap token.")
+    ca: Counter = Field(0, description="Cluster and client CAs, with every certificate they signed.")
+    etcd_ca: Counter = Field(0, alias="etcdCA", description="The etcd CA, etcd's and kube-apiserver's etcd certs.")
+    front_proxy_ca: Counter = Field(0, alias="frontProxyCA", description="The front-proxy CA and client cert.")
+    service_account_key: Counter = Field(0, alias="serviceAccountKey", description="The token signing key.")
+    bootstrap_token: Counter = Field(0, alias="bootstrapToken", description="The node bootstrap token.")
 
 
 class CredentialsSpec(Model):

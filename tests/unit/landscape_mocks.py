@@ -113,3 +113,18 @@ def build(raw: dict[str, Any], plan: LandscapePlan | None = None) -> Built:
         pulumi.ResourceOptions(transformations=[record]),
     )
     return built
+
+
+def registered(plan: LandscapePlan) -> tuple[Built, Mocks]:
+    """A plan's Landscape registered under fresh mocks until every output settled; raises what registration raised."""
+    mocks = Mocks()
+    pulumi.runtime.set_mocks(mocks, project="arbor", stack="local", preview=False)
+    built: list[Built] = []
+
+    @pulumi.runtime.test
+    def register() -> pulumi.Output[list[str]]:
+        built.append(build({}, plan))
+        return built[0].settled()
+
+    register()
+    return built[0], mocks

@@ -123,7 +123,10 @@ INVALID: list[tuple[str, dict[str, Any], list[str]]] = [
      [f"{N}.services: fd00:10:104::/64 is too large for kube-apiserver, use /108 or smaller"]),
     # overlaps
     ("IPv6 pods overlap nodes", network({"pods": ["100.64.0.0/12", "fd00:10:250::/64"]}, DUAL),
-     [f"{N}.pods: fd00:10:250::/64 overlaps the shoot's nodes fd00:10:250::/56"]),
+     [f"{N}.pods: fd00:10:250::/64 overlaps the shoot's nodes fd00:10:250::/56",
+      # A /64 holds one node's pod range at the default IPv6 node mask, the pools' maximums are two.
+      f"{N}.pods: fd00:10:250::/64 holds the pod ranges of 1 node (/64 each), not the 2 of the pools' maximums: "
+      "use a /63 or larger, or lower their maximum"]),
     ("IPv6 overlap with an IPv6 seed", {**network({}, DUAL), "seeds": [
         {**base()["seeds"][0], "networks": {"ipFamilies": ["IPv4", "IPv6"], "pods": ["10.0.0.0/12", "fd00:10::/32"],
                                            "services": ["10.16.0.0/16", "fd00:20::/108"]}}]},
