@@ -68,6 +68,9 @@ def shown(value: object) -> str:
         return "true" if value else "false"
     if (isinstance(value, int) and abs(value) < 10**SHOWN_MAX) or isinstance(value, float):
         return repr(value)
+    if isinstance(value, int):
+        # str() of a huge int raises (Python's 4300-digit limit); its size is all a reader needs.
+        return f"a number of more than {SHOWN_MAX} digits"
     return yaml_kind(value)
 
 
@@ -308,13 +311,22 @@ def _not_a_string(value: object, loc: tuple[int | str, ...]) -> str:
             "write the value in quotes"
         )
     number = shown(value)
-    if number == yaml_kind(value):  # too long to show: no example
+    if not number[-1].isdigit():  # too long to show ("a number of more than ... digits"): no example
         return "must be a string, but YAML reads an unquoted number as a number: write the value in quotes"
     # The example as the user would write it: `key: "1.3"`, or `- "1.3"` for an entry of a list.
     example = f'- "{number}"' if isinstance(loc[-1], int) else f'{loc[-1]}: "{number}"'
     lost = " (unquoted, trailing zeros are lost: 1.30 reads as 1.3)" if isinstance(value, float) else ""
     quote = f"write the value in quotes, e.g. {example}{lost}"
     return f"must be a string, but YAML reads an unquoted {number} as a number: {quote}"
+
+
+# pydantic's number bounds, as the reason says them: error type -> (words, its context key).
+NUMBER_BOUNDS = {
+    "greater_than_equal": ("at least", "ge"),
+    "less_than_equal": ("at most", "le"),
+    "greater_than": ("more than", "gt"),
+    "less_than": ("less than", "lt"),
+}
 
 
 def _reason(root: type[BaseModel], error: Any) -> str:
@@ -338,6 +350,13 @@ def _reason(root: type[BaseModel], error: Any) -> str:
         return f"must be {ctx['expected']}, not {shown(value) if scalar else yaml_kind(value)}"
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         return "must not be empty"
+    if kind in NUMBER_BOUNDS:
+        word, key = NUMBER_BOUNDS[kind]
+        return f"must be {word} {ctx[key]}, not {shown(value) if scalar else yaml_kind(value)}"
+    if kind in ("string_too_short", "string_too_long") and isinstance(value, str):
+        least = kind == "string_too_short"
+        bound = ctx["min_length"] if least else ctx["max_length"]
+        return f"must have at {'least' if least else 'most'} {bound} characters, not {len(value)}"
     if kind in ("too_short", "too_long"):
         least = kind == "too_short"
         bound = ctx["min_length"] if least else ctx["max_length"]

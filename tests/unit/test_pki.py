@@ -311,7 +311,7 @@ AT = "landscape.shoots[0]"
     ("shoot", "lines"),
     [
         ({"credentials": {"rotation": {"ca": -1}}},
-         [f"{AT}.credentials.rotation.ca: input should be greater than or equal to 0"]),
+         [f"{AT}.credentials.rotation.ca: must be at least 0, not -1"]),
         ({"credentials": {"rotation": {"kubelet": 1}}},
          [f"{AT}.credentials.rotation.kubelet: unknown field; the fields here are bootstrapToken, ca, etcdCA, "
           "frontProxyCA, serviceAccountKey"]),
@@ -326,7 +326,7 @@ AT = "landscape.shoots[0]"
         ({"adminKubeconfig": {"expiration": ""}},
          [f"{AT}.adminKubeconfig.expiration: '' is not a duration like 1h, 30m or 1h30m"]),
         ({"credentials": {"rotation": {"ca": -1}}, "adminKubeconfig": {"expiration": "2d"}},
-         [f"{AT}.credentials.rotation.ca: input should be greater than or equal to 0",
+         [f"{AT}.credentials.rotation.ca: must be at least 0, not -1",
           f"{AT}.adminKubeconfig.expiration: '2d' is not a duration like 1h, 30m or 1h30m"]),
     ],
 )  # fmt: skip

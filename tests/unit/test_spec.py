@@ -33,12 +33,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "negative nodes",
         landscape(garden={"cluster": {"nodes": -1}}),
-        ["landscape.garden.cluster.nodes: input should be greater than or equal to 0"],
+        ["landscape.garden.cluster.nodes: must be at least 0, not -1"],
     ),
     (
         "too many nodes",
         landscape(garden={"cluster": {"nodes": 51}}),
-        ["landscape.garden.cluster.nodes: input should be less than or equal to 50"],
+        ["landscape.garden.cluster.nodes: must be at most 50, not 51"],
     ),
     (
         "nodes not a number",
@@ -63,7 +63,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "seed name too long",
         landscape(seeds=[{"name": "a" * 64, "provider": "local"}]),
-        ["landscape.seeds[0].name: string should have at most 63 characters"],
+        ["landscape.seeds[0].name: must have at most 63 characters, not 64"],
     ),
     (
         "seed without provider",

@@ -183,12 +183,12 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "pool negative minimum",
         changed("shoots[0].workers[0].minimum", -1),
-        [f"{S0}.workers[0].minimum: input should be greater than or equal to 0"],
+        [f"{S0}.workers[0].minimum: must be at least 0, not -1"],
     ),
     (
         "pool name too long",
         changed("shoots[0].workers[0].name", "p" * 16),
-        [f"{S0}.workers[0].name: string should have at most 15 characters"],
+        [f"{S0}.workers[0].name: must have at most 15 characters, not 16"],
     ),
     (
         "pool without machine image",
@@ -269,7 +269,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "kubelet max pods too low",
         changed("shoots[0].workers[0].kubelet", {"maxPods": 4}),
-        [f"{S0}.workers[0].kubelet.maxPods: input should be greater than or equal to 8"],
+        [f"{S0}.workers[0].kubelet.maxPods: must be at least 8, not 4"],
     ),
     (
         "unknown cpu manager policy",
