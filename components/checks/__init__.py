@@ -33,6 +33,7 @@ from components.checks.previous import (
     seed_outputs,
     shoot_changes,
     shoot_outputs,
+    with_earlier_records,
     with_rotations,
 )
 from components.checks.support import unsupported
@@ -100,7 +101,7 @@ def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) ->
     plan = plan_landscape(spec, stack)
     if lines := [line for check in PLAN_CHECKS for line in check(plan)]:
         raise RefusalError("landscape asks for what arbor does not run yet", lines)
-    deployed = previous()
+    deployed = with_earlier_records(previous())
     if lines := [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]:
         raise RefusalError("refused change (compared with the stack's previous update)", lines)
     return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed))

@@ -313,3 +313,15 @@ def deletion_notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[s
             else:
                 lines.append(f"{at}: {name} is not in the previous update, nothing to delete; remove this line")
     return lines
+
+
+def with_earlier_records(previous: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The previous outputs, with a `shoots` record taken from `networks` when the stack predates `shoot_outputs`.
+
+    Every shoot has had a `networks` record from the start, so the first update after an upgrade still refuses an
+    unconfirmed removal; version, hosting and seed are unknown until that update records them.
+    """
+    networks = previous.get("networks")
+    if "shoots" in previous or not isinstance(networks, Mapping):
+        return previous
+    return {**previous, "shoots": {key: {} for key in networks}}

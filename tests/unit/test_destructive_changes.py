@@ -200,11 +200,21 @@ CASES = [
         ],
     ),
     (
-        "first update after the upgrade: no records",
+        "first update after the upgrade: the removal is known from networks",
         without(base(), "shoots", "dev/web"),
+        {k: v for k, v in deployed().items() if k not in ("shoots", "seeds")},
+        [
+            "landscape.shoots: dev/web was removed; deleting it destroys its cluster, etcd data, CAs, keys and admin "
+            "credentials: put it back, or to delete it, add to the landscape `confirmDeletion: {shoots: [dev/web]}`"
+        ],
+    ),
+    (
+        "first update after the upgrade: confirmed",
+        without(base(), "shoots", "dev/web", {"shoots": ["dev/web"]}),
         {k: v for k, v in deployed().items() if k not in ("shoots", "seeds")},
         [],
     ),
+    ("no previous update", without(base(), "shoots", "dev/web"), {}, []),
 ]
 
 
