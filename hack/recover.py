@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 # Programs a `pulumi` run starts: the language host and its exec script, resource plugins, the dynamic provider.
 ENGINE_CHILDREN = ("pulumi-language-", "pulumi-resource-", "pulumi-analyzer-", "pulumi-converter-")
@@ -45,6 +46,10 @@ START_SLACK_S = 2.0
 STOP_GRACE_S = 3.0
 # How long a tool the killed run started (a kwokctl creating a cluster) may take to finish: kwokctl's wait and more.
 FINISH_S = 120.0
+# Resources whose create adopts what a killed create made: Kubernetes objects (applied), local clusters (kept
+# by name) and the dynamic providers (keys made anew, never used). A cloud resource's create does not: its pending
+# create is kept for the user to look for, so no second cluster or network is made beside the first.
+ADOPTING = ("kubernetes:", "pulumi-python:dynamic:Resource")
 
 
 @dataclass(frozen=True)
@@ -149,18 +154,24 @@ def lock_holder(lock: Lock, procs: Mapping[int, Proc], host: str) -> str | None:
     return f"`pulumi` pid {lock.pid} holds it and still runs; wait for it to end"
 
 
-def pending_creates(deployment: Mapping[str, object]) -> list[str]:
-    """URNs of the pending CREATE operations of an exported deployment (`pulumi stack export`'s `deployment`)."""
+def _adopts(op: Mapping[str, Any]) -> bool:
+    """Whether the create of this pending operation's resource adopts what a killed create made (ADOPTING)."""
+    return str(op["resource"].get("type", "")).startswith(ADOPTING)
+
+
+def pending_creates(deployment: Mapping[str, object], adopting: bool = True) -> list[str]:
+    """URNs of the pending CREATE operations of an exported deployment whose creates adopt (or, False, do not)."""
     ops = deployment.get("pending_operations") or []
     assert isinstance(ops, list)
-    return [op["resource"]["urn"] for op in ops if op.get("type") == "creating"]
+    return [op["resource"]["urn"] for op in ops if op.get("type") == "creating" and _adopts(op) == adopting]
 
 
 def without_pending_creates(deployment: Mapping[str, object]) -> dict[str, object]:
-    """The deployment with its pending CREATE operations dropped and every other operation kept."""
+    """The deployment with the pending CREATE operations of adopting resources dropped, every other one kept."""
     ops = deployment.get("pending_operations") or []
     assert isinstance(ops, list)
-    return {**deployment, "pending_operations": [op for op in ops if op.get("type") != "creating"]}
+    kept = [op for op in ops if not (op.get("type") == "creating" and _adopts(op))]
+    return {**deployment, "pending_operations": kept}
 
 
 def parse_lock(path: str, text: str) -> Lock:
@@ -302,7 +313,15 @@ def repair_files(backend: Path, project: str, stack: str) -> None:
 def clear_pending_creates(backend: Path, project: str, stack: str) -> None:
     """Drops pending CREATE operations through `pulumi stack export`/`import`, naming each one."""
     latest = checkpoint(backend, project, stack)
-    if not latest or not pending_creates(latest):
+    if not latest:
+        return
+    for urn in pending_creates(latest, adopting=False):
+        print(
+            f"recover: kept the pending create of {urn.rsplit('::', 1)[-1]}: the killed run may have made it in the "
+            "cloud; import it (`pulumi import`) or, once you know it does not exist, run `pulumi refresh "
+            "--clear-pending-creates`"
+        )
+    if not pending_creates(latest):
         return
     exported = json.loads(_pulumi(stack, "stack", "export"))
     urns = pending_creates(exported["deployment"])

@@ -162,19 +162,22 @@ def test_a_damaged_lock_file_is_unreadable_and_kept(text: str) -> None:
     assert recover.lock_holder(recover.parse_lock("x.json", text), table(), HOST) is not None
 
 
-def test_only_pending_creates_are_dropped() -> None:
-    """GIVEN pending create, update and delete WHEN cleared THEN the create goes and the others stay."""
+def test_only_pending_creates_that_adopt_are_dropped() -> None:
+    """GIVEN pending creates (kubernetes, dynamic, gcp), an update and a delete WHEN cleared THEN the first two go."""
 
-    def op(kind: str, name: str) -> dict[str, object]:
-        return {"resource": {"urn": f"urn:pulumi:local::arbor::t::{name}"}, "type": kind}
+    def op(kind: str, name: str, typ: str = "kubernetes:core/v1:Secret") -> dict[str, object]:
+        return {"resource": {"urn": f"urn:pulumi:local::arbor::t::{name}", "type": typ}, "type": kind}
 
+    cloud = op("creating", "gke", "gcp:container/cluster:Cluster")
+    dynamic = op("creating", "d", "pulumi-python:dynamic:Resource")
     deployment = {
         "resources": [],
-        "pending_operations": [op("creating", "a"), op("updating", "b"), op("deleting", "c")],
+        "pending_operations": [op("creating", "a"), dynamic, cloud, op("updating", "b"), op("deleting", "c")],
     }
-    assert recover.pending_creates(deployment) == ["urn:pulumi:local::arbor::t::a"]
+    assert recover.pending_creates(deployment) == ["urn:pulumi:local::arbor::t::a", "urn:pulumi:local::arbor::t::d"]
+    assert recover.pending_creates(deployment, adopting=False) == ["urn:pulumi:local::arbor::t::gke"]
     cleared = recover.without_pending_creates(deployment)
-    assert cleared["pending_operations"] == [op("updating", "b"), op("deleting", "c")]
+    assert cleared["pending_operations"] == [cloud, op("updating", "b"), op("deleting", "c")]
     assert cleared["resources"] == [] and recover.pending_creates(cleared) == []
     assert recover.pending_creates({"resources": []}) == []
 
