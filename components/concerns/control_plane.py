@@ -68,10 +68,10 @@ def hosted_control_plane(
         contents = {c["metadata"]["name"]: pulumi.Output.from_input(c["data"]) for c in workload.config_maps}
         contents |= {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
         rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
-        stateful = workload.kind == "StatefulSet"
-        kind = k8s.apps.v1.StatefulSet if stateful else k8s.apps.v1.Deployment
-        # etcd holds the shoot's data: protected like the cluster and its keys (a confirmed deletion lifts it).
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=stateful))
+        # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
+        # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
+        # volume claims stay when it is deleted, and on local the shoot's cluster (protected) holds it.
+        kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
         done[workload.component] = kind(
             f"{name}-{workload.component}",
             metadata=workload.object["metadata"],

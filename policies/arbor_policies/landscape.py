@@ -20,10 +20,10 @@ ADMIN_KUBECONFIG = f"{DYNAMIC}AdminKubeconfig"
 CERTIFICATE = f"{DYNAMIC}Certificate"
 AUTHORITY = f"{DYNAMIC}CertificateAuthority"
 LOCAL_CLUSTER = f"{DYNAMIC}LocalCluster"
-# What holds data that cannot be made again: keys and CAs (every credential of a shoot), etcd's data.
+# What holds data that cannot be made again: keys and CAs (every credential of a shoot), and the clusters whose
+# etcd holds a landscape's objects. A hosted etcd StatefulSet is not among them: its volume claims outlive it.
 KEY_MATERIAL = (AUTHORITY, f"{DYNAMIC}ServiceAccountKey", f"{DYNAMIC}EncryptionKeys")
-STATEFUL_SET = "kubernetes:apps/v1:StatefulSet"
-ETCD_APP = "etcd-statefulset"
+CLUSTERS = (LOCAL_CLUSTER, "gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster")
 ENCRYPTION_FLAG = "--encryption-provider-config="
 DAY = 86400
 
@@ -145,9 +145,8 @@ def encryption_at_rest(r: Resource, config: Mapping[str, Any]) -> list[str]:
 
 
 def data_protected(r: Resource, config: Mapping[str, Any]) -> list[str]:
-    """Resources that hold data which cannot be made again (keys, CAs, etcd) are `protect`ed against deletion."""
-    etcd = r.type == STATEFUL_SET and mapping(r.metadata.get("labels")).get("app") == ETCD_APP
-    if r.protect or not (r.type in KEY_MATERIAL or etcd):
+    """Resources that hold data which cannot be made again (keys, CAs, clusters) are `protect`ed against deletion."""
+    if r.protect or r.type not in (*KEY_MATERIAL, *CLUSTERS):
         return []
     return [
         f"{r.label()} is not protected: deleting it loses data that cannot be made again; register it with "
