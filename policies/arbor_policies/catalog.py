@@ -90,7 +90,7 @@ POLICIES: tuple[Policy, ...] = (
            landscape.certificate_lifetime),
     Policy("secrets-encrypted-at-rest", "Every API server arbor configures encrypts secrets at rest.",
            landscape.encryption_at_rest),
-    Policy("data-bearing-resources-protected", "Keys, CAs and etcd are protected against deletion.",
+    Policy("data-bearing-resources-protected", "Keys, CAs and clusters are protected against deletion.",
            landscape.data_protected),
     # networks
     Policy("no-overlap-across-shoots-of-a-seed",
