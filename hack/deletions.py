@@ -48,7 +48,7 @@ def pulumi(stack: str, *args: str) -> str:
 
 def components_to_delete(plan: LandscapePlan, previous: Mapping[str, Any]) -> dict[str, str]:
     """Resource names of the components whose deletion the checked spec allows, with what each is."""
-    current_shoots = {f"{s.project}/{s.name}" for s in plan.shoots}
+    current_shoots = {s.ref for s in plan.shoots}
     current_seeds = {s.name for s in plan.seeds}
     out = {}
     for key in plan.deletions.shoots:

@@ -9,7 +9,7 @@ preview says what it replaces and restarts (`notices`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from components.kinds import KeyRotation
@@ -21,7 +21,7 @@ from components.spec import cidrs
 def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
     """Each shoot's families and given ranges by `<project>/<name>`: the stack output later updates check against."""
     return {
-        f"{s.project}/{s.name}": {
+        s.ref: {
             "ipFamilies": list(s.networking.ip_families),
             **{kind: list(getattr(s.networking, kind)) for kind in cidrs.RANGES},
         }
@@ -31,32 +31,39 @@ def network_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
 
 def credential_outputs(plan: LandscapePlan) -> dict[str, dict[str, int]]:
     """Each shoot's rotation counters by `<project>/<name>`: the stack output a rotation is planned against."""
-    return {f"{s.project}/{s.name}": dict(s.credentials.rotation) for s in plan.shoots}
+    return {s.ref: dict(s.credentials.rotation) for s in plan.shoots}
 
 
 def with_rotations(plan: LandscapePlan, previous: Mapping[str, Any]) -> LandscapePlan:
     """The plan with each shoot's credentials that its rotation counters replace, against `credential_outputs`."""
-    shoots = []
-    for s in plan.shoots:
-        before = previous.get(f"{s.project}/{s.name}")
-        if isinstance(before, Mapping):
-            replacing = tuple(rotation_plan(before, s.credentials.rotation))
-            s = dataclasses.replace(s, credentials=dataclasses.replace(s.credentials, replacing=replacing))
-        shoots.append(s)
+    shoots = list(plan.shoots)
+    for i, s, before in _recorded(plan, previous):
+        replacing = tuple(rotation_plan(before, s.credentials.rotation))
+        shoots[i] = dataclasses.replace(s, credentials=dataclasses.replace(s.credentials, replacing=replacing))
     return dataclasses.replace(plan, shoots=tuple(shoots))
+
+
+def _recorded(plan: LandscapePlan, previous: Mapping[str, Any]) -> Iterator[tuple[int, ShootValues, Mapping[str, Any]]]:
+    """Each shoot the previous update recorded (by `ShootValues.ref`), with its index and record."""
+    for i, shoot in enumerate(plan.shoots):
+        if isinstance(before := previous.get(shoot.ref), Mapping):
+            yield i, shoot, before
+
+
+def _recorded_networks(before: Mapping[str, Any]) -> cidrs.Networks:
+    """The families and ranges of a shoot's or seed's record (`network_outputs`, `seed_outputs`)."""
+    return cidrs.Networks(tuple(before.get("ipFamilies") or ()), {k: tuple(before.get(k) or ()) for k in cidrs.RANGES})
 
 
 def network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
     """Network changes the previous update's outputs (`network_outputs`) do not allow, one line each."""
     lines = []
-    for i, shoot in enumerate(plan.shoots):
-        before = previous.get(f"{shoot.project}/{shoot.name}")
-        if not isinstance(before, Mapping):
-            continue
-        old = cidrs.Networks(tuple(before.get("ipFamilies", ())), {k: tuple(before.get(k, ())) for k in cidrs.RANGES})
+    for i, shoot, before in _recorded(plan, previous):
         net = shoot.networking
         new = cidrs.Networks(net.ip_families, {"nodes": net.nodes, "pods": net.pods, "services": net.services})
-        lines += cidrs.check_change(f"landscape.shoots[{i}].networking", old, new, net.provider.value)
+        lines += cidrs.check_change(
+            f"landscape.shoots[{i}].networking", _recorded_networks(before), new, net.provider.value
+        )
     return lines
 
 
@@ -131,7 +138,7 @@ def _hosting(shoot: ShootValues) -> str:
 def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
     """Each shoot's Kubernetes version and its pools', hosting mode and seed by `<project>/<name>` (output `shoots`)."""
     return {
-        f"{s.project}/{s.name}": {
+        s.ref: {
             "kubernetesVersion": s.kubernetes_version,
             "workers": {p.name: p.kubernetes_version for p in s.workers},
             "hosting": _hosting(s),
@@ -143,7 +150,7 @@ def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
 
 def seed_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
     """Each seed's hosted shoots (`<project>/<name>`) and its own families and ranges (stack output `seeds`)."""
-    hosted = {s.name: [f"{sh.project}/{sh.name}" for sh in plan.shoots if sh.seed == s.name] for s in plan.seeds}
+    hosted = {s.name: [sh.ref for sh in plan.shoots if sh.seed == s.name] for s in plan.seeds}
     return {
         s.name: {
             "shoots": hosted[s.name],
@@ -221,10 +228,7 @@ def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[st
 def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
     """Version, hosting and seed changes the previous update's outputs (`shoot_outputs`) do not allow."""
     lines = []
-    for i, shoot in enumerate(plan.shoots):
-        before = previous.get(f"{shoot.project}/{shoot.name}")
-        if not isinstance(before, Mapping):
-            continue
+    for i, shoot, before in _recorded(plan, previous):
         if isinstance(old := before.get("kubernetesVersion"), str):
             lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
         lines += _pool_versions(i, shoot, before.get("workers") or {})
@@ -243,7 +247,7 @@ def removed_shoots(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str
     A confirmation of a shoot still in the spec is refused: left there, it would delete the shoot the day it is
     removed by mistake.
     """
-    current = [f"{s.project}/{s.name}" for s in plan.shoots]
+    current = [s.ref for s in plan.shoots]
     confirmed = plan.deletions.shoots
     lines = [
         f"landscape.shoots: {key} was removed; deleting it destroys {SHOOT_DATA}: put it back, or "
@@ -292,8 +296,8 @@ def _seed_network_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> l
         before = previous.get(seed.name)
         if not isinstance(before, Mapping) or "ipFamilies" not in before:
             continue
-        old = cidrs.Networks(tuple(before["ipFamilies"]), {k: tuple(before.get(k) or ()) for k in cidrs.RANGES})
         new = cidrs.Networks(seed.ip_families, {k: tuple(seed.networks.get(k, ())) for k in cidrs.RANGES})
+        old = _recorded_networks(before)
         lines += cidrs.check_change(f"landscape.seeds[{i}].networks", old, new, seed.cluster.provider.value)
     return lines
 

@@ -87,7 +87,7 @@ class Landscape(pulumi.ComponentResource):
 
     def admin_kubeconfigs(self) -> pulumi.Output[dict[str, str]]:
         """Each shoot's short-lived admin kubeconfig (client certificate of its client CA) by `<project>/<name>`."""
-        shoots = {f"{s.values.project}/{s.values.name}": s.admin_kubeconfig for s in self.shoots.values()}
+        shoots = {s.values.ref: s.admin_kubeconfig for s in self.shoots.values()}
         return pulumi.Output.secret(pulumi.Output.all(**shoots))
 
     def network_plan(self) -> str:
@@ -96,9 +96,7 @@ class Landscape(pulumi.ComponentResource):
 
     def network_ranges(self) -> pulumi.Output[dict[str, dict[str, list[str]]]]:
         """Every shoot's ranges by `<project>/<name>`, with the IPv6 ones its cloud assigned."""
-        return pulumi.Output.all(
-            **{f"{s.values.project}/{s.values.name}": s.network.ranges for s in self.shoots.values()}
-        )
+        return pulumi.Output.all(**{s.values.ref: s.network.ranges for s in self.shoots.values()})
 
     def endpoints(self) -> pulumi.Output[dict[str, str]]:
         """Every cluster's API endpoint by key."""

@@ -160,6 +160,11 @@ class ShootValues:
         """The namespace of the shoot's control plane in its seed: its technical ID."""
         return self.technical_id
 
+    @property
+    def ref(self) -> str:
+        """`<project>/<name>`: how stack outputs, records and confirmations name the shoot."""
+        return f"{self.project}/{self.name}"
+
 
 @dataclass(frozen=True)
 class DeletionValues:
