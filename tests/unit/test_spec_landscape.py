@@ -13,6 +13,13 @@ from components.spec.fields import SpecError
 from tests.unit.spec_cases import DELETE, base, changed, dual_stack_seed
 
 S0 = "landscape.shoots[0]"
+# shoots[0]'s networking, dual-stack (the base is IPv4).
+DUAL_STACK = {
+    "ipFamilies": ["IPv4", "IPv6"],
+    "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
+    "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
+    "services": ["100.104.0.0/13", "fd00:10:104::/108"],
+}
 POOL = {"name": "p", "machine": {"type": "t", "image": {"name": "i", "version": "1"}}, "minimum": 0, "maximum": 1}
 
 
@@ -311,12 +318,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
         "dual-stack shoot on an IPv4 seed",
         changed(
             "shoots[0].networking",
-            {
-                "ipFamilies": ["IPv4", "IPv6"],
-                "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
-                "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
-                "services": ["100.104.0.0/13", "fd00:10:104::/108"],
-            },
+            dict(DUAL_STACK),
         ),
         [
             f"{S0}.networking.ipFamilies: [IPv4, IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add "
@@ -433,12 +435,7 @@ VALID: list[tuple[str, dict[str, Any]]] = [
         dual_stack_seed(
             changed(
                 "shoots[0].networking",
-                {
-                    "ipFamilies": ["IPv4", "IPv6"],
-                    "nodes": ["10.250.0.0/16", "fd00:10:250::/56"],
-                    "pods": ["100.64.0.0/12", "fd00:10:64::/56"],
-                    "services": ["100.104.0.0/13", "fd00:10:104::/108"],
-                },
+                dict(DUAL_STACK),
             )
         ),
     ),
