@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.concerns.objects import KubeObject, secret_object
 from components.plan import osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ShootValues
@@ -34,36 +34,22 @@ def hosted_control_plane(
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
-    secrets: list[pulumi.Resource] = [
-        k8s.core.v1.Secret(
-            f"{name}-secret-{secret}",
-            metadata={"name": secret, "namespace": values.seed_namespace},
-            string_data=data,
-            opts=in_namespace,
-        )
+    secrets = {
+        secret: secret_object(f"{name}-secret-{secret}", _secret(secret, values.seed_namespace, data), in_namespace)
         for secret, data in sources.items()
-    ]
+    }
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}
     for workload in controlplane.control_plane(values):
-        configs = [
-            k8s.core.v1.ConfigMap(
-                f"{name}-{c['metadata']['name']}", metadata=c["metadata"], data=c["data"], opts=in_namespace
-            )
-            for c in workload.config_maps
-        ]
-        first = [namespace, *network.ready, *secrets, *configs]
-        after = [*(done[d] for d in workload.depends_on), *configs] if workload.depends_on else first
+        configs = [KubeObject(f"{name}-{c['metadata']['name']}", c, in_namespace) for c in workload.config_maps]
+        # A component waits for what it mounts and for what it talks to (etcd first: for the network).
+        mounts = [secrets[n] for n in controlplane.mounted(workload) if n in secrets]
+        talks_to = [done[d] for d in workload.depends_on] or [namespace, *network.ready]
+        after = [*talks_to, *mounts, *configs]
         opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
-        if workload.service:
-            service = workload.service
-            k8s.core.v1.Service(
-                f"{name}-{service['metadata']['name']}",
-                metadata=service["metadata"],
-                spec=service["spec"],
-                opts=in_namespace,
-            )
+        if service := workload.service:
+            KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
         contents = {c["metadata"]["name"]: pulumi.Output.from_input(c["data"]) for c in workload.config_maps}
         contents |= {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
@@ -71,14 +57,9 @@ def hosted_control_plane(
         # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
         # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
         # volume claims stay when it is deleted, and on local the shoot's cluster (protected) holds it.
-        kind = k8s.apps.v1.StatefulSet if workload.kind == "StatefulSet" else k8s.apps.v1.Deployment
-        done[workload.component] = kind(
-            f"{name}-{workload.component}",
-            metadata=workload.object["metadata"],
-            # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
-            spec=pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"])),
-            opts=opts,
-        )
+        # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
+        spec = pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))
+        done[workload.component] = KubeObject(f"{name}-{workload.component}", {**workload.object, "spec": spec}, opts)
     return done
 
 
@@ -104,18 +85,10 @@ def node_configuration(
     for pool in values.workers:
         node = values.node_settings[pool.name]
         if static:
-            made.append(
-                k8s.core.v1.Secret(
-                    f"{name}-user-data-{pool.name}",
-                    metadata={
-                        "name": f"user-data-{pool.name}",
-                        "namespace": "kube-system",
-                        "labels": {POOL_LABEL: pool.name},
-                    },
-                    string_data={"userData": values.user_data[pool.name]},
-                    opts=pulumi.ResourceOptions(parent=parent, provider=access.provider, depends_on=list(access.ready)),
-                )
-            )
+            secret = _secret(f"user-data-{pool.name}", "kube-system", {"userData": values.user_data[pool.name]})
+            secret["metadata"]["labels"] = {POOL_LABEL: pool.name}
+            in_shoot = pulumi.ResourceOptions(parent=parent, provider=access.provider, depends_on=list(access.ready))
+            made.append(secret_object(f"{name}-user-data-{pool.name}", secret, in_shoot))
         extra = [static.part] if static and pool.control_plane else []
         config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
         made.append(
@@ -131,6 +104,16 @@ def node_configuration(
             )
         )
     return made
+
+
+def _secret(name: str, namespace: str, string_data: Any) -> dict[str, Any]:
+    """A Secret of `string_data` in `namespace`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": namespace},
+        "stringData": string_data,
+    }
 
 
 def _manifest(component: str, pods: Sequence[staticpods.StaticPod]) -> dict[str, Any]:

@@ -55,48 +55,62 @@ class Workers(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("arbor:shoot:Workers", name, None, opts)
-        namespace = shoot.seed_namespace
+        # Each object waits for what it needs, no more: the engine orders the rest through these edges, and every
+        # edge costs the SDK time at registration (bench/scale.py).
         in_seed = pulumi.ResourceOptions(
-            parent=self,
-            provider=seed.cluster.provider,
-            depends_on=[seed.namespaces[namespace], *seed.machine_crds, *network.ready, *after],
+            parent=self, provider=seed.cluster.provider, depends_on=[seed.namespaces[shoot.seed_namespace]]
         )
         credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot), in_seed)
-        sidecar = infra.machine_sidecar(namespace)
+        # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
+        controller = pulumi.ResourceOptions.merge(
+            in_seed, pulumi.ResourceOptions(depends_on=[*seed.machine_crds, *after])
+        )
         manager = [
-            KubeObject(f"{name}-mcm-{obj['kind'].lower()}", _with_checksums(obj, shoot, sources), in_seed)
-            for obj in machines.seed_objects(shoot, sidecar)
+            KubeObject(
+                f"{name}-mcm-{obj['kind'].lower()}",
+                _with_checksums(obj, shoot, sources),
+                controller if obj["kind"] == "Deployment" else in_seed,
+            )
+            for obj in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
         ]
         in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
         for obj in machines.shoot_objects():
             suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
             KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot)
-
+        # Machines are made in the network, by MCM, from classes that reference the credentials.
+        classes = pulumi.ResourceOptions.merge(
+            in_seed, pulumi.ResourceOptions(depends_on=[credentials, *seed.machine_crds, *network.ready])
+        )
         self.deployments = []
         names = []
         for pool in shoot.workers:
-            user_data = shoot.user_data[pool.name]
             for d in shoot.deployments[pool.name]:
                 names.append(d.name)
-                zone = f"{pool.name}-z{d.zone_index + 1}"
-                secret = KubeObject(
-                    f"{name}-user-data-{zone}", machines.user_data_secret(namespace, d, user_data), in_seed
-                )
-                machine_class = KubeObject(
-                    f"{name}-class-{zone}",
+                objects = (
+                    machines.user_data_secret(shoot.seed_namespace, d, shoot.user_data[pool.name]),
                     infra.machine_class(shoot, d, network),
-                    pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[secret, credentials])),
+                    machines.machine_deployment(shoot.seed_namespace, d),
                 )
-                self.deployments.append(
-                    KubeObject(
-                        f"{name}-deployment-{zone}",
-                        machines.machine_deployment(namespace, d),
-                        pulumi.ResourceOptions.merge(
-                            in_seed, pulumi.ResourceOptions(depends_on=[machine_class, *manager])
-                        ),
-                    )
-                )
+                zone = f"{pool.name}-z{d.zone_index + 1}"
+                self.deployments.append(self._machines(name, zone, objects, in_seed, classes, manager))
         self.register_outputs({"machineDeployments": names})
+
+    def _machines(
+        self,
+        name: str,
+        zone: str,
+        objects: tuple[machines.Object, machines.Object, machines.Object],
+        in_seed: pulumi.ResourceOptions,
+        classes: pulumi.ResourceOptions,
+        manager: Sequence[pulumi.Resource],
+    ) -> pulumi.Resource:
+        """A zone's user-data Secret and MachineClass, and the MachineDeployment MCM rolls out of them."""
+        user_data, machine_class, deployment = objects
+        secret = KubeObject(f"{name}-user-data-{zone}", user_data, in_seed)
+        with_secret = pulumi.ResourceOptions.merge(classes, pulumi.ResourceOptions(depends_on=[secret]))
+        made = KubeObject(f"{name}-class-{zone}", machine_class, with_secret)
+        after = pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[made, *manager]))
+        return KubeObject(f"{name}-deployment-{zone}", deployment, after)
 
 
 def _with_checksums(
