@@ -12,8 +12,7 @@ import base64
 import hashlib
 import posixpath
 
-import yaml
-
+from components import yaml_text
 from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
 from components.plan.values import NodeValues
 
@@ -60,7 +59,7 @@ def _node_agent_config(v: NodeValues, **extra: object) -> str:
         "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
         **extra,
     }
-    return yaml.safe_dump(config, sort_keys=True)
+    return yaml_text.dump(config, sort_keys=True)
 
 
 # What the cloud accepts as user data; over it, the machine cannot be created.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
+from components import yaml_text
 
 
 def exec_kubeconfig(name: str, server: str, ca_data: str, command: str, args: list[str]) -> str:
@@ -30,4 +30,4 @@ def exec_kubeconfig(name: str, server: str, ca_data: str, command: str, args: li
         "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
         "current-context": name,
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml_text.dump(config, sort_keys=False)

@@ -16,9 +16,9 @@ import time
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
+from components import yaml_text
 from components.kinds import ADMIN_KUBECONFIG_MAX_S
 from components.reconciler.pki import issue
 
@@ -59,7 +59,7 @@ def kubeconfig(server: str, server_ca: str, user: str, cert: str, key: str) -> s
         "contexts": [{"name": user, "context": {"cluster": "shoot", "user": user}}],
         "current-context": user,
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml_text.dump(config, sort_keys=False)
 
 
 class AdminKubeconfigProvider(ResourceProvider):

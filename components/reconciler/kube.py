@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from components import yaml_text
 
 TIMEOUT_S = 10
 
@@ -40,12 +40,12 @@ def current(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def server_of(kubeconfig: str) -> str:
     """The API server URL of a kubeconfig's current context, "" when it names none."""
-    return str(current(yaml.safe_load(kubeconfig) or {})[0].get("server", ""))
+    return str(current(yaml_text.load(kubeconfig) or {})[0].get("server", ""))
 
 
 def certificate_authority(kubeconfig: str) -> str:
     """The PEM of the CA a kubeconfig's current context trusts, "" when it embeds none."""
-    config = yaml.safe_load(kubeconfig)
+    config = yaml_text.load(kubeconfig)
     data = current(config)[0].get("certificate-authority-data", "") if isinstance(config, dict) else ""
     return base64.b64decode(data).decode() if data else ""
 
@@ -60,7 +60,7 @@ class Kube:
     @staticmethod
     def from_kubeconfig(kubeconfig: str) -> Kube:
         """A client for the current context of a kubeconfig with embedded certificate data."""
-        cluster, user = current(yaml.safe_load(kubeconfig))
+        cluster, user = current(yaml_text.load(kubeconfig))
         context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
         # ssl loads client certificates from files only; the files live just long enough to be read.
         with tempfile.TemporaryDirectory() as tmp:

@@ -19,9 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from components import naming
+from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
 from components.render import pki
@@ -272,7 +270,7 @@ def kubeconfig(shoot: ShootValues, component: str, topology: Topology, credentia
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": _metadata(shoot, f"{component}-kubeconfig", _labels(shoot, "kubernetes", component)),
-        "data": {"kubeconfig": yaml.safe_dump(config, sort_keys=False)},
+        "data": {"kubeconfig": yaml_text.dump(config, sort_keys=False)},
     }
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import yaml
+from components import yaml_text
 
 # The Secret a hosted kube-apiserver mounts its configuration from (Gardener's kube-apiserver mounts it the same way).
 from components.render.controlplane import ENCRYPTION_KEY as SECRET_KEY
@@ -50,7 +50,7 @@ def render_config(resources: Sequence[str], keys: Sequence[Key]) -> str:
             {"resources": ["*.*"], "providers": [{"identity": {}}, *_providers(keys)]},
         ],
     }
-    return yaml.safe_dump(config, sort_keys=False)
+    return yaml_text.dump(config, sort_keys=False)
 
 
 def secret_manifest(config: str, namespace: str) -> dict[str, Any]:

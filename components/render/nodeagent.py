@@ -12,8 +12,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-import yaml
-
+from components import yaml_text
 from components.plan.bootstrap import NODE_AGENT_DIR, NODE_AGENT_IMAGE, _node_agent_config, secret_name
 from components.plan.nodes import POOL_LABEL
 from components.plan.osc import (
@@ -62,7 +61,7 @@ def _kubelet_config(v: NodeValues) -> str:
         "evictionHard": dict(v.eviction_hard),
         **dict(v.kubelet),
     }
-    return yaml.safe_dump(config, sort_keys=True)
+    return yaml_text.dump(config, sort_keys=True)
 
 
 def kubelet(v: NodeValues) -> Part:
@@ -140,7 +139,7 @@ def reconcile_osc(v: NodeValues, extra: Iterable[Part] = ()) -> OperatingSystemC
 def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
     """The Secret node-agent reads for a pool's reconcile OSC: its name (the pool key), `osc.yaml`, labels."""
     spec = config.to_object()["spec"]
-    data = yaml.safe_dump({"spec": {k: spec[k] for k in ("units", "files", "criConfig")}}, sort_keys=False)
+    data = yaml_text.dump({"spec": {k: spec[k] for k in ("units", "files", "criConfig")}}, sort_keys=False)
     return {
         "apiVersion": "v1",
         "kind": "Secret",

@@ -21,9 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
-from components import naming
+from components import naming, yaml_text
 from components.plan.osc import File, Inline, Part
 from components.render.controlplane import Workload
 
@@ -90,7 +88,7 @@ def static_pod(workload: Workload, sources: Sources) -> StaticPod:
         volume_name = volume["name"]
         volume.clear()
         volume.update(name=volume_name, hostPath={"path": directory, "type": HOST_PATH_TYPE[kind]})
-    digest = hashlib.sha256(yaml.safe_dump(spec, sort_keys=True).encode())
+    digest = hashlib.sha256(yaml_text.dump(spec, sort_keys=True).encode())
     for f in files:
         digest.update(f"{f.path}\n{f.content.digest_source()}\n".encode())
     manifest = {
@@ -117,5 +115,5 @@ def osc_part(pods: Iterable[StaticPod]) -> Part:
     files: list[File] = []
     for pod in pods:
         files += pod.files
-        files.append(File(pod.manifest_path, Inline(yaml.safe_dump(pod.manifest, sort_keys=False)), MANIFEST_MODE))
+        files.append(File(pod.manifest_path, Inline(yaml_text.dump(pod.manifest, sort_keys=False)), MANIFEST_MODE))
     return Part(files=tuple(files))
