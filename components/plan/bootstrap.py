@@ -52,12 +52,17 @@ NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
 
 
 def _node_agent_config(v: NodeValues, **extra: object) -> str:
-    """node-agent's configuration: the API it talks to and the Secret it reads its OSC from."""
+    """node-agent's configuration: the API it talks to, the Secret it reads its OSC from, the kubelet's version.
+
+    `caBundle` is a []byte in node-agent's Go type, so it is base64 in YAML; node-agent refuses a config without
+    `kubernetesVersion` (hack/nodeagent-validate checks both with node-agent's own decoder and validation).
+    """
+    osc_controller = {"secretName": secret_name(v), "kubernetesVersion": v.kubernetes_version}
     config = {
         "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
         "kind": "NodeAgentConfiguration",
-        "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
-        "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        "apiServer": {"server": v.api_server, "caBundle": base64.b64encode(v.ca_bundle.encode()).decode()},
+        "controllers": {"operatingSystemConfig": osc_controller},
         **extra,
     }
     return yaml.safe_dump(config, sort_keys=True)
