@@ -15,6 +15,7 @@ import posixpath
 import yaml
 
 from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
+from components.plan.quantity import canonical
 from components.plan.values import NodeValues
 
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
@@ -23,9 +24,10 @@ NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/nod
 def secret_name(v: NodeValues) -> str:
     """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
     minor = ".".join(v.kubernetes_version.split(".")[:2])
-    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
+    # Quantities by value, as Gardener's key sums reservations as Quantities: `1024Mi` for `1Gi` rolls nothing.
+    reserved = "-".join(canonical(v.kube_reserved.get(k, "")) for k in ("cpu", "memory", "pid", "ephemeral-storage"))
     eviction = "-".join(
-        v.eviction_hard.get(k, "")
+        canonical(v.eviction_hard.get(k, ""))
         for k in (
             "imagefs.available",
             "imagefs.inodesFree",
