@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
-# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok and
-# kwokctl. A tool already on PATH at the right version is used as is; otherwise it is built from its Go
-# module with the ordinary go client and cached under $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone
+# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
+# kwokctl, and on request nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool
+# already on PATH at the right version is used as is; otherwise it is built from its Go module with the
+# ordinary go client and cached under $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone
 # on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
 #
-# Usage: hack/tools.sh [tool ...]   (default: every tool)
+# Usage: hack/tools.sh [tool ...]   (default: every tool but nodeagent-validate)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -156,6 +157,31 @@ build_kwok() {
 
 kwok_version() { "$1" --version | sed -n 's/.*version \(v[0-9.]*\).*/\1/p' | head -n1; }
 
+# --- nodeagent-validate -------------------------------------------------------------------------------
+
+# The program lives in this repository with its own go.mod and committed go.sum (the gardener module
+# version it checks against is the one its go.mod requires); it is built from a copy, so nothing is written
+# into the clone, and rebuilt only when its sources (that version included) change.
+NODEAGENT_VALIDATE_SRC=$ARBOR_ROOT/hack/nodeagent-validate
+
+nodeagent_validate_gardener() {
+  sed -n 's/^[[:space:]]*github.com\/gardener\/gardener \(v[^ ]*\)$/\1/p' "$NODEAGENT_VALIDATE_SRC/go.mod"
+}
+
+nodeagent_validate_sources() {
+  cat "$NODEAGENT_VALIDATE_SRC"/go.mod "$NODEAGENT_VALIDATE_SRC"/go.sum "$NODEAGENT_VALIDATE_SRC"/*.go | sha256sum | cut -c1-12
+}
+
+build_nodeagent_validate() {
+  local out=$1 mod=$WORK/nodeagent-validate
+  rm -rf "$mod" && cp -r "$NODEAGENT_VALIDATE_SRC" "$mod"
+  cd "$mod"
+  # Read-only: the committed go.sum must already hold every module hash the build needs.
+  GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$out/nodeagent-validate" .
+}
+
+nodeagent_validate_version() { "$1" -version; }
+
 # --- Pulumi CLI and language host ---------------------------------------------------------------------
 
 # build_pulumi: the CLI and, beside it as in Pulumi's own distribution, the Python language host and the
@@ -248,6 +274,7 @@ no_version() { :; }
 
 main() {
   local want=("$@")
+  # nodeagent-validate is only for tests: built when asked for (its integration test does), not by `make up`.
   [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin)
   local t
   for t in "${want[@]}"; do
@@ -264,10 +291,12 @@ main() {
         pulumi-resource-kubernetes
       install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
     command-plugin) command_plugin ;;
+    nodeagent-validate) CACHE_SUFFIX=+src-$(nodeagent_validate_sources) provide nodeagent-validate \
+      "$(nodeagent_validate_gardener)" 'nodeagent_validate_version "$1"' build_nodeagent_validate nodeagent-validate ;;
     *) die "unknown tool '$t'" ;;
     esac
   done
 }
 
-export -f kube_version etcd_version kwok_version pulumi_version no_version
+export -f kube_version etcd_version kwok_version pulumi_version nodeagent_validate_version no_version
 main "$@"

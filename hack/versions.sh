@@ -25,5 +25,6 @@ PULUMI_KUBERNETES_PROVIDER_SUM=h1:j2bphCf7c2YhnBrhwht2f3TNRRgcMImltUlAgzxr9H4=
 #   v1.2.1 release commit f0839b236d7b nor any other we could name), so the command plugin is not built.
 PULUMI_COMMAND_PROVIDER_MODULE=
 # The checksum database reachable here has no record of these modules, so Go skips it for them; the wrappers'
-# go.sum files committed under hack/gosum/ (and the provider hash above) pin their content instead.
-ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider
+# go.sum files committed under hack/gosum/ (and the provider hash above, and hack/nodeagent-validate/go.sum for
+# gardener) pin their content instead.
+ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider,github.com/gardener/gardener

@@ -14,6 +14,7 @@ import posixpath
 
 from components import yaml_text
 from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
+from components.plan.quantity import canonical
 from components.plan.values import NodeValues
 
 NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent"
@@ -22,9 +23,10 @@ NODE_AGENT_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/nod
 def secret_name(v: NodeValues) -> str:
     """`gardener-node-agent-<pool>-<hash16>`: the hash covers exactly what must roll the pool's machines."""
     minor = ".".join(v.kubernetes_version.split(".")[:2])
-    reserved = "-".join(v.kube_reserved.get(k, "") for k in ("cpu", "memory", "pid", "ephemeral-storage"))
+    # Quantities by value, as Gardener's key sums reservations as Quantities: `1024Mi` for `1Gi` rolls nothing.
+    reserved = "-".join(canonical(v.kube_reserved.get(k, "")) for k in ("cpu", "memory", "pid", "ephemeral-storage"))
     eviction = "-".join(
-        v.eviction_hard.get(k, "")
+        canonical(v.eviction_hard.get(k, ""))
         for k in (
             "imagefs.available",
             "imagefs.inodesFree",
@@ -51,12 +53,17 @@ NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
 
 
 def _node_agent_config(v: NodeValues, **extra: object) -> str:
-    """node-agent's configuration: the API it talks to and the Secret it reads its OSC from."""
+    """node-agent's configuration: the API it talks to, the Secret it reads its OSC from, the kubelet's version.
+
+    `caBundle` is a []byte in node-agent's Go type, so it is base64 in YAML; node-agent refuses a config without
+    `kubernetesVersion` (hack/nodeagent-validate checks both with node-agent's own decoder and validation).
+    """
+    osc_controller = {"secretName": secret_name(v), "kubernetesVersion": v.kubernetes_version}
     config = {
         "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
         "kind": "NodeAgentConfiguration",
-        "apiServer": {"server": v.api_server, "caBundle": v.ca_bundle},
-        "controllers": {"operatingSystemConfig": {"secretName": secret_name(v)}},
+        "apiServer": {"server": v.api_server, "caBundle": base64.b64encode(v.ca_bundle.encode()).decode()},
+        "controllers": {"operatingSystemConfig": osc_controller},
         **extra,
     }
     return yaml_text.dump(config, sort_keys=True)

@@ -26,6 +26,7 @@ from components.plan.osc import (
     Unit,
     merge,
 )
+from components.plan.quantity import canonical
 from components.plan.values import NodeValues
 
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
@@ -34,7 +35,11 @@ SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward
 
 
 def containerd(v: NodeValues) -> Part:
-    """Containerd with a hosts.toml per registry mirror; the unit restarts when a mirror or the CAs change."""
+    """Containerd with a hosts.toml per registry mirror; the unit restarts only when the CAs change.
+
+    containerd reads a registry's hosts.toml from its hosts directory (`config_path`) at each pull, so a mirror
+    reaches it without a restart, as Gardener's node-agent writes registries without restarting containerd.
+    """
     mirrors = tuple(
         File(
             path=f"/etc/containerd/certs.d/{upstream}/hosts.toml",
@@ -44,7 +49,7 @@ def containerd(v: NodeValues) -> Part:
         for upstream, url in sorted(v.registry_mirrors.items())
     )
     certs = File(path=ROOT_CERTS, content=Inline(v.ca_bundle), permissions=0o644)
-    unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS, *(f.path for f in mirrors)))
+    unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS,))
     return Part(units=(unit,), files=(certs, *mirrors))
 
 
@@ -57,8 +62,9 @@ def _kubelet_config(v: NodeValues) -> str:
         "authorization": {"mode": "Webhook"},
         "cgroupDriver": "systemd",
         "protectKernelDefaults": True,
-        "kubeReserved": dict(v.kube_reserved),
-        "evictionHard": dict(v.eviction_hard),
+        # Rendered by value (as Kubernetes prints a Quantity), so `1024Mi` for `1Gi` restarts nothing.
+        "kubeReserved": {k: canonical(q) for k, q in v.kube_reserved.items()},
+        "evictionHard": {k: canonical(q) for k, q in v.eviction_hard.items()},
         **dict(v.kubelet),
     }
     return yaml_text.dump(config, sort_keys=True)

@@ -47,23 +47,24 @@ def test_node_agent_upgrade_restarts_only_node_agent(local_stack: Stack, tmp_pat
 
 
 @pytest.mark.parametrize(
-    ("pool", "unit"),
+    ("pool", "units"),
     [
-        ({"kubelet": {"maxPods": 64}}, "kubelet.service"),
-        ({"cri": {"registryMirrors": {"docker.io": "https://mirror.example.com"}}}, "containerd.service"),
-        ({"sysctls": {"net.core.somaxconn": "4096"}}, "systemd-sysctl.service"),
+        ({"kubelet": {"maxPods": 64}}, {"kubelet.service"}),
+        # containerd reads the mirror's hosts.toml at each pull: the OSC changes, nothing restarts.
+        ({"cri": {"registryMirrors": {"docker.io": "https://mirror.example.com"}}}, set()),
+        ({"sysctls": {"net.core.somaxconn": "4096"}}, {"systemd-sysctl.service"}),
     ],
     ids=["kubelet flag", "registry mirror", "sysctl"],
 )
 def test_pool_change_restarts_exactly_its_unit(
-    local_stack: Stack, tmp_path: Path, pool: dict[str, Any], unit: str
+    local_stack: Stack, tmp_path: Path, pool: dict[str, Any], units: set[str]
 ) -> None:
-    """GIVEN a change of one pool setting WHEN previewed THEN exactly its unit restarts and the pool does not roll."""
+    """GIVEN a change of one pool setting WHEN previewed THEN exactly its units restart and the pool does not roll."""
     config = yaml.safe_load((local_stack.config_dir / f"Pulumi.{local_stack.name}.yaml").read_text())
     workers = [{**config["config"]["arbor:landscape"]["shoots"][0]["workers"][0], **pool}]
     preview = preview_with(local_stack, tmp_path, {"workers": workers})
     step = osc_step(preview)
-    assert step is not None and changed_units(step) == {unit}
+    assert step is not None and changed_units(step) == units
     assert step["oldState"]["inputs"]["secretName"] == step["newState"]["inputs"]["secretName"]
     assert not [s for s in preview["steps"] if s["op"] != "same" and "user-data" in s["urn"]]
 

@@ -12,6 +12,7 @@ import yaml
 from components.plan import bootstrap, osc
 from components.plan.bootstrap import secret_name
 from components.plan.nodes import node_values
+from components.plan.quantity import canonical
 from components.plan.values import NodeValues
 from components.render import nodeagent
 
@@ -39,9 +40,10 @@ SCENARIOS: list[tuple[str, NodeValues, set[str], bool]] = [
     ("a shoot label (not part of the node values)", changed(), set(), False),
     ("a kubelet flag", changed(kubelet={"maxPods": 64}), {"kubelet.service"}, False),
     ("a containerd registry mirror", changed(registry_mirrors={"docker.io": "https://mirror.example.com"}),
-     {"containerd.service"}, False),
+     set(), False),
     ("the node-agent version", changed(node_agent_version="v1.121.0"), {"gardener-node-agent.service"}, False),
-    ("a Kubernetes patch release", changed(kubernetes_version="1.34.4"), {"kubelet.service"}, False),
+    ("a Kubernetes patch release", changed(kubernetes_version="1.34.4"),
+     {"kubelet.service", "gardener-node-agent.service"}, False),
     ("a Kubernetes minor upgrade", changed(kubernetes_version="1.35.0"), set(), True),
     ("a sysctl", changed(sysctls={"net.core.somaxconn": "4096"}), {"systemd-sysctl.service"}, False),
     ("journald retention", changed(journald={"MaxRetentionSec": "7day"}), {"systemd-journald.service"}, False),
@@ -51,7 +53,10 @@ SCENARIOS: list[tuple[str, NodeValues, set[str], bool]] = [
     ("the machine type", changed(machine_type="m5.xlarge"), set(), True),
     ("the image version", changed(image_version="1877.1.0"), set(), True),
     ("kube reserved", changed(kube_reserved={"cpu": "100m", "memory": "1Gi"}), set(), True),
+    ("kube reserved, same value (1024Mi for 1Gi)", changed(kube_reserved={"cpu": "0.08", "memory": "1024Mi"}),
+     set(), False),
     ("eviction thresholds", changed(eviction_hard={"memory.available": "200Mi"}), set(), True),
+    ("eviction thresholds, same value", changed(eviction_hard={"memory.available": "102400Ki"}), set(), False),
     ("the CPU manager policy", changed(kubelet={"maxPods": 110, "cpuManagerPolicy": "static"}), set(), True),
     ("the API server address", changed(api_server="https://api.new"), {"gardener-node-agent.service"}, False),
 ]  # fmt: skip
@@ -87,12 +92,21 @@ def test_node_agent_upgrade_changes_only_its_own_files() -> None:
     assert plan.restart == ("gardener-node-agent.service",)
 
 
-def test_removed_unit_stops_and_removed_file_is_deleted() -> None:
-    """GIVEN an OSC without a mirror WHEN the mirror's file goes THEN it is deleted and containerd restarts."""
+def test_mirrors_reach_containerd_through_its_hosts_directory_without_a_restart() -> None:
+    """GIVEN a registry mirror added, then removed WHEN planned THEN its hosts.toml is written, then deleted.
+
+    containerd reads hosts.toml from its hosts directory at each pull (as with Gardener's node-agent), so
+    neither restarts it.
+    """
     with_mirror = changed(registry_mirrors={"ghcr.io": "https://m"})
-    plan = osc.plan_between(nodeagent.reconcile_osc(with_mirror), nodeagent.reconcile_osc(BASE))
-    assert plan.delete == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",)
-    assert plan.restart == ("containerd.service",)
+    added = osc.plan_between(nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(with_mirror))
+    assert added.write == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",) and added.restart == ()
+    removed = osc.plan_between(nodeagent.reconcile_osc(with_mirror), nodeagent.reconcile_osc(BASE))
+    assert removed.delete == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",) and removed.restart == ()
+
+
+def test_removed_unit_stops() -> None:
+    """GIVEN a unit in the old hashes only WHEN planned THEN it stops and nothing restarts."""
     gone = osc.restart_plan({"a.service": "1", "b.service": "2"}, {"a.service": "1"}, {}, {})
     assert gone.stop == ("b.service",) and gone.restart == ()
 
@@ -142,10 +156,13 @@ def test_provision_osc_golden(golden: Callable[[str, str], None]) -> None:
 @pytest.mark.parametrize(
     "new",
     [s[1] for s in SCENARIOS if not s[3] and s[0] not in ("the node-agent version", "new CA bundle content",
-                                                          "the API server address")],
+                                                          "the API server address", "a Kubernetes patch release")],
 )  # fmt: skip
 def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: NodeValues) -> None:
-    """GIVEN a change that only reaches running nodes WHEN the user data is rendered THEN not one byte differs."""
+    """GIVEN a change that only reaches running nodes WHEN the user data is rendered THEN not one byte differs.
+
+    Left out: what node-init's own node-agent config holds (version, CA, API server, kubelet version), as upstream.
+    """
     before = bootstrap.user_data(bootstrap.provision_osc(BASE))
     assert bootstrap.user_data(bootstrap.provision_osc(new)) == before
 
@@ -180,3 +197,14 @@ def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.Monk
     lines = user_data_problems(plan)
     assert lines[0] == f"landscape.shoots[0].workers[0]: user data is {size} bytes, more than local's 100"
     assert len(lines) == 2
+
+
+@pytest.mark.parametrize(
+    ("written", "printed"),
+    [("1Gi", "1Gi"), ("1024Mi", "1Gi"), ("1536Mi", "1536Mi"), ("0.5Gi", "512Mi"), ("512Ki", "512Ki"),
+     ("0.5Ki", "512"), ("80m", "80m"), ("0.08", "80m"), ("1.5", "1500m"), ("1000", "1k"), ("20000", "20k"),
+     ("1073741824", "1073741824"), ("0", "0"), ("10%", "10%")],
+)  # fmt: skip
+def test_quantities_print_as_kubernetes_prints_them(written: str, printed: str) -> None:
+    """GIVEN a quantity as written WHEN made canonical THEN it reads as Kubernetes' Quantity.String() prints it."""
+    assert canonical(written) == printed
