@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from components import pins
 from components.checks import parse_landscape
 from components.plan.nodes import distribute, node_values, with_nodes, zone_deployments
 from components.plan.planner import plan_landscape
@@ -91,10 +92,10 @@ def test_machine_deployments_golden(golden: Callable[[str, str], None]) -> None:
 # --- MCM and its sidecars --------------------------------------------------------------------------------
 
 SIDECAR_IMAGES = {
-    "aws": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-aws:",
-    "gcp": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-gcp:",
+    "aws": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-aws",
+    "gcp": "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager-provider-gcp",
     "local": "europe-docker.pkg.dev/gardener-project/releases/gardener/extensions/"
-    "machine-controller-manager-provider-local:",
+    "machine-controller-manager-provider-local",
 }
 
 
@@ -106,9 +107,10 @@ def test_one_mcm_with_the_providers_sidecar(provider: str) -> None:
     assert len(deployments) == 1
     mcm, sidecar = deployments[0]["spec"]["template"]["spec"]["containers"]
     assert mcm["name"] == "machine-controller-manager"
-    assert mcm["image"] == f"{machines.MCM_IMAGE}:{machines.MCM_VERSION}"
-    assert sidecar["name"] == f"machine-controller-manager-{provider}"
-    assert sidecar["image"].startswith(SIDECAR_IMAGES[provider])
+    assert mcm["image"] == pins.MCM.ref
+    # Gardener's name of a provider's sidecar (the extensions are named `provider-<provider>`).
+    assert sidecar["name"] == f"machine-controller-manager-provider-{provider}"
+    assert sidecar["image"] == f"{SIDECAR_IMAGES[provider]}:{pins.MCM_PROVIDERS[provider].tag}"
     for container, port in ((mcm, 10258), (sidecar, 10259)):
         flags = container.get("command", []) + container.get("args", [])
         assert f"--namespace={NS}" in flags
