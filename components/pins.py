@@ -3,8 +3,8 @@
 The pins are Gardener's own, read from the image vectors of the releases named below: gardener's
 `imagevector/containers.yaml` (machine-controller-manager) and each provider extension's
 `imagevector/images.yaml` (its sidecar). Update them together from newer releases. `MCM_VERSION` is also the Go
-module version of machine-controller-manager that a build of MCM from source is to use, so the image and such a
-binary are one release. Pure data.
+module version of machine-controller-manager that the machine CRDs are copied from (hack/machine_crds.py) and that
+a build of MCM from source is to use, so the image, the CRDs and such a binary are one release. Pure data.
 """
 
 from __future__ import annotations
