@@ -34,8 +34,9 @@ class Image:
 
 
 MCM = Image(f"{RELEASES}/machine-controller-manager", MCM_VERSION)
-# Each provider's MCM sidecar. provider-local's is built with Gardener itself and tagged with its release (its image
-# vector leaves the tag to the release); it is published under the extensions' path.
+# Each provider's MCM sidecar. provider-local's is built from Gardener itself, and its image vector leaves the tag
+# to the release: arbor tags it with the Gardener release above, under the extensions' path. On local nothing pulls
+# it (kwok only simulates the pod).
 MCM_PROVIDERS = {
     "aws": Image(f"{RELEASES}/machine-controller-manager-provider-aws", "v0.28.1"),
     "gcp": Image(f"{RELEASES}/machine-controller-manager-provider-gcp", "v0.28.1"),
