@@ -86,6 +86,9 @@ def refresh(upstream: dict[str, bytes]) -> None:
 
 def main(argv: list[str]) -> int:
     """Refresh, or with --check only compare; a message and exit 1 on a difference or without the module."""
+    if argv[1:] not in ([], ["--check"]):
+        print("usage: python hack/machine_crds.py [--check]", file=sys.stderr)
+        return 2
     try:
         upstream = crd_files(module_dir() / MODULE_CRDS)
     except ModuleUnavailableError as err:
