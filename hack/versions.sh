@@ -7,6 +7,8 @@
 KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.6.5
 KWOK_VERSION=v0.8.0
+# machine-controller-manager's version is pinned once, in components/pins.py (MCM_VERSION, Gardener's pin): the image
+# arbor renders, the CRDs copied from its Go module (hack/machine_crds.py) and any build of it use that release.
 
 # Go module coordinates of the Pulumi language host and plugins. These modules carry no tags; the Go module
 # proxy serves some commits as pseudo-versions, and not the release commits of recent versions. Each pin

@@ -1,9 +1,9 @@
 """What each provider adds to the worker machinery, pure: its MCM sidecar and its MachineClass provider spec.
 
-Each provider (aws, gcp, local) has a `sidecar_<provider>(namespace)` with Gardener's upstream sidecar image, and
-a `<provider>_machine_class(...)` that renders the class of one pool's zone (components/render/machines.py names it and
-holds the envelope). Images, versions and machine image tables live here, one place per provider; they move into
-the provider implementations when those are wired (nothing here imports Pulumi).
+Each provider (aws, gcp, local) has a `sidecar_<provider>(namespace)` with Gardener's upstream sidecar image (pinned
+with MCM's in components/pins.py), and a `<provider>_machine_class(...)` that renders the class of one pool's zone
+(components/render/machines.py names it and holds the envelope). Machine image tables live here, one per provider
+(nothing here imports Pulumi).
 
 Machine images: a pool names an image and version (`gardenlinux` `1877.0.0`); the cloud needs an ID (an AMI per
 region on aws, an image path on gcp). `AWS_IMAGES` and `GCP_IMAGES` map one to the other and are meant to be
@@ -18,19 +18,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
+from components.pins import MCM_PROVIDERS
 from components.plan.network import NetworkPlan
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ZoneDeployment
 from components.render.machines import ALL_VERBS, Object, Sidecar, machine_class, sidecar_container
 
-RELEASES = "europe-docker.pkg.dev/gardener-project/releases/gardener"
-AWS_SIDECAR_IMAGE, AWS_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-aws", "v0.27.1"
-GCP_SIDECAR_IMAGE, GCP_SIDECAR_VERSION = f"{RELEASES}/machine-controller-manager-provider-gcp", "v0.26.0"
-# provider-local's sidecar is released with Gardener itself, under the extensions' path.
-LOCAL_SIDECAR_IMAGE, LOCAL_SIDECAR_VERSION = (
-    f"{RELEASES}/extensions/machine-controller-manager-provider-local",
-    ("v1.120.0"),
-)
 # The `provider` of each MachineClass, which picks the sidecar that serves it (the sidecars' own names).
 AWS_CLASS_PROVIDER, GCP_CLASS_PROVIDER, LOCAL_CLASS_PROVIDER = "AWS", "GCP", "local"
 AWS_VOLUME_TYPE = "gp3"
@@ -74,17 +67,17 @@ def gcp_image(image: tuple[str, str], where: str, images: Mapping[tuple[str, str
 
 def sidecar_aws(namespace: str) -> Sidecar:
     """machine-controller-manager-provider-aws: creates EC2 instances."""
-    return Sidecar("aws", sidecar_container("aws", f"{AWS_SIDECAR_IMAGE}:{AWS_SIDECAR_VERSION}", namespace))
+    return Sidecar("aws", sidecar_container("aws", MCM_PROVIDERS["aws"].ref, namespace))
 
 
 def sidecar_gcp(namespace: str) -> Sidecar:
     """machine-controller-manager-provider-gcp: creates Compute Engine instances."""
-    return Sidecar("gcp", sidecar_container("gcp", f"{GCP_SIDECAR_IMAGE}:{GCP_SIDECAR_VERSION}", namespace))
+    return Sidecar("gcp", sidecar_container("gcp", MCM_PROVIDERS["gcp"].ref, namespace))
 
 
 def sidecar_local(namespace: str) -> Sidecar:
     """provider-local's sidecar: a machine is a pod (and Service) in the seed namespace, so it may manage those."""
-    container = sidecar_container("local", f"{LOCAL_SIDECAR_IMAGE}:{LOCAL_SIDECAR_VERSION}", namespace)
+    container = sidecar_container("local", MCM_PROVIDERS["local"].ref, namespace)
     rules = ({"apiGroups": [""], "resources": ["pods", "services"], "verbs": ALL_VERBS},)
     return Sidecar("local", container, seed_rules=rules)
 

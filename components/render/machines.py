@@ -2,7 +2,7 @@
 
 MCM (one generic Deployment per shoot, in its seed namespace) reconciles MachineDeployments into MachineSets and
 Machines; the provider sidecar injected beside it (`Sidecar`, from components/render/machine_providers.py) creates the
-VMs. Image, version and flags of both live here, in one place. What MCM may do:
+VMs. Flags of both live here; their images are Gardener's pins (components/pins.py). What MCM may do:
 
 - in the seed namespace (its ServiceAccount, in-cluster config): the machine objects, the Secrets they reference
   (credentials, user data), events, and its leader-election leases; a namespaced Role, since `--namespace` keeps
@@ -37,7 +37,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any
 
-from components import naming
+from components import naming, pins
 from components.plan.nodes import POOL_LABEL, ZONE_LABEL
 from components.plan.values import ShootValues, ZoneDeployment
 from components.render import controlplane, pki
@@ -46,8 +46,6 @@ from components.render.machine_crds import GROUP, VERSION
 Object = dict[str, Any]
 # Also the name of its client certificate's Secret, mounted where its kubeconfig's paths point.
 MCM_NAME = pki.MACHINE_CONTROLLER_MANAGER
-MCM_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/machine-controller-manager"
-MCM_VERSION = "v0.59.1"
 MCM_METRICS_PORT = 10258
 PROVIDER_METRICS_PORT = 10259
 # The user of MCM's client certificate in the shoot (components/render/pki.py issues it, as for the other controllers).
@@ -117,9 +115,9 @@ def _probe(port: int) -> Object:
 
 
 def sidecar_container(provider: str, image: str, namespace: str) -> Object:
-    """The standard provider sidecar: `machine-controller-manager-<provider>`, watching `namespace` only."""
+    """Gardener's standard sidecar `machine-controller-manager-provider-<provider>`, watching `namespace` only."""
     return {
-        "name": f"{MCM_NAME}-{provider}",
+        "name": f"{MCM_NAME}-provider-{provider}",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
         "args": [
@@ -139,7 +137,7 @@ def _mcm_container(shoot: ShootValues) -> Object:
     """The generic MCM container."""
     return {
         "name": MCM_NAME,
-        "image": f"{MCM_IMAGE}:{MCM_VERSION}",
+        "image": pins.MCM.ref,
         "imagePullPolicy": "IfNotPresent",
         "command": [
             "./machine-controller-manager",

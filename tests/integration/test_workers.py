@@ -53,7 +53,7 @@ def test_mcm_and_machine_deployments_run_in_each_hosted_shoots_namespace(local_s
             local_stack, SEED, tmp_path, "deployments", "-n", namespace, "-l", "role=machine-controller-manager"
         )
         containers = [c["name"] for c in mcm["spec"]["template"]["spec"]["containers"]]
-        assert containers == ["machine-controller-manager", "machine-controller-manager-local"]
+        assert containers == ["machine-controller-manager", "machine-controller-manager-provider-local"]
         assert mcm["status"].get("readyReplicas") == 1
         [service] = get(
             local_stack, SEED, tmp_path, "services", "-n", namespace, "-l", "role=machine-controller-manager"

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
+from components import pins
 from components.bundles import ClusterAccess, SeedAccess
 from components.checks.workers import worker_problems
 from components.concerns.workers import Workers
@@ -112,9 +113,10 @@ def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType, monk
     [deployment] = of_type(mocks, DEPLOYMENT).values()
     assert deployment["metadata"]["name"] == machines.MCM_NAME
     mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
-    assert mcm["image"] == f"{machines.MCM_IMAGE}:{machines.MCM_VERSION}"
+    assert mcm["image"] == pins.MCM.ref
     expected = machine_providers.SIDECARS[provider.value](WEB.seed_namespace).container
     assert (sidecar["name"], sidecar["image"]) == (expected["name"], expected["image"])
+    assert sidecar["name"] == f"machine-controller-manager-provider-{provider.value}"
     assert sidecar["image"].split(":")[0].endswith(f"machine-controller-manager-provider-{provider.value}")
     assert f"--namespace={WEB.seed_namespace}" in sidecar["args"]
     assert f"--target-kubeconfig={machines.TARGET_KUBECONFIG}" in sidecar["args"]
