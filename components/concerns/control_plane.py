@@ -16,14 +16,15 @@ from typing import Any
 import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
-from components.concerns.objects import KubeObject, secret_object
+from components.concerns.gather import gathered
+from components.concerns.objects import SECRET_FIELDS, KubeObject, secret_object
 from components.plan import osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ShootValues
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.render import controlplane, nodeagent, staticpods
 
-# The contents of every Secret the control plane mounts, by Secret name.
+# The contents of every Secret the control plane mounts, by Secret name: secret Outputs (Shoot._sources).
 Sources = Mapping[str, pulumi.Output[dict[str, str]]]
 
 
@@ -34,8 +35,10 @@ def hosted_control_plane(
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
+    # `sources` are secret already: the typed Secret's wrapping again would only lift them into more Outputs.
+    sealed = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(additional_secret_outputs=SECRET_FIELDS))
     secrets = {
-        secret: secret_object(f"{name}-secret-{secret}", _secret(secret, values.seed_namespace, data), in_namespace)
+        secret: KubeObject(f"{name}-secret-{secret}", _secret(secret, values.seed_namespace, data), sealed)
         for secret, data in sources.items()
     }
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
@@ -51,9 +54,7 @@ def hosted_control_plane(
         if service := workload.service:
             KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
-        contents = {c["metadata"]["name"]: pulumi.Output.from_input(c["data"]) for c in workload.config_maps}
-        contents |= {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
-        rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
+        rendered = with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
         # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
         # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
         # volume claims stay when it is deleted, and on local the shoot's cluster (protected) holds it.
@@ -67,7 +68,7 @@ def static_control_plane(values: ShootValues, sources: Sources) -> StaticControl
     """The control plane as static pods: their OSC part and each manifest, once every source is known."""
     workloads = controlplane.control_plane(values)
     config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
-    everything = pulumi.Output.all(**sources).apply(lambda got: {**config_maps, **got})
+    everything = gathered(sources).apply(lambda got: {**config_maps, **got})
     pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))
     manifests = {w.component: pods.apply(functools.partial(_manifest, w.component)) for w in workloads}
     return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
@@ -104,6 +105,14 @@ def node_configuration(
             )
         )
     return made
+
+
+def with_checksums(
+    workload: controlplane.Workload, plain: Mapping[str, Mapping[str, str]], sources: Sources
+) -> pulumi.Output[dict[str, Any]]:
+    """The workload's object with checksums of what it mounts: `plain` contents, and those of `sources` it mounts."""
+    mounted = gathered({n: sources[n] for n in controlplane.mounted(workload) if n in sources})
+    return mounted.apply(lambda got: controlplane.with_checksums(workload, {**plain, **got}))
 
 
 def _secret(name: str, namespace: str, string_data: Any) -> dict[str, Any]:

@@ -31,9 +31,9 @@ class KubeObject(pulumi.CustomResource):
 def secret_object(name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> KubeObject:
     """A Secret whose `data` and `stringData` stay secret in the state, as the typed Secret keeps them."""
     sealed = {k: pulumi.Output.secret(v) if k in SECRET_FIELDS else v for k, v in obj.items()}
-    secrets = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_FIELDS))
+    secrets = pulumi.ResourceOptions(additional_secret_outputs=SECRET_FIELDS)
     return KubeObject(name, sealed, pulumi.ResourceOptions.merge(opts, secrets))
 
 
 # A Secret's fields that hold its content.
-SECRET_FIELDS = ("data", "stringData")
+SECRET_FIELDS = ["data", "stringData"]

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.concerns.control_plane import with_checksums
 from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
@@ -121,8 +122,6 @@ def _with_checksums(
         return obj
     workload = controlplane.Workload(component=machines.MCM_NAME, kind="Deployment", object=obj)
     kubeconfig = machines.target_kubeconfig(shoot)
-    contents = {n: sources[n] for n in controlplane.mounted(workload) if n in sources}
-    contents[kubeconfig["metadata"]["name"]] = pulumi.Output.from_input(kubeconfig["data"])
-    rendered = pulumi.Output.all(**contents).apply(functools.partial(controlplane.with_checksums, workload))
+    rendered = with_checksums(workload, {kubeconfig["metadata"]["name"]: kubeconfig["data"]}, sources)
     # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
     return {**obj, "spec": pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))}

@@ -22,6 +22,7 @@ from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedA
 from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import Sources, hosted_control_plane, node_configuration, static_control_plane
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
+from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
 from components.concerns.workers import Workers
@@ -223,8 +224,8 @@ class Shoot(pulumi.ComponentResource):
         signer = secrets[pki.CA_CLIENT]
         secrets[pki.CA_CLIENT_SIGNER] = signer
         secrets[pki.CA_CLIENT] = {k: v for k, v in signer.items() if k != pki.KEY_CA_KEY}
-        sources = {name: pulumi.Output.all(**data) for name, data in secrets.items()}
-        sources[controlplane.ENCRYPTION_SECRET] = pulumi.Output.all(
-            **{controlplane.ENCRYPTION_KEY: self.encryption.config}
-        )
+        # Secret, as the Secrets that carry them keep them in the state (a CA's certificate alone too).
+        sources = {name: gathered(data, secret=True) for name, data in secrets.items()}
+        encryption = {controlplane.ENCRYPTION_KEY: self.encryption.config}
+        sources[controlplane.ENCRYPTION_SECRET] = gathered(encryption, secret=True)
         return sources
