@@ -141,7 +141,15 @@ def run(plugin: ExecPlugin) -> Credential:
 
 
 _CACHE: dict[ExecPlugin, Credential] = {}
-_LOCK = threading.Lock()
+# One lock per plugin: two clients of one cluster run its plugin once; other clusters' plugins do not wait.
+_LOCKS: dict[ExecPlugin, threading.Lock] = {}
+_GUARD = threading.Lock()
+
+
+def _lock(plugin: ExecPlugin) -> threading.Lock:
+    """The plugin's lock."""
+    with _GUARD:
+        return _LOCKS.setdefault(plugin, threading.Lock())
 
 
 def now() -> datetime:
@@ -151,7 +159,7 @@ def now() -> datetime:
 
 def exec_credential(plugin: ExecPlugin) -> Credential:
     """The plugin's credential: the cached one while it is fresh, else a new answer."""
-    with _LOCK:
+    with _lock(plugin):
         cached = _CACHE.get(plugin)
         if cached is not None and cached.fresh(now()):
             return cached
@@ -216,7 +224,7 @@ class ExecToken:
 
     def renew(self) -> bool:
         """Forgets the cached answer, as client-go does on a 401."""
-        with _LOCK:
+        with _lock(self.plugin):
             return _CACHE.pop(self.plugin, None) is not None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,15 @@ def test_an_unexpired_exec_token_is_reused_until_expiry(server: ApiServer, tmp_p
     for _ in range(3):
         assert read_user(server, exec_user(script, V1)) == "token-user"
     assert len(runs(script)) == 1
+
+
+def test_clients_made_at_once_run_the_plugin_once(server: ApiServer, tmp_path: Path) -> None:
+    """GIVEN four clients of one cluster made in parallel WHEN they read THEN the plugin ran once for all."""
+    script = exec_plugin(tmp_path, [exec_credential(V1, token="shared", expirationTimestamp=in_minutes(60))])
+    server.tokens.add("shared")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        users = list(pool.map(lambda _: read_user(server, exec_user(script, V1)), range(4)))
+    assert users == ["token-user"] * 4 and len(runs(script)) == 1
 
 
 def test_an_expired_exec_token_is_asked_for_again(
