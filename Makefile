@@ -2,8 +2,9 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
-ENV := source hack/env.sh &&
 STACK ?= local
+# hack/env.sh reads the stack: plugin acquisition stays off for the local stack only.
+ENV := export ARBOR_STACK=$(STACK) && source hack/env.sh &&
 PYTEST_FLAGS ?=
 # The policy pack `make preview` runs (POLICY_PACK= for none), and a --policy-pack-config file that overrides
 # policies/config.json's levels and settings (policies/README.md).
@@ -24,7 +25,7 @@ venv: .venv/.installed ## the Python virtualenv from requirements.txt
 	@start=$$SECONDS; python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt \
 	  && touch $@ && printf '%-26s %-40s %s\n' venv "$$(.venv/bin/python --version)" "ready ($$((SECONDS - start))s)"
 
-tools: ## build or reuse pulumi, plugins, kube-apiserver & co, etcd, kwok (hack/tools.sh)
+tools: ## build or reuse pulumi, plugins, kube-apiserver & co, etcd, kwok; fetch the aws and gcp plugins (hack/tools.sh)
 	@hack/tools.sh
 
 state: tools ## the file state backend and the local stack
@@ -56,8 +57,8 @@ preview: setup ## out/preview.md (and .json): the change per layer and the polic
 	  if [ $$rc -eq 0 ]; then .venv/bin/python hack/deletions.py $(STACK) --verify $(OUT)/preview.json || rc=$$?; fi; \
 	  exit $$rc
 
-env: ## shell exports for the tools and the local stack: eval "$(make -s env)"
-	@hack/print-env.sh
+env: ## shell exports for the tools and the local stack (or STACK=...): eval "$(make -s env)"
+	@ARBOR_STACK=$(STACK) hack/print-env.sh
 
 lint: venv ## ruff, and the tiers of docs/ARCHITECTURE.md (lint-imports)
 	@.venv/bin/ruff check . && .venv/bin/ruff format --check . && .venv/bin/lint-imports --no-cache

@@ -10,6 +10,9 @@ pin() { sed -n "s/^$1==\\([0-9][^ ;#]*\\).*/v\\1/p" "$ARBOR_ROOT/requirements.tx
 PULUMI_VERSION=$(pin pulumi)
 PULUMI_KUBERNETES_PLUGIN_VERSION=$(pin pulumi-kubernetes)
 PULUMI_COMMAND_PLUGIN_VERSION=$(pin pulumi-command)
+# The cloud stacks' plugins, Pulumi's own releases, fetched by `make tools` when a registry is reachable.
+PULUMI_AWS_PLUGIN_VERSION=$(pin pulumi-aws)
+PULUMI_GCP_PLUGIN_VERSION=$(pin pulumi-gcp)
 # The program's local provider reads these two (components/providers/local.py).
 export KUBERNETES_VERSION
 
@@ -21,10 +24,17 @@ export ARBOR_VENV=$ARBOR_ROOT/.venv
 export KWOK_WORKDIR=$ARBOR_ROOT/.kwok
 export PATH=$ARBOR_BIN:$ARBOR_VENV/bin:$PATH
 
-# Pulumi stays offline: no update check, no plugin downloads, a file backend inside the (git-ignored) clone.
+# Pulumi stays offline: no update check, a file backend inside the (git-ignored) clone.
 export PULUMI_HOME=$ARBOR_CACHE/pulumi
 export PULUMI_SKIP_UPDATE_CHECK=true
-export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+# The stack the Makefile works on (its STACK). The local stack runs on the plugins tools.sh builds, so the
+# engine never downloads one for it; a cloud stack may fetch the aws or gcp plugin its program asks for.
+export ARBOR_STACK=${ARBOR_STACK:-local}
+if [ "$ARBOR_STACK" = local ]; then
+  export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+else
+  export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=false
+fi
 export PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK=true
 export PULUMI_BACKEND_URL=${PULUMI_BACKEND_URL:-file://$ARBOR_ROOT/.state}
 # The local stack's secrets are throwaway; this default is for the local stack only. Cloud stacks set

@@ -3,7 +3,7 @@
 # pulumi, kubectl and kwokctl at this clone's local stack.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-for var in PATH ARBOR_CACHE KWOK_WORKDIR KUBERNETES_VERSION PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK \
+for var in PATH ARBOR_CACHE ARBOR_STACK KWOK_WORKDIR KUBERNETES_VERSION PULUMI_HOME PULUMI_SKIP_UPDATE_CHECK \
   PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION PULUMI_BACKEND_URL PULUMI_CONFIG_PASSPHRASE; do
   printf 'export %s=%q\n' "$var" "${!var}"
 done

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
 # command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
-# kwokctl, and on request nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool
-# already on PATH at the right version is used as is; otherwise it is built from its Go module with the
-# ordinary go client and cached under $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone
-# on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
+# kwokctl, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
+# nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
+# version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
+# $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
 #
 # Usage: hack/tools.sh [tool ...]   (default: every tool but nodeagent-validate)
 set -euo pipefail
@@ -272,10 +272,82 @@ install_plugin() {
 
 no_version() { :; }
 
+# --- cloud provider plugins ---------------------------------------------------------------------------
+
+# The aws and gcp plugins a cloud stack runs on, at the versions requirements.txt pins for their Python SDKs
+# (hack/env.sh). They are Pulumi's own releases: `pulumi plugin install` fetches them from Pulumi's registry
+# (GitHub releases, then get.pulumi.com), or from ARBOR_PLUGIN_SERVER, a mirror laid out as
+# get.pulumi.com/releases/plugins. The local stack needs neither, so a registry that cannot be reached is one
+# notice saying what to run later, never a failure.
+PLUGIN_REGISTRIES=(https://api.github.com https://get.pulumi.com/releases/plugins)
+PLUGIN_PROBE_TIMEOUT_S=5
+
+# probe_registry URL...: whether any of the URLs answers within the timeout (any HTTP status counts: a server
+# is there); when none does, prints curl's reason for each.
+probe_registry() {
+  local url reasons=() reason
+  command -v curl >/dev/null || { echo "curl is not installed, so no registry could be tried"; return 1; }
+  for url in "$@"; do
+    reason=$(curl -sS -o /dev/null -I --connect-timeout "$PLUGIN_PROBE_TIMEOUT_S" \
+      --max-time "$PLUGIN_PROBE_TIMEOUT_S" "$url" 2>&1) && return 0
+    reasons+=("$url: ${reason:-no answer}")
+  done
+  printf '%s\n' "${reasons[@]}"
+  return 1
+}
+
+# cloud_plugins_hint NAME=VERSION...: what to run once a registry is reachable, or from a mirror or a file.
+cloud_plugins_hint() {
+  local p commands=""
+  for p in "$@"; do commands+="${commands:+ && }pulumi plugin install resource ${p%%=*} ${p#*=}"; done
+  cat <<EOF
+  The local stack does not need them; a gcp or aws stack does. Once a registry is reachable, run \`make tools\`
+  again, or in this clone's environment (the plugins belong in arbor's PULUMI_HOME):
+    eval "\$(make -s env)" && $commands
+  From a mirror of get.pulumi.com/releases/plugins: ARBOR_PLUGIN_SERVER=<mirror URL> make tools
+  From a plugin tarball or binary on this machine: pulumi plugin install resource <name> <version> --file <path>
+EOF
+}
+
+# cloud_plugins: each of aws and gcp installed already, fetched now, or named in one notice with what to do.
+cloud_plugins() {
+  local name v missing=() failed=() reason out start
+  for name in aws gcp; do
+    v=PULUMI_${name^^}_PLUGIN_VERSION
+    v=${!v}
+    if [ -x "$PULUMI_HOME/plugins/resource-$name-$v/pulumi-resource-$name" ]; then
+      say "plugin $name" "$v" "installed (0s)"
+    else
+      missing+=("$name=${v#v}")
+    fi
+  done
+  [ ${#missing[@]} -gt 0 ] || return 0
+  local server=${ARBOR_PLUGIN_SERVER:-} registries=("${PLUGIN_REGISTRIES[@]}")
+  [ -z "$server" ] || registries=("$server")
+  if ! reason=$(probe_registry "${registries[@]}"); then
+    for name in "${missing[@]}"; do
+      say "plugin ${name%%=*}" "v${name#*=}" "not installed: no plugin registry reachable"
+    done
+    sed 's/^/  tried /' <<<"$reason"
+    cloud_plugins_hint "${missing[@]}"
+    return 0
+  fi
+  for name in "${missing[@]}"; do
+    start=$SECONDS
+    if out=$(pulumi plugin install resource "${name%%=*}" "${name#*=}" ${server:+--server "$server"} 2>&1); then
+      say "plugin ${name%%=*}" "v${name#*=}" "installed now ($((SECONDS - start))s)"
+    else
+      say "plugin ${name%%=*}" "v${name#*=}" "not installed: $(tail -n1 <<<"$out")"
+      failed+=("$name")
+    fi
+  done
+  [ ${#failed[@]} -eq 0 ] || cloud_plugins_hint "${failed[@]}"
+}
+
 main() {
   local want=("$@")
   # nodeagent-validate is only for tests: built when asked for (its integration test does), not by `make up`.
-  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin)
+  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin cloud-plugins)
   local t
   for t in "${want[@]}"; do
     case $t in
@@ -291,6 +363,7 @@ main() {
         pulumi-resource-kubernetes
       install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
     command-plugin) command_plugin ;;
+    cloud-plugins) cloud_plugins ;;
     nodeagent-validate) CACHE_SUFFIX=+src-$(nodeagent_validate_sources) provide nodeagent-validate \
       "$(nodeagent_validate_gardener)" 'nodeagent_validate_version "$1"' build_nodeagent_validate nodeagent-validate ;;
     *) die "unknown tool '$t'" ;;

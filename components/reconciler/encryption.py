@@ -98,7 +98,7 @@ def _metrics(kube: Kube) -> str:
     """kube-apiserver's /metrics text (the JSON client does not fit a text answer)."""
     request = urllib.request.Request(kube.server + "/metrics")
     try:
-        with urllib.request.urlopen(request, context=kube.context, timeout=10) as response:
+        with kube.open(request, 10) as response:
             return str(response.read().decode())
     except (OSError, ValueError) as err:
         raise KubeError(f"GET /metrics: {err}") from None

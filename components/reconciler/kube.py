@@ -1,7 +1,8 @@
 """A minimal Kubernetes REST client for the reconciler: GET and merge-PATCH with an admin kubeconfig.
 
 Dynamic providers run in their own process and must not capture clients; this module makes one per call from
-the kubeconfig text (certificates embedded), with nothing but the standard library.
+the kubeconfig text, with nothing but the standard library. The kubeconfig's user may hold client certificates
+(local clusters), a token or token file, or an exec plugin (GKE, EKS): components/reconciler/credentials.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from components import yaml_text
+from components.reconciler.credentials import CredentialError, TokenSource, user_auth
 
 TIMEOUT_S = 10
 
@@ -50,25 +52,63 @@ def certificate_authority(kubeconfig: str) -> str:
     return base64.b64decode(data).decode() if data else ""
 
 
+def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
+    """The TLS context a kubeconfig's cluster entry asks for: its CA (data or file), else the system's roots."""
+    if cluster.get("insecure-skip-tls-verify"):
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        return context
+    if cluster.get("certificate-authority-data"):
+        return ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
+    if cluster.get("certificate-authority"):
+        try:
+            return ssl.create_default_context(cafile=cluster["certificate-authority"])
+        except OSError as err:
+            raise CredentialError(f"kubeconfig cluster's certificate-authority is unreadable: {err.strerror}") from None
+    return ssl.create_default_context()
+
+
 @dataclass(frozen=True)
 class Kube:
-    """One cluster's API: server URL and a TLS context with the admin's client certificate."""
+    """One cluster's API: server URL, a TLS context (with any client certificate) and any bearer token source."""
 
     server: str
     context: ssl.SSLContext
+    auth: TokenSource | None = None
 
     @staticmethod
     def from_kubeconfig(kubeconfig: str) -> Kube:
-        """A client for the current context of a kubeconfig with embedded certificate data."""
-        cluster, user = current(yaml_text.load(kubeconfig))
-        context = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        # ssl loads client certificates from files only; the files live just long enough to be read.
-        with tempfile.TemporaryDirectory() as tmp:
-            cert, key = Path(tmp, "cert"), Path(tmp, "key")
-            cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
-            key.write_bytes(base64.b64decode(user["client-key-data"]))
-            context.load_cert_chain(str(cert), str(key))
-        return Kube(server=cluster["server"], context=context)
+        """A client for the current context of a kubeconfig: certificates, a token, a token file or an exec plugin.
+
+        An exec plugin runs here (or its cached answer is taken), so a missing or failing plugin is a
+        CredentialError that names it, raised before any request.
+        """
+        cluster, user = current(yaml_text.load(kubeconfig) or {})
+        if not cluster.get("server"):
+            raise CredentialError("kubeconfig's current context names no cluster with a server")
+        context = tls_context(cluster)
+        pair, auth = user_auth(user, cluster)
+        if pair is not None:
+            # ssl loads client certificates from files only; the files live just long enough to be read.
+            with tempfile.TemporaryDirectory() as tmp:
+                cert, key = Path(tmp, "cert"), Path(tmp, "key")
+                cert.write_text(pair[0])
+                key.write_text(pair[1])
+                context.load_cert_chain(str(cert), str(key))
+        return Kube(server=cluster["server"], context=context, auth=auth)
+
+    def open(self, request: urllib.request.Request, timeout: float) -> Any:
+        """Sends `request` with the client's token; after a 401 asks an exec plugin once more, as client-go does."""
+        if self.auth is not None:
+            request.add_header("Authorization", f"Bearer {self.auth.token()}")
+        try:
+            return urllib.request.urlopen(request, context=self.context, timeout=timeout)
+        except urllib.error.HTTPError as err:
+            if err.code != 401 or self.auth is None or not self.auth.renew():
+                raise
+            err.close()
+        request.add_header("Authorization", f"Bearer {self.auth.token()}")
+        return urllib.request.urlopen(request, context=self.context, timeout=timeout)
 
     def _call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         """One request; the decoded JSON answer."""
@@ -78,7 +118,7 @@ class Kube:
         if data is not None:
             request.add_header("Content-Type", content_type)
         try:
-            with urllib.request.urlopen(request, context=self.context, timeout=TIMEOUT_S) as response:
+            with self.open(request, TIMEOUT_S) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             raise KubeError(
@@ -127,8 +167,7 @@ class Kube:
     def ready(self) -> bool:
         """Whether /readyz answers ok."""
         try:
-            request = urllib.request.Request(self.server + "/readyz")
-            with urllib.request.urlopen(request, context=self.context, timeout=3) as response:
+            with self.open(urllib.request.Request(self.server + "/readyz"), 3) as response:
                 return bool(response.status == 200)
         except (OSError, ValueError):
             return False
