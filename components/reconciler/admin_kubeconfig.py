@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import base64
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
@@ -103,8 +103,10 @@ class AdminKubeconfigProvider(ResourceProvider):
 class AdminKubeconfig(Resource, module="arbor", name="AdminKubeconfig"):
     """A kubeconfig with a short-lived client certificate; `kubeconfig` is secret."""
 
-    kubeconfig: pulumi.Output[str]
-    notAfter: pulumi.Output[float]  # noqa: N815 - the output's name in the state
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        kubeconfig: pulumi.Output[str]
+        notAfter: pulumi.Output[float]  # noqa: N815 - the output's name in the state
 
     def __init__(
         self,

@@ -22,7 +22,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -210,7 +210,9 @@ class EncryptionKeysProvider(ResourceProvider):
 class EncryptionKeys(Resource, module="arbor", name="EncryptionKeys"):
     """The encryption keys of one API server, newest first; `keys` is secret."""
 
-    keys: pulumi.Output[list[Key]]
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        keys: pulumi.Output[list[Key]]
 
     def __init__(
         self, name: str, *, provider: str, key_rotation: str, opts: pulumi.ResourceOptions | None = None
@@ -251,7 +253,9 @@ class EncryptionRewriteProvider(ResourceProvider):
 class EncryptionRewrite(Resource, module="arbor", name="EncryptionRewrite"):
     """Rewrites the objects whose encryption changed once the API server runs the configuration; counts them."""
 
-    rewritten: pulumi.Output[dict[str, int]]
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        rewritten: pulumi.Output[dict[str, int]]
 
     def __init__(
         self,

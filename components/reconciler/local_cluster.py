@@ -16,7 +16,7 @@ can no longer be read or deleted.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -141,9 +141,11 @@ class LocalClusterProvider(ResourceProvider):
 class LocalCluster(Resource, module="arbor", name="LocalCluster"):
     """A local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)."""
 
-    endpoint: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    running: pulumi.Output[bool]
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        endpoint: pulumi.Output[str]
+        kubeconfig: pulumi.Output[str]
+        running: pulumi.Output[bool]
 
     def __init__(
         self,

@@ -9,7 +9,7 @@ compares the Secret in the cluster with the state: an edited or deleted Secret i
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -90,7 +90,9 @@ class OperatingSystemConfigProvider(ResourceProvider):
 class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfig"):
     """The reconcile OSC of one worker pool in its shoot, with the restart plan of the last change."""
 
-    restartPlan: pulumi.Output[dict[str, list[str]]]  # noqa: N815 - the output's name in the state
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        restartPlan: pulumi.Output[dict[str, list[str]]]  # noqa: N815 - the output's name in the state
 
     def __init__(
         self,

@@ -24,7 +24,7 @@ import string
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from cryptography import x509
@@ -287,8 +287,10 @@ def _secret_outputs(opts: pulumi.ResourceOptions | None, *names: str) -> pulumi.
 class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"):
     """A self-signed CA; `key` is secret."""
 
-    cert: pulumi.Output[str]
-    key: pulumi.Output[str]
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        cert: pulumi.Output[str]
+        key: pulumi.Output[str]
 
     def __init__(
         self, name: str, *, common_name: str, validity_s: int, rotation: int, opts: pulumi.ResourceOptions | None = None
@@ -306,9 +308,11 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
 class Certificate(Resource, module="arbor", name="Certificate"):
     """A certificate signed by a CA; `key` is secret, `caKey` is an input only."""
 
-    cert: pulumi.Output[str]
-    key: pulumi.Output[str]
-    caCert: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        cert: pulumi.Output[str]
+        key: pulumi.Output[str]
+        caCert: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(
         self,
@@ -337,8 +341,10 @@ class Certificate(Resource, module="arbor", name="Certificate"):
 class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
     """The service-account signing key pair; `privateKey` is secret."""
 
-    privateKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
-    publicKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        privateKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        publicKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "privateKey": None, "publicKey": None}
@@ -348,8 +354,10 @@ class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
 class BootstrapToken(Resource, module="arbor", name="BootstrapToken"):
     """A kubelet bootstrap token; `tokenSecret` is secret, the id is public (it names the token's Secret)."""
 
-    tokenId: pulumi.Output[str]  # noqa: N815 - the output's name in the state
-    tokenSecret: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        tokenId: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        tokenSecret: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "tokenId": None, "tokenSecret": None}

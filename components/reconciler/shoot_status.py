@@ -9,7 +9,7 @@ and `up` writes the record again.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -138,8 +138,10 @@ class ShootStatusProvider(ResourceProvider):
 class ShootStatus(Resource, module="arbor", name="ShootStatus"):
     """The status of one Shoot record, written from the real clusters after the shoot converged."""
 
-    conditions: pulumi.Output[dict[str, str]]
-    state: pulumi.Output[str]
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        conditions: pulumi.Output[dict[str, str]]
+        state: pulumi.Output[str]
 
     def __init__(
         self,
