@@ -11,6 +11,7 @@ version (components/plan/catalogue.py merges them). No Pulumi import here.
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -179,7 +180,13 @@ class CloudProfileSpec(Model):
 CloudProfiles = dict[ProviderType, CloudProfileSpec]
 
 
+@functools.cache
+def _shipped() -> tuple[tuple[ProviderType, CloudProfileSpec], ...]:
+    """cloudprofiles.yaml, read once (its models are frozen)."""
+    raw = yaml_text.load(BUILT_IN.read_text())
+    return tuple((ProviderType(k), CloudProfileSpec.model_validate(v)) for k, v in raw.items())
+
+
 def built_in() -> CloudProfiles:
     """The profiles arbor ships (cloudprofiles.yaml), which a landscape's `cloudProfiles` extend."""
-    raw = yaml_text.load(BUILT_IN.read_text())
-    return {ProviderType(k): CloudProfileSpec.model_validate(v) for k, v in raw.items()}
+    return dict(_shipped())
