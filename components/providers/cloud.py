@@ -46,6 +46,12 @@ def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
     return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint))
 
 
+def _noted(message: str, value: str) -> str:
+    """`value`, with `message` in the update's diagnostics (the preview names each image a lookup found)."""
+    pulumi.log.info(message)
+    return value
+
+
 class CloudProvider:
     """What GCP and AWS share: existing clusters by kubeconfig; created ones are each cloud's own."""
 
@@ -111,7 +117,8 @@ class CloudProvider:
             return source.pinned
         key = (source, shoot.networking.region)
         if key not in self._found:
-            self._found[key] = self.looked_up(*key)
+            looked = f"{shoot.ref}: {' '.join(d.image)} ({source.architecture}) in {key[1]}"
+            self._found[key] = self.looked_up(*key).apply(lambda found: _noted(f"{looked} is {found}", found))
         return self._found[key]
 
     def looked_up(self, source: ImageSource, region: str) -> pulumi.Output[str]:

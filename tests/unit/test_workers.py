@@ -207,9 +207,16 @@ def test_worker_problems_name_missing_credentials() -> None:
          "projects/ubuntu-os-cloud/global/images/ubuntu-2404-noble-amd64-v20251101"),
     ],
 )  # fmt: skip
-def test_an_image_by_lookup_is_resolved_and_pinned_in_the_class(provider: ProviderType, token: str, image: str) -> None:
+def test_an_image_by_lookup_is_resolved_and_pinned_in_the_class(
+    provider: ProviderType, token: str, image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """GIVEN a pool whose profile names its image by lookup WHEN registered THEN every class carries the found ID."""
+    notes: list[str] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda message, *args, **kwargs: notes.append(message))
     mocks = register(provider, LOOKUPS)
+    # Once per image and region, in the update's diagnostics: the preview names what the lookup found.
+    arch = LOOKUPS[provider].architecture
+    assert notes == [f"dev/web: gardenlinux 1877.0 ({arch}) in {REGIONS[provider]} is {image}"]
     classes = of_type(mocks, CLASS).values()
     disks = [c["providerSpec"].get("ami") or c["providerSpec"]["disks"][0]["image"] for c in classes]
     assert disks == [image, image]
