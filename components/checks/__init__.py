@@ -3,8 +3,8 @@
 Three stages, each run only when the one before passed, so one mistake is reported once:
 
 - spec: the fields (components/spec), the checks across them (landscape.py), the names derived from them
-  (names.py) and the bounds of what the plan sizes by them (capacity.py: node counts, what each range holds),
-  so no plan is built from input that could blow up;
+  (names.py), the bounds of what the plan sizes by them (capacity.py: node counts, what each range holds), so no
+  plan is built from input that could blow up, and what the providers' cloud profiles offer (catalogue.py);
 - plan: what arbor does not run yet (support.py) and pools whose machines could not start (workers.py);
 - previous: changes the previous update's records do not allow (previous.py).
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.checks.capacity import capacity
+from components.checks.catalogue import catalogue_problems
 from components.checks.landscape import cross_checks
 from components.checks.names import name_checks
 from components.checks.previous import (
@@ -49,7 +50,7 @@ PlanCheck = Callable[[LandscapePlan], list[str]]
 PreviousCheck = Callable[[LandscapePlan, Mapping[str, Any]], list[str]]
 
 # Capacity runs here, before the plan: the plan carves addresses and enumerates nodes by the counts it bounds.
-SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks, capacity)
+SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks, capacity, catalogue_problems)
 PLAN_CHECKS: tuple[PlanCheck, ...] = (unsupported, user_data_problems, worker_problems)
 # Each against the stack output (a record of `records`) it reads; a stack with no such output yet passes.
 PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (

@@ -1,10 +1,10 @@
-"""What stops a pool's machines before anything changes: user data over budget, no image, no credentials."""
+"""What stops a pool's machines before anything changes: user data over budget, no credentials."""
 
 from __future__ import annotations
 
 from components.plan.bootstrap import UserDataTooLargeError, check_user_data
 from components.plan.values import LandscapePlan
-from components.render.machine_providers import CREDENTIAL_KEYS, UnknownImageError, aws_image, gcp_image
+from components.render.machine_providers import CREDENTIAL_KEYS
 
 
 def user_data_problems(plan: LandscapePlan) -> list[str]:
@@ -21,7 +21,7 @@ def user_data_problems(plan: LandscapePlan) -> list[str]:
 
 
 def worker_problems(plan: LandscapePlan) -> list[str]:
-    """What stops a hosted cloud shoot's machines before anything changes: no cloud image, no credentials."""
+    """What stops a hosted cloud shoot's machines before anything changes: no credentials (images: catalogue.py)."""
     lines = []
     for i, shoot in enumerate(plan.shoots):
         provider = shoot.networking.provider.value
@@ -30,11 +30,4 @@ def worker_problems(plan: LandscapePlan) -> list[str]:
         if not shoot.cloud_credentials_secret:
             lines.append(f"landscape.shoots[{i}].cloudCredentialsSecret: a shoot on {provider} needs the credentials "
                          "its machines are created with")  # fmt: skip
-        for j, pool in enumerate(shoot.workers):
-            image = (pool.image, pool.image_version)
-            where = f"landscape.shoots[{i}].workers[{j}].machine.image"
-            try:
-                aws_image(image, shoot.networking.region, where) if provider == "aws" else gcp_image(image, where)
-            except UnknownImageError as err:
-                lines.append(str(err))
     return lines

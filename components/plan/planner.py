@@ -10,6 +10,8 @@ import dataclasses
 from components import naming
 from components.kinds import ProviderType
 from components.plan import topology
+from components.plan.catalogue import ImageSource, pool_images
+from components.plan.catalogue import profiles as catalogue_profiles
 from components.plan.network import NetworkValues, plan_network
 from components.plan.nodes import with_nodes
 from components.plan.values import (
@@ -26,6 +28,7 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
 )
+from components.spec.catalogue import CloudProfiles
 from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
 from components.spec.shoot import EncryptionSpec, ShootSpec, WorkerPool
 
@@ -113,7 +116,15 @@ def _nodes(spec: ShootSpec) -> int:
     return sum(p.minimum for p in spec.workers)
 
 
-def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec) -> ShootValues:
+def _images(spec: ShootSpec, networking: NetworkValues, profiles: CloudProfiles) -> dict[str, ImageSource]:
+    """Each cloud pool's image source from its provider's profile (the checks refused pools without one)."""
+    pools = [(p.name, p.machine.type, p.machine.image.name, p.machine.image.version) for p in spec.workers]
+    return pool_images(networking.provider, profiles.get(networking.provider), networking.region, pools)
+
+
+def _shoot(
+    stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpec, profiles: CloudProfiles
+) -> ShootValues:
     """Values of one shoot; its own cluster runs where its seed runs (or where the garden runs)."""
     technical_id = naming.shoot_namespace(spec.project, spec.name)
     networking = _networking(spec, technical_id, seed or garden)
@@ -138,6 +149,7 @@ def _shoot(stack: str, spec: ShootSpec, seed: SeedSpec | None, garden: GardenSpe
         ),
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
+        images=_images(spec, networking, profiles),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
@@ -177,6 +189,7 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     )
     seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
     by_name = {s.name: s for s in spec.seeds}
-    shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden) for s in spec.shoots)
+    catalogue = catalogue_profiles(spec.cloud_profiles)
+    shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden, catalogue) for s in spec.shoots)
     confirmed = DeletionValues(tuple(spec.confirm_deletion.shoots), tuple(spec.confirm_deletion.seeds))
     return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots, deletions=confirmed)

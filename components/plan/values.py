@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from components import naming
 from components.kinds import ProviderType, Role
+from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan, NetworkValues, NodeNetwork
 from components.plan.topology import Topology
 
@@ -141,6 +142,8 @@ class ShootValues:
     encryption: EncryptionValues = field(default_factory=EncryptionValues)
     # The secret config key with the cloud credentials of the shoot's machines (None on local: nothing to call).
     cloud_credentials_secret: str | None = None
+    # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).
+    images: dict[str, ImageSource] = field(default_factory=dict)
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
     network_plan: NetworkPlan = field(kw_only=True)
     topology: Topology = field(kw_only=True)

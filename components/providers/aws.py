@@ -15,6 +15,7 @@ import pulumi_aws as aws
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
 from components.kinds import SUPPORTED_MINORS
+from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
 from components.providers import aws_network, cloud
@@ -27,6 +28,8 @@ INSTANCE_TYPE = "m5.large"
 # The newest minor arbor supports; EKS upgrades one minor at a time, so a change here is a reviewed update.
 EKS_VERSION = "{}.{}".format(*SUPPORTED_MINORS[-1])
 CLUSTER_POLICIES = ["arn:aws:iam::aws:policy/AmazonEKSClusterPolicy"]
+# The architecture filter of an AMI lookup, by Gardener's architecture names.
+AMI_ARCHITECTURES = {"amd64": "x86_64", "arm64": "arm64"}
 NODE_POLICIES = [
     "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
     "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
@@ -111,11 +114,21 @@ class AwsProvider(cloud.CloudProvider):
         """machine-controller-manager-provider-aws."""
         return machine_providers.sidecar_aws(namespace)
 
-    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
+    def looked_up(self, source: ImageSource, region: str) -> pulumi.Output[str]:
+        """The newest AMI of the owner whose name matches, in the shoot's region (`aws.ec2.get_ami`)."""
+        filters = [
+            aws.ec2.GetAmiFilterArgs(name="name", values=[source.name]),
+            aws.ec2.GetAmiFilterArgs(name="architecture", values=[AMI_ARCHITECTURES[source.architecture]]),
+        ]
+        return aws.ec2.get_ami_output(owners=[source.owner], filters=filters, most_recent=True, region=region).id
+
+    def provider_spec(
+        self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str], image: str
+    ) -> Object:
         """An EC2 class in the zone's nodes subnet, with the nodes' security group and instance profile."""
         net = shoot.networking
         values = machine_providers.AwsMachineValues(
             shoot.technical_id, net.region, subnet_id, nodes["securityGroupID"], nodes["instanceProfile"],
             net.ip_families,
         )  # fmt: skip
-        return machine_providers.aws_provider_spec(d, values)
+        return machine_providers.aws_provider_spec(d, values, image)

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kube import server_of
@@ -45,8 +46,18 @@ def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
     return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint))
 
 
+def _noted(message: str, value: str) -> str:
+    """`value`, with `message` in the update's diagnostics (the preview names each image a lookup found)."""
+    pulumi.log.info(message)
+    return value
+
+
 class CloudProvider:
     """What GCP and AWS share: existing clusters by kubeconfig; created ones are each cloud's own."""
+
+    def __init__(self) -> None:
+        # One lookup per image and region: every zone's class of a pool carries the same image.
+        self._found: dict[tuple[ImageSource, str], pulumi.Output[str]] = {}
 
     def cluster(
         self,
@@ -91,13 +102,33 @@ class CloudProvider:
         subnet = nodes_subnet(shoot.network_plan, d.zone)
         if network.nodes is None:
             raise ValueError(f"{shoot.technical_id}: the network has no nodes' identity for machine classes")
-        spec = pulumi.Output.all(network.subnets, network.nodes).apply(
-            lambda got: self.provider_spec(shoot, d, got[0][subnet], got[1])
+        spec = pulumi.Output.all(network.subnets, network.nodes, self.machine_image(shoot, d)).apply(
+            lambda got: self.provider_spec(shoot, d, got[0][subnet], got[1], got[2])
         )
         return machine_class(shoot.seed_namespace, d, self.class_provider, spec)
 
-    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
-        """The providerSpec of one pool's zone with its subnet's ID and the nodes' identity resolved."""
+    def machine_image(self, shoot: ShootValues, d: ZoneDeployment) -> pulumi.Input[str]:
+        """The cloud image of a pool's machines: the one its profile pins, else the one its lookup finds."""
+        source = shoot.images.get(d.pool)
+        if source is None:
+            # The catalogue checks refuse a cloud pool whose profile has no image for it.
+            raise ValueError(f"{shoot.technical_id}: pool {d.pool} has no {'/'.join(d.image)} image in its profile")
+        if source.pinned:
+            return source.pinned
+        key = (source, shoot.networking.region)
+        if key not in self._found:
+            looked = f"{shoot.ref}: {' '.join(d.image)} ({source.architecture}) in {key[1]}"
+            self._found[key] = self.looked_up(*key).apply(lambda found: _noted(f"{looked} is {found}", found))
+        return self._found[key]
+
+    def looked_up(self, source: ImageSource, region: str) -> pulumi.Output[str]:
+        """The image a profile's lookup finds (an invoke, so the preview shows the ID the class will carry)."""
+        raise NotImplementedError
+
+    def provider_spec(
+        self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str], image: str
+    ) -> Object:
+        """The providerSpec of one pool's zone with its subnet's ID, the nodes' identity and its image resolved."""
         raise NotImplementedError
 
     def publish_static_pods(

@@ -14,6 +14,7 @@ import pulumi_gcp as gcp
 
 from components import naming
 from components.bundles import ClusterAccess, NetworkAccess
+from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
 from components.providers import cloud, gcp_network
@@ -84,10 +85,17 @@ class GcpProvider(cloud.CloudProvider):
         """machine-controller-manager-provider-gcp."""
         return machine_providers.sidecar_gcp(namespace)
 
-    def provider_spec(self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str]) -> Object:
+    def looked_up(self, source: ImageSource, region: str) -> pulumi.Output[str]:
+        """The newest image of the family in the project (`gcp.compute.get_image`); images are global."""
+        found = gcp.compute.get_image_output(project=source.project, family=source.family)
+        return found.name.apply(lambda name: f"projects/{source.project}/global/images/{name}")
+
+    def provider_spec(
+        self, shoot: ShootValues, d: ZoneDeployment, subnet_id: str, nodes: dict[str, str], image: str
+    ) -> Object:
         """A Compute Engine class in the nodes subnetwork, running as the nodes' service account."""
         net = shoot.networking
         values = machine_providers.GcpMachineValues(
             shoot.technical_id, net.region, subnet_id, nodes["serviceAccount"], net.ip_families
         )
-        return machine_providers.gcp_provider_spec(d, values)
+        return machine_providers.gcp_provider_spec(d, values, image)

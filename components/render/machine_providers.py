@@ -2,21 +2,17 @@
 
 Each provider (aws, gcp, local) has a `sidecar_<provider>(namespace)` with Gardener's upstream sidecar image (pinned
 with MCM's in components/pins.py), and a `<provider>_machine_class(...)` that renders the class of one pool's zone
-(components/render/machines.py names it and holds the envelope). Machine image tables live here, one per provider
-(nothing here imports Pulumi).
+(components/render/machines.py names it and holds the envelope); nothing here imports Pulumi.
 
-Machine images: a pool names an image and version (`gardenlinux` `1877.0.0`); the cloud needs an ID (an AMI per
-region on aws, an image path on gcp). `AWS_IMAGES` and `GCP_IMAGES` map one to the other and are meant to be
-extended; an image missing there is an `UnknownImageError` naming the pool, the image and the table, before
-anything changes. The local provider simulates machines (kwok), so its spec only records the image.
+Machine images: a pool names an image and version (`ubuntu` `24.04`); the cloud needs an ID (an AMI on aws, an
+image path on gcp), which the provider's cloud profile pins or looks up (components/plan/catalogue.py) and the
+provider hands in resolved. The local provider simulates machines (kwok), so its spec only records the image.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar
 
 from components.pins import MCM_PROVIDERS
 from components.plan.network import NetworkPlan
@@ -29,37 +25,6 @@ AWS_CLASS_PROVIDER, GCP_CLASS_PROVIDER, LOCAL_CLASS_PROVIDER = "AWS", "GCP", "lo
 AWS_VOLUME_TYPE = "gp3"
 GCP_VOLUME_TYPE = "pd-balanced"
 GCP_COMPUTE_SCOPE = "https://www.googleapis.com/auth/compute"
-
-# (image name, version, region) -> AMI. Extend with the AMIs of the images your pools use.
-AWS_IMAGES: dict[tuple[str, str, str], str] = {}
-# (image name, version) -> image path (`projects/<project>/global/images/<image>`). Extend likewise.
-GCP_IMAGES: dict[tuple[str, str], str] = {}
-
-
-Key = TypeVar("Key", tuple[str, str], tuple[str, str, str])
-
-
-class UnknownImageError(ValueError):
-    """A pool's machine image has no cloud image in the provider's table."""
-
-
-def _lookup(table: Mapping[Key, str], key: Key, where: str, table_name: str) -> str:
-    """The cloud image of `key`, or an error naming what is missing and where to add it."""
-    if key not in table:
-        raise UnknownImageError(f"{where}: no image for {'/'.join(key)}: add it to {table_name}")
-    return table[key]
-
-
-def aws_image(
-    image: tuple[str, str], region: str, where: str, images: Mapping[tuple[str, str, str], str] = AWS_IMAGES
-) -> str:
-    """The AMI of an image in a region."""
-    return _lookup(images, (*image, region), where, "machine_providers.AWS_IMAGES")
-
-
-def gcp_image(image: tuple[str, str], where: str, images: Mapping[tuple[str, str], str] = GCP_IMAGES) -> str:
-    """The image path of an image."""
-    return _lookup(images, image, where, "machine_providers.GCP_IMAGES")
 
 
 # --- sidecars --------------------------------------------------------------------------------------------
@@ -105,21 +70,13 @@ def nodes_subnet(plan: NetworkPlan, zone: str) -> str:
     return plan.subnet("nodes", zone).name
 
 
-def aws_machine_class(
-    namespace: str,
-    d: ZoneDeployment,
-    v: AwsMachineValues,
-    images: Mapping[tuple[str, str, str], str] = AWS_IMAGES,
-) -> Object:
-    """The aws MachineClass of one zone."""
-    return machine_class(namespace, d, AWS_CLASS_PROVIDER, aws_provider_spec(d, v, images))
+def aws_machine_class(namespace: str, d: ZoneDeployment, v: AwsMachineValues, ami: str) -> Object:
+    """The aws MachineClass of one zone, its machines started from `ami`."""
+    return machine_class(namespace, d, AWS_CLASS_PROVIDER, aws_provider_spec(d, v, ami))
 
 
-def aws_provider_spec(
-    d: ZoneDeployment, v: AwsMachineValues, images: Mapping[tuple[str, str, str], str] = AWS_IMAGES
-) -> Object:
+def aws_provider_spec(d: ZoneDeployment, v: AwsMachineValues, ami: str) -> Object:
     """An aws class's providerSpec: AMI, instance type, the zone's subnet, nodes group and profile, disk."""
-    ami = aws_image(d.image, v.region, f"pool {d.pool}", images)
     interface: Object = {"subnetID": v.subnet_id, "securityGroupIDs": [v.security_group_id]}
     if "IPv6" in v.ip_families:
         # One IPv6 address for the node and one prefix its pods take addresses from (as provider-aws does).
@@ -158,21 +115,13 @@ def _gcp_label(value: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in value.lower())[:63]
 
 
-def gcp_machine_class(
-    namespace: str,
-    d: ZoneDeployment,
-    v: GcpMachineValues,
-    images: Mapping[tuple[str, str], str] = GCP_IMAGES,
-) -> Object:
-    """The gcp MachineClass of one zone."""
-    return machine_class(namespace, d, GCP_CLASS_PROVIDER, gcp_provider_spec(d, v, images))
+def gcp_machine_class(namespace: str, d: ZoneDeployment, v: GcpMachineValues, image: str) -> Object:
+    """The gcp MachineClass of one zone, its boot disks made from `image`."""
+    return machine_class(namespace, d, GCP_CLASS_PROVIDER, gcp_provider_spec(d, v, image))
 
 
-def gcp_provider_spec(
-    d: ZoneDeployment, v: GcpMachineValues, images: Mapping[tuple[str, str], str] = GCP_IMAGES
-) -> Object:
+def gcp_provider_spec(d: ZoneDeployment, v: GcpMachineValues, image: str) -> Object:
     """A gcp class's providerSpec: machine type, zone, image, nodes subnetwork, service account, tags."""
-    path = gcp_image(d.image, f"pool {d.pool}", images)
     labels = {"name": _gcp_label(v.technical_id), "worker_gardener_cloud_pool": _gcp_label(d.pool)}
     interface: Object = {"subnetwork": v.subnetwork, "disableExternalIP": True}
     if "IPv6" in v.ip_families:
@@ -185,7 +134,7 @@ def gcp_provider_spec(
         "canIpForward": True,
         "deletionProtection": False,
         "description": f"Machine of shoot {v.technical_id} created by machine-controller-manager.",
-        "disks": [{"boot": True, "autoDelete": True, "image": path, "sizeGb": d.volume.size_gb,
+        "disks": [{"boot": True, "autoDelete": True, "image": image, "sizeGb": d.volume.size_gb,
                    "type": d.volume.type or GCP_VOLUME_TYPE, "labels": labels}],
         "labels": labels,
         "metadata": [{"key": "block-project-ssh-keys", "value": "TRUE"}],

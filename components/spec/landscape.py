@@ -16,6 +16,7 @@ from pydantic import AfterValidator, Field, ValidationError, field_validator, mo
 
 from components.kinds import LOCAL_CLUSTER_MAX_NODES, IPFamily, MemberKind, ProviderType, Role
 from components.spec import cidrs
+from components.spec.catalogue import CloudProfiles
 from components.spec.fields import (
     DNS_LABEL,
     DnsLabel,
@@ -181,6 +182,12 @@ class LandscapeSpec(Model):
     seeds: list[SeedSpec] = Field(default_factory=list)
     shoots: list[ShootSpec] = Field(default_factory=list)
     confirm_deletion: DeletionConfirmation = Field(default_factory=DeletionConfirmation, alias="confirmDeletion")
+    cloud_profiles: CloudProfiles = Field(
+        default_factory=dict,
+        alias="cloudProfiles",
+        description="Per provider, Gardener's CloudProfile: Kubernetes versions and machine images offered "
+        "(extending arbor's, components/spec/cloudprofiles.yaml).",
+    )
 
 
 def parse_fields(raw: object) -> LandscapeSpec:

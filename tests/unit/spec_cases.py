@@ -5,6 +5,22 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+# The base pool's image in the cloud profiles, so the base placed on a cloud is offered it (aws by lookup).
+CLOUD_PROFILES = {
+    "aws": {
+        "machineImages": [{"name": "gardenlinux", "versions": [{"version": "1877.0"}]}],
+        "providerConfig": {"machineImages": [{"name": "gardenlinux", "versions": [
+            {"version": "1877.0", "lookups": [{"owner": "123456789012", "name": "gardenlinux-aws-*-1877.0-*"}]}
+        ]}]},
+    },
+    "gcp": {
+        "machineImages": [{"name": "gardenlinux", "versions": [{"version": "1877.0"}]}],
+        "providerConfig": {"machineImages": [{"name": "gardenlinux", "versions": [
+            {"version": "1877.0", "image": "projects/example/global/images/gardenlinux-1877-0"}
+        ]}]},
+    },
+}  # fmt: skip
+
 
 def base() -> dict[str, Any]:
     """A valid landscape: a garden with two projects, one seed, two hosted shoots and a self-hosted one."""
@@ -46,6 +62,7 @@ def base() -> dict[str, Any]:
                     "workers": [{**pool, "name": "cp", "minimum": 1, "maximum": 1, "controlPlane": True}],
                 },
             ],
+            "cloudProfiles": CLOUD_PROFILES,
         }
     )
 

@@ -28,6 +28,9 @@ INVOKES: dict[str, dict[str, Any]] = {
     "aws:ec2/getVpc:getVpc": {"id": "vpc-0123"},
     "aws:ec2/getSubnets:getSubnets": {"ids": ["subnet-a", "subnet-b", "subnet-c"]},
     "gcp:organizations/getClientConfig:getClientConfig": {"project": "my-project"},
+    # The images a cloud profile's lookups find (components/plan/catalogue.py).
+    "aws:ec2/getAmi:getAmi": {"id": "ami-0fedcba9876543210"},
+    "gcp:compute/getImage:getImage": {"name": "ubuntu-2404-noble-amd64-v20251101"},
 }
 
 
@@ -36,6 +39,8 @@ class CloudMocks(pulumi.runtime.Mocks):
 
     def __init__(self) -> None:
         self.resources: dict[str, tuple[str, dict[str, Any]]] = {}
+        # Every invoke, in order: its token and arguments.
+        self.calls: list[tuple[str, dict[str, Any]]] = []
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
@@ -51,6 +56,7 @@ class CloudMocks(pulumi.runtime.Mocks):
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        self.calls.append((args.token, dict(args.args)))
         return INVOKES.get(args.token, {}), []  # the SDK iterates the failures: None would crash it
 
 

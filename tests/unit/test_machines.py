@@ -28,8 +28,8 @@ POOL = dataclasses.replace(
 )
 SHOOT = dataclasses.replace(WEB, workers=(POOL,))
 IMAGE = (POOL.image, POOL.image_version)
-AWS_IMAGES = {(*IMAGE, "eu-central-1"): "ami-0123456789abcdef0"}
-GCP_IMAGES = {IMAGE: "projects/example/global/images/gardenlinux-1877-0"}
+AMI = "ami-0123456789abcdef0"
+GCP_IMAGE = "projects/example/global/images/gardenlinux-1877-0"
 
 
 def _deployments(shoot: ShootValues = SHOOT, pool: PoolValues = POOL) -> tuple[ZoneDeployment, ...]:
@@ -42,7 +42,7 @@ def _aws(d: ZoneDeployment, families: tuple[str, ...] = ("IPv4",)) -> dict[str, 
     values = machine_providers.AwsMachineValues(
         NS, "eu-central-1", f"subnet-{d.zone}", "sg-0abc", f"{NS}-nodes", ip_families=families
     )
-    return machine_providers.aws_machine_class(NS, d, values, images=AWS_IMAGES)
+    return machine_providers.aws_machine_class(NS, d, values, AMI)
 
 
 def _gcp(d: ZoneDeployment) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def _gcp(d: ZoneDeployment) -> dict[str, Any]:
     values = machine_providers.GcpMachineValues(
         NS, "europe-west1", f"{NS}-nodes", "nodes@example.iam.gserviceaccount.com"
     )
-    return machine_providers.gcp_machine_class(NS, d, values, images=GCP_IMAGES)
+    return machine_providers.gcp_machine_class(NS, d, values, GCP_IMAGE)
 
 
 CLASSES: dict[str, Callable[[ZoneDeployment], dict[str, Any]]] = {
@@ -234,21 +234,6 @@ def test_aws_ipv6_nodes_get_an_address_and_a_prefix() -> None:
     interface = _aws(_deployments()[0], ("IPv4", "IPv6"))["providerSpec"]["networkInterfaces"][0]
     assert (interface["ipv6AddressCount"], interface["ipv6PrefixCount"]) == (1, 1)
     assert "ipv6AddressCount" not in _aws(_deployments()[0])["providerSpec"]["networkInterfaces"][0]
-
-
-@pytest.mark.parametrize("provider", ["aws", "gcp"])
-def test_unknown_image_is_a_clear_error(provider: str) -> None:
-    """GIVEN a pool whose image is not in the provider's table WHEN its class is rendered THEN the error says so."""
-    d = dataclasses.replace(_deployments()[0], image=(POOL.image, "9.9.9"))
-    with pytest.raises(
-        machine_providers.UnknownImageError, match=rf"pool pool-a: .*9\.9\.9.*{provider.upper()}_IMAGES"
-    ):
-        if provider == "aws":
-            values = machine_providers.AwsMachineValues(NS, "eu-central-1", "subnet", "sg", "profile")
-            machine_providers.aws_machine_class(NS, d, values, images=AWS_IMAGES)
-        else:
-            gcp = machine_providers.GcpMachineValues(NS, "europe-west1", "subnetwork", "account")
-            machine_providers.gcp_machine_class(NS, d, gcp, images=GCP_IMAGES)
 
 
 # --- what rolls a pool ----------------------------------------------------------------------------------

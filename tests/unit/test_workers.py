@@ -21,6 +21,7 @@ from components.bundles import ClusterAccess, SeedAccess
 from components.checks.workers import worker_problems
 from components.concerns.workers import Workers
 from components.kinds import ProviderType
+from components.plan.catalogue import ImageSource
 from components.plan.network import plan_network
 from components.plan.planner import derive
 from components.plan.values import GardenValues, LandscapePlan, ShootValues
@@ -30,7 +31,7 @@ from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
 from components.render import machine_providers, machines, pki
 from tests.unit.test_cloud_stacks import CloudMocks
-from tests.unit.test_machines import IMAGE, WEB
+from tests.unit.test_machines import AMI, GCP_IMAGE, WEB
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
@@ -48,6 +49,15 @@ CREDENTIALS = {
     ProviderType.GCP: {"serviceaccount.json": '{"type": "service_account"}'},
 }
 CONFIG_KEY = "cloudCredentials"
+# Each cloud pool's image as its profile pins it (the planner fills `images` from the catalogue).
+PINNED = {ProviderType.AWS: ImageSource(pinned=AMI), ProviderType.GCP: ImageSource(pinned=GCP_IMAGE)}
+# The same images by lookup, which the providers resolve with an invoke (answered by CloudMocks).
+LOOKUPS = {
+    ProviderType.AWS: ImageSource(
+        owner="099720109477", name="ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-*", architecture="arm64"
+    ),
+    ProviderType.GCP: ImageSource(project="ubuntu-os-cloud", family="ubuntu-2404-lts-amd64"),
+}
 PROVIDERS: dict[ProviderType, Callable[[], InfrastructureProvider]] = {
     ProviderType.AWS: AwsProvider,
     ProviderType.GCP: GcpProvider,
@@ -60,26 +70,27 @@ def of_type(mocks: CloudMocks, typ: str) -> dict[str, dict[str, Any]]:
     return {name: inputs for name, (t, inputs) in mocks.resources.items() if t == typ}
 
 
-def shoot_on(provider: ProviderType) -> ShootValues:
+def shoot_on(provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED) -> ShootValues:
     """Shoot dev/web hosted on a seed of `provider`, its one pool spread over two zones with minimum 3."""
     zones = ZONES[provider]
     networking = dataclasses.replace(WEB.networking, provider=provider, region=REGIONS[provider], zones=zones)
     pool = dataclasses.replace(WEB.workers[0], zones=zones, minimum=3, maximum=4, machine_type=MACHINE_TYPES[provider])
     credentials = CONFIG_KEY if provider in CREDENTIALS else None
+    sources = {pool.name: images[provider]} if provider in images else {}
     return derive(
-        dataclasses.replace(WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials)
+        dataclasses.replace(
+            WEB, networking=networking, workers=(pool,), cloud_credentials_secret=credentials, images=sources
+        )
     )
 
 
-def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> CloudMocks:
+def register(provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED) -> CloudMocks:
     """The Workers of shoot_on(provider) registered under fresh mocks until settled."""
-    monkeypatch.setitem(machine_providers.AWS_IMAGES, (*IMAGE, "eu-central-1"), "ami-0123456789abcdef0")
-    monkeypatch.setitem(machine_providers.GCP_IMAGES, IMAGE, "projects/example/global/images/gardenlinux-1877-0")
     mocks = CloudMocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack="test", preview=False)
     if provider in CREDENTIALS:
         pulumi.runtime.set_all_config({f"arbor:{CONFIG_KEY}": json.dumps(CREDENTIALS[provider])}, [])
-    shoot = shoot_on(provider)
+    shoot = shoot_on(provider, images)
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[None]:
@@ -107,9 +118,9 @@ def register(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> CloudMo
 
 
 @pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
-def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType) -> None:
     """GIVEN a hosted shoot on a provider WHEN its workers are registered THEN one MCM runs that provider's sidecar."""
-    mocks = register(provider, monkeypatch)
+    mocks = register(provider)
     [deployment] = of_type(mocks, DEPLOYMENT).values()
     assert deployment["metadata"]["name"] == machines.MCM_NAME
     mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
@@ -127,10 +138,10 @@ def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType, monk
 
 @pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
 def test_classes_per_zone_point_at_the_shoots_infrastructure(
-    provider: ProviderType, monkeypatch: pytest.MonkeyPatch, golden: Callable[[str, str], None]
+    provider: ProviderType, golden: Callable[[str, str], None]
 ) -> None:
     """GIVEN a pool over two zones WHEN registered THEN each zone has a class (golden) and a deployment to it."""
-    mocks = register(provider, monkeypatch)
+    mocks = register(provider)
     classes = sorted(of_type(mocks, CLASS).values(), key=lambda c: c["metadata"]["name"])
     # The mocks hand inputs back in no fixed order: keys are sorted for the golden file.
     golden(f"workers-classes-{provider.value}.yaml", yaml.safe_dump_all(classes, sort_keys=True))
@@ -147,11 +158,9 @@ def test_classes_per_zone_point_at_the_shoots_infrastructure(
 
 
 @pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
-def test_the_cloudprovider_secret_holds_the_shoots_credentials(
-    provider: ProviderType, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_cloudprovider_secret_holds_the_shoots_credentials(provider: ProviderType) -> None:
     """GIVEN the shoot's credentials in secret config WHEN registered THEN `cloudprovider` holds them (none locally)."""
-    mocks = register(provider, monkeypatch)
+    mocks = register(provider)
     secret = next(s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
     if provider in CREDENTIALS:
         # The mocks see the secret's wrapper: the value inside it is what the Secret holds.
@@ -180,13 +189,50 @@ def _landscape(shoot: ShootValues) -> LandscapePlan:
     return LandscapePlan(garden=GardenValues(cluster=shoot.cluster), seeds=(), shoots=(shoot,))
 
 
-def test_worker_problems_name_the_missing_image_and_credentials() -> None:
-    """GIVEN an aws shoot with no credentials and an image outside the table WHEN checked THEN both are named."""
+def test_worker_problems_name_missing_credentials() -> None:
+    """GIVEN an aws shoot with no credentials WHEN checked THEN the field is named (none needed locally)."""
     shoot = dataclasses.replace(shoot_on(ProviderType.AWS), cloud_credentials_secret=None)
     assert worker_problems(_landscape(shoot)) == [
         "landscape.shoots[0].cloudCredentialsSecret: a shoot on aws needs the credentials its machines are created "
         "with",
-        f"landscape.shoots[0].workers[0].machine.image: no image for {'/'.join(IMAGE)}/eu-central-1: add it to "
-        "machine_providers.AWS_IMAGES",
     ]
     assert worker_problems(_landscape(shoot_on(ProviderType.LOCAL))) == []
+
+
+@pytest.mark.parametrize(
+    ("provider", "token", "image"),
+    [
+        (ProviderType.AWS, "aws:ec2/getAmi:getAmi", "ami-0fedcba9876543210"),
+        (ProviderType.GCP, "gcp:compute/getImage:getImage",
+         "projects/ubuntu-os-cloud/global/images/ubuntu-2404-noble-amd64-v20251101"),
+    ],
+)  # fmt: skip
+def test_an_image_by_lookup_is_resolved_and_pinned_in_the_class(
+    provider: ProviderType, token: str, image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a pool whose profile names its image by lookup WHEN registered THEN every class carries the found ID."""
+    notes: list[str] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda message, *args, **kwargs: notes.append(message))
+    mocks = register(provider, LOOKUPS)
+    # Once per image and region, in the update's diagnostics: the preview names what the lookup found.
+    arch = LOOKUPS[provider].architecture
+    assert notes == [f"dev/web: gardenlinux 1877.0 ({arch}) in {REGIONS[provider]} is {image}"]
+    classes = of_type(mocks, CLASS).values()
+    disks = [c["providerSpec"].get("ami") or c["providerSpec"]["disks"][0]["image"] for c in classes]
+    assert disks == [image, image]
+    [call] = [args for t, args in mocks.calls if t == token]
+    if provider is ProviderType.AWS:
+        # The newest AMI of the owner whose name and architecture match, in the shoot's own region.
+        assert call["owners"] == ["099720109477"] and call["mostRecent"] and call["region"] == "eu-central-1"
+        assert {f["name"]: f["values"] for f in call["filters"]} == {
+            "name": ["ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-*"], "architecture": ["arm64"]
+        }  # fmt: skip
+    else:
+        assert (call["project"], call["family"]) == ("ubuntu-os-cloud", "ubuntu-2404-lts-amd64")
+
+
+def test_a_pinned_image_needs_no_lookup() -> None:
+    """GIVEN a pool whose profile pins its AMI WHEN registered THEN no lookup is made."""
+    mocks = register(ProviderType.AWS)
+    assert [t for t, _ in mocks.calls if t == "aws:ec2/getAmi:getAmi"] == []
+    assert {c["providerSpec"]["ami"] for c in of_type(mocks, CLASS).values()} == {AMI}
