@@ -1,36 +1,38 @@
-"""Outputs combined whole: `Output.all` without lifting what is inside each value.
+"""Outputs combined into one: `Output.all` without an Output for every value and everything inside it.
 
-`pulumi.Output.all` (and `Output.secret`) turn every nested dict, list and string of every value into an Output
-of its own before combining them: a Secret's content of n keys costs about 3n + 4 Outputs, each a future and a
-task on the event loop. arbor combines credentials and configuration whose values hold no Outputs, many times per
-shoot, and that lifting was the largest part of what a registration spent beyond registering its resources
-(bench/scale.py). Here each value is kept whole: three Outputs per value, whatever its size.
+`pulumi.Output.all` (and `Output.secret`) first turn each argument into a deeply lifted Output: every nested
+dict, list and string of every value becomes an Output of its own, a future and a task on the event loop. arbor
+combines credentials and configuration many times per shoot, and that lifting was the largest part of what a
+registration spent beyond registering its resources (bench/scale.py). `gathered` awaits the given Outputs as they
+are and makes one Output of their values, with what `Output.all` would carry: every value's resources, known only
+if all are, secret if any is. It builds on the SDK's own `Output._from_data` and `_OutputData`, as `Output.all`
+does; tests/unit/test_gather.py holds it to `Output.all`'s results, so an SDK that changes them fails there.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import pulumi
+from pulumi.output import UNKNOWN, _OutputData
 
 T = TypeVar("T")
 
 
-class _Whole:
-    """A value `Output.from_input` passes through as it is (not a dict, list, tuple, input type or awaitable)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
 def gathered(outputs: Mapping[str, pulumi.Output[T]], *, secret: bool = False) -> pulumi.Output[dict[str, T]]:
     """`Output.all(**outputs)` for Outputs of plain values; `secret` marks the result as `Output.secret` would."""
-    keys = list(outputs)
-    wholes = [output.apply(_Whole) for output in outputs.values()]
-    if secret:
-        # A secret value among them makes the combination secret; this one carries nothing else.
-        wholes.append(pulumi.Output.secret(_Whole(None)))
-    return pulumi.Output.all(*wholes).apply(lambda got: {k: got[i].value for i, k in enumerate(keys)})
+    keys, values = list(outputs), list(outputs.values())
+
+    async def combined() -> _OutputData[dict[str, Any]]:
+        got = await asyncio.gather(*(v._data for v in values))
+        return _OutputData(
+            resources=set().union(*(d.resources for d in got)),
+            # An unknown value reads as the SDK's unknown, as Output.all lifts it.
+            value={k: d.value if d.is_known else UNKNOWN for k, d in zip(keys, got, strict=True)},
+            is_known=all(d.is_known for d in got),
+            is_secret=secret or any(d.is_secret for d in got),
+        )
+
+    return pulumi.Output._from_data(combined())

@@ -1,0 +1,83 @@
+"""components/concerns/gather.py combines Outputs into what `Output.all` gives: values, resources, known, secret."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.concerns.gather import gathered
+
+
+class _Mocks(pulumi.runtime.Mocks):
+    """Outputs echo the inputs."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        """The inputs as outputs."""
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        """No invokes."""
+        return {}, []
+
+
+def _unknown() -> pulumi.Output[Any]:
+    """An Output whose value is not known (as in a preview)."""
+    loop = asyncio.get_event_loop()
+
+    def done(value: Any) -> asyncio.Future[Any]:
+        future = loop.create_future()
+        future.set_result(value)
+        return future
+
+    return pulumi.Output(set(), done(None), done(False))
+
+
+def _state(output: pulumi.Output[Any]) -> asyncio.Future[tuple[Any, bool, bool, set[str]]]:
+    """What an Output carries: value, known, secret, and its resources' names."""
+
+    async def read() -> tuple[Any, bool, bool, set[str]]:
+        data = await output._data
+        return data.value, data.is_known, data.is_secret, {r._name for r in data.resources}
+
+    return asyncio.ensure_future(read())
+
+
+@pytest.mark.parametrize("secret", [False, True])
+@pytest.mark.parametrize("case", ["known", "secret", "unknown"])
+def test_gathered_carries_what_output_all_carries(case: str, secret: bool) -> None:
+    """GIVEN Outputs of resources, plain values, secrets or unknowns WHEN gathered THEN what Output.all carries."""
+    pulumi.runtime.set_mocks(_Mocks(), project="arbor", stack="test", preview=False)
+    got: list[tuple[Any, ...]] = []
+
+    @pulumi.runtime.test
+    def compare() -> pulumi.Output[Any]:
+        first = pulumi.CustomResource("test:index:Thing", "first", {"pem": "CERT", "data": {"a": ["b", "c"]}})
+        second = pulumi.CustomResource("test:index:Thing", "second", {"key": "KEY"})
+        third: pulumi.Output[Any] = {
+            "known": lambda: pulumi.Output.from_input({"plain": "value"}),
+            "secret": lambda: pulumi.Output.secret("s3cret"),
+            "unknown": _unknown,
+        }[case]()
+        outputs = {"pem": first.pem, "data": first.data, "key": second.key, "third": third}  # type: ignore[attr-defined]
+        expected = pulumi.Output.all(**outputs)
+        if secret:
+            expected = pulumi.Output.secret(expected)
+        mine, theirs = _state(gathered(outputs, secret=secret)), _state(expected)
+
+        async def both() -> None:
+            got.append((await mine, await theirs))
+
+        return pulumi.Output.from_input(asyncio.ensure_future(both()))
+
+    compare()
+    mine, theirs = got[0]
+    assert mine == theirs
+    value, known, is_secret, resources = mine
+    assert resources == {"first", "second"}
+    assert known is (case != "unknown")
+    assert is_secret is (secret or case == "secret")
+    if known:
+        assert value["data"] == {"a": ["b", "c"]} and value["pem"] == "CERT"
