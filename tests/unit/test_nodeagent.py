@@ -168,10 +168,20 @@ def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: No
 
 
 def test_user_data_keeps_upstream_placeholders_and_fits_every_budget() -> None:
-    """GIVEN the provision user data WHEN inspected THEN it carries the placeholders and fits AWS's 16 KiB."""
+    """GIVEN the provision user data WHEN inspected THEN it carries the placeholders raw and fits AWS's 16 KiB.
+
+    machine-controller-manager replaces `<<BOOTSTRAP_TOKEN>>` and `<<MACHINE_NAME>>` by plain string search in
+    the user data, so the files holding them are written unencoded (Gardener's `transmitUnencoded`).
+    """
     data = bootstrap.user_data(bootstrap.provision_osc(BASE))
-    provision = yaml.safe_dump(bootstrap.provision_osc(BASE).to_object())
-    assert "<<BOOTSTRAP_TOKEN>>" in provision and "<<MACHINE_NAME>>" in provision
+    provision = bootstrap.provision_osc(BASE).to_object()
+    raw = {f["path"] for f in provision["spec"]["files"] if f["content"].get("transmitUnencoded")}
+    assert raw == {
+        f"{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token",
+        f"{bootstrap.NODE_AGENT_DIR}/machine-name",
+    }
+    assert f"printf '%s' '<<BOOTSTRAP_TOKEN>>' > '{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token'" in data
+    assert f"printf '%s' '<<MACHINE_NAME>>' > '{bootstrap.NODE_AGENT_DIR}/machine-name'" in data
     assert len(data.encode()) <= bootstrap.USER_DATA_BUDGET["aws"]
     for provider in bootstrap.USER_DATA_BUDGET:
         bootstrap.check_user_data(provider, data, "pool")
