@@ -37,3 +37,13 @@ def secret_object(name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOption
 
 # A Secret's fields that hold its content.
 SECRET_FIELDS = ("data", "stringData")
+
+
+class LoadBalancerService(KubeObject):
+    """A Service of type LoadBalancer, with the status its cloud writes (the balancer's address), as an output."""
+
+    status: pulumi.Output[dict[str, Any]]
+
+    def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        # An output property is asked for as None, as the typed Service does; the provider awaits the address.
+        super().__init__(name, {**obj, "status": None}, opts)
