@@ -66,6 +66,15 @@ class ExposureMocks(CloudMocks):
         return {n: o for (t, n), o in self.typed.items() if t == type_}
 
 
+def self_hosted(raw: dict[str, Any]) -> dict[str, Any]:
+    """The landscape with its shoot self-hosted on a control-plane pool of the cloud's machines."""
+    shoot = raw["shoots"][0]
+    del shoot["seed"]
+    shoot["selfHosted"] = True
+    shoot["workers"][0].update(name="cp", controlPlane=True, minimum=1, maximum=1)
+    return raw
+
+
 def landscape(provider: str, dns: bool = True) -> dict[str, Any]:
     """The provider's example stack with a hosted IPv4 shoot on its seed, and the landscape's DNS zone."""
     raw = copy.deepcopy(stack_landscape(f"{provider}-example"))
@@ -93,13 +102,14 @@ def landscape(provider: str, dns: bool = True) -> dict[str, Any]:
     return raw
 
 
-def register(provider: str) -> tuple[Built, ExposureMocks, pulumi.Output[list[str]]]:
-    """The landscape registered under mocks, with its resource graph recorded."""
+def register(provider: str, hosted: bool = True) -> tuple[Built, ExposureMocks, pulumi.Output[list[str]]]:
+    """The landscape (its shoot hosted or self-hosted) registered under mocks, with its resource graph recorded."""
     mocks = ExposureMocks(provider)
     pulumi.runtime.set_mocks(mocks, project="arbor", stack=f"{provider}-example", preview=False)
     config = {"arbor:gardenKubeconfig": GARDEN_KUBECONFIG, "arbor:webCredentials": CREDENTIALS[provider]}
     pulumi.runtime.set_all_config(config, list(config))
-    plan = plan_landscape(parse_landscape(landscape(provider)), f"{provider}-example")
+    raw = landscape(provider) if hosted else self_hosted(landscape(provider))
+    plan = plan_landscape(parse_landscape(raw), f"{provider}-example")
     built = build({}, plan, provider_for)
     return built, mocks, built.settled()
 
@@ -298,5 +308,29 @@ def test_arbor_reaches_the_shoot_by_name_with_a_long_lived_client_certificate() 
         assert (
             base64.b64decode(kubeconfig["clusters"][0]["cluster"]["certificate-authority-data"]).decode() == CLUSTER_CA
         )
+
+    return settled.apply(check)
+
+
+@pulumi.runtime.test
+def test_self_hosted_machines_join_at_the_internal_domain_with_the_ca() -> pulumi.Output[None]:
+    """GIVEN a self-hosted shoot on AWS machines WHEN registered THEN its user data has placeholders and the CA.
+
+    Its certificate names both domains; no record yet (nothing stands in front of the control-plane machines).
+    """
+    _, mocks, settled = register("aws", hosted=False)
+
+    def check(_: list[str]) -> None:
+        secret = mocks.of(SECRET)[f"{PREFIX}-user-data-cp"]
+        assert secret["metadata"]["namespace"] == "kube-system"
+        script = unwrapped(secret["stringData"])["userData"]
+        assert "printf '%s' '<<BOOTSTRAP_TOKEN>>'" in script and "printf '%s' '<<MACHINE_NAME>>'" in script
+        config = next(line for line in script.splitlines() if line.endswith("config.yaml'") and "echo" in line)
+        node_agent = yaml.safe_load(base64.b64decode(config.split("'")[1]))
+        assert base64.b64decode(node_agent["apiServer"]["caBundle"]).decode() == CLUSTER_CA
+        assert node_agent["apiServer"]["server"] == "https://api.web.platform.internal.example.com"
+        cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]
+        assert {"api.web.platform.example.com", "api.web.platform.internal.example.com"} <= set(cert["dnsNames"])
+        assert not mocks.of(RECORD_TYPES["aws"])
 
     return settled.apply(check)
