@@ -35,6 +35,13 @@ class ProviderType(StrEnum):
     AWS = "aws"
 
 
+class DnsProviderType(StrEnum):
+    """Where the shoots' API records live: Gardener's DNS provider types."""
+
+    AWS_ROUTE53 = "aws-route53"
+    GOOGLE_CLOUDDNS = "google-clouddns"
+
+
 class Role(StrEnum):
     """A project member's role: viewers read, admins manage shoots."""
 

@@ -8,6 +8,7 @@ files through the control-plane pool's OperatingSystemConfig. Every resource is 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,10 +18,10 @@ import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.concerns.gather import gathered
-from components.concerns.objects import SECRET_FIELDS, KubeObject, secret_object
-from components.plan import osc
+from components.concerns.objects import SECRET_FIELDS, KubeObject, LoadBalancerService, secret_object
+from components.plan import bootstrap, osc
 from components.plan.nodes import POOL_LABEL
-from components.plan.values import ShootValues
+from components.plan.values import NodeValues, ShootValues
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.render import controlplane, nodeagent, staticpods
 
@@ -30,8 +31,12 @@ Sources = Mapping[str, pulumi.Output[dict[str, str]]]
 
 def hosted_control_plane(
     name: str, values: ShootValues, seed: SeedAccess, network: NetworkAccess, sources: Sources, parent: pulumi.Resource
-) -> dict[str, pulumi.Resource]:
-    """Secrets, ConfigMaps and workloads in the seed namespace, each component after what it talks to."""
+) -> HostedControlPlane:
+    """Secrets, ConfigMaps and workloads in the seed namespace, each component after what it talks to.
+
+    kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a certificate with new
+    names (domains) exists before the API server rolls to it.
+    """
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
@@ -44,6 +49,7 @@ def hosted_control_plane(
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}
+    exposed: LoadBalancerService | None = None
     for workload in controlplane.control_plane(values):
         configs = [KubeObject(f"{name}-{c['metadata']['name']}", c, in_namespace) for c in workload.config_maps]
         # A component waits for what it mounts and for what it talks to (etcd first: for the network).
@@ -52,7 +58,11 @@ def hosted_control_plane(
         after = [*talks_to, *mounts, *configs]
         opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
         if service := workload.service:
-            KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
+            if service["spec"]["type"] == "LoadBalancer":
+                # Its status carries the cloud's address, which the API's DNS records point at.
+                exposed = LoadBalancerService(f"{name}-{service['metadata']['name']}", service, in_namespace)
+            else:
+                KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
         rendered = with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
         # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
@@ -61,7 +71,7 @@ def hosted_control_plane(
         # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
         spec = pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))
         done[workload.component] = KubeObject(f"{name}-{workload.component}", {**workload.object, "spec": spec}, opts)
-    return done
+    return HostedControlPlane(workloads=done, load_balancer=exposed)
 
 
 def static_control_plane(values: ShootValues, sources: Sources) -> StaticControlPlane:
@@ -75,23 +85,32 @@ def static_control_plane(values: ShootValues, sources: Sources) -> StaticControl
 
 
 def node_configuration(
-    name: str, values: ShootValues, access: ClusterAccess, static: StaticControlPlane | None, parent: pulumi.Resource
+    name: str,
+    values: ShootValues,
+    access: ClusterAccess,
+    static: StaticControlPlane | None,
+    parent: pulumi.Resource,
+    cas: NodeCas | None = None,
 ) -> list[pulumi.Resource]:
     """Per pool: the reconcile OSC (with the static pods on control-plane pools) and, self-hosted, the user data.
 
     A hosted shoot's user data is its machine classes' (concerns/workers.py); a self-hosted shoot's machines
-    boot from the Secret in its own kube-system.
+    boot from the Secret in its own kube-system. `cas` reach nodes that join arbor's kube-apiserver.
     """
     made: list[pulumi.Resource] = []
     for pool in values.workers:
         node = values.node_settings[pool.name]
         if static:
-            secret = _secret(f"user-data-{pool.name}", "kube-system", {"userData": values.user_data[pool.name]})
+            data = user_data(values, pool.name, cas)
+            secret = _secret(f"user-data-{pool.name}", "kube-system", {"userData": data})
             secret["metadata"]["labels"] = {POOL_LABEL: pool.name}
             in_shoot = pulumi.ResourceOptions(parent=parent, provider=access.provider, depends_on=list(access.ready))
             made.append(secret_object(f"{name}-user-data-{pool.name}", secret, in_shoot))
         extra = [static.part] if static and pool.control_plane else []
-        config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
+        if cas is None:
+            config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
+        else:
+            config = pulumi.Output.all(cas, *extra).apply(functools.partial(_trusted_osc, node))
         made.append(
             OperatingSystemConfig(
                 f"{name}-osc-{pool.name}",
@@ -115,6 +134,39 @@ def with_checksums(
     return mounted.apply(lambda got: controlplane.with_checksums(workload, {**plain, **got}))
 
 
+# The cluster CA and the client CA, as PEM, once issued: what a node that joins arbor's kube-apiserver trusts.
+NodeCas = pulumi.Output[tuple[str, str]]
+
+
+def node_cas(ca: pulumi.Output[str], client_ca: pulumi.Output[str]) -> NodeCas:
+    """The CAs a joining node trusts: the cluster CA (the API's) and the client CA (kubelet's clients')."""
+    return pulumi.Output.all(ca, client_ca).apply(lambda got: (got[0], got[1]))
+
+
+def trusting(node: NodeValues, cas: tuple[str, str]) -> NodeValues:
+    """A pool's node values with the CAs: node-agent's `apiServer.caBundle` and kubelet's `ca.crt`."""
+    return dataclasses.replace(node, ca_bundle=cas[0], kubelet_ca=cas[1])
+
+
+def _trusted_osc(node: NodeValues, got: list[Any]) -> osc.OperatingSystemConfig:
+    """The reconcile OSC of a pool whose nodes trust the CAs (`got`: the CAs, then the extra parts)."""
+    return nodeagent.reconcile_osc(trusting(node, got[0]), got[1:])
+
+
+def user_data(values: ShootValues, pool: str, cas: NodeCas | None) -> str | pulumi.Output[str]:
+    """A pool's user data: the plan's, or with the CAs where nodes join arbor's kube-apiserver (checked again)."""
+    if cas is None:
+        return values.user_data[pool]
+    node, provider = values.node_settings[pool], values.networking.provider.value
+
+    def render(got: tuple[str, str]) -> str:
+        data = bootstrap.pool_user_data(trusting(node, got))
+        bootstrap.check_user_data(provider, data, f"{values.ref} pool {pool}")
+        return data
+
+    return cas.apply(render)
+
+
 def _secret(name: str, namespace: str, string_data: Any) -> dict[str, Any]:
     """A Secret of `string_data` in `namespace`."""
     return {
@@ -133,6 +185,14 @@ def _manifest(component: str, pods: Sequence[staticpods.StaticPod]) -> dict[str,
 def _osc_secret(pool: str, config: osc.OperatingSystemConfig) -> dict[str, object]:
     """node-agent's Secret of a pool's OSC (pool first, for partial application)."""
     return nodeagent.osc_secret(config, pool)
+
+
+@dataclass(frozen=True)
+class HostedControlPlane:
+    """A hosted control plane: each workload by component, and kube-apiserver's load balancer where it is exposed."""
+
+    workloads: dict[str, pulumi.Resource]
+    load_balancer: LoadBalancerService | None = None
 
 
 @dataclass(frozen=True)

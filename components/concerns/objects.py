@@ -10,7 +10,7 @@ MCM's objects.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -37,3 +37,15 @@ def secret_object(name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOption
 
 # A Secret's fields that hold its content.
 SECRET_FIELDS = ["data", "stringData"]
+
+
+class LoadBalancerService(KubeObject):
+    """A Service of type LoadBalancer, with the status its cloud writes (the balancer's address), as an output."""
+
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        status: pulumi.Output[dict[str, Any]]
+
+    def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
+        # An output property is asked for as None, as the typed Service does; the provider awaits the address.
+        super().__init__(name, {**obj, "status": None}, opts)

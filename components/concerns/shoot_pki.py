@@ -99,8 +99,13 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
     """
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
+    domains = (shoot.dns.external, shoot.dns.internal) if shoot.dns else ()
     for credential in pki.credentials(
-        shoot.seed_namespace, shoot.networking.services, shoot.control_plane_ips, hosted=not shoot.self_hosted
+        shoot.seed_namespace,
+        shoot.networking.services,
+        shoot.control_plane_ips,
+        hosted=not shoot.self_hosted,
+        domains=domains,
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing

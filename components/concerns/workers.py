@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
-from components.concerns.control_plane import with_checksums
+from components.concerns.control_plane import NodeCas, user_data, with_checksums
 from components.concerns.objects import KubeObject
-from components.plan.values import ShootValues
+from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.contract import InfrastructureProvider
 from components.render import controlplane, machines
 from components.render.machine_providers import credentials_data
@@ -54,6 +54,7 @@ class Workers(pulumi.ComponentResource):
         sources: Mapping[str, pulumi.Output[dict[str, str]]],
         after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        cas: NodeCas | None = None,
     ) -> None:
         super().__init__("arbor:shoot:Workers", name, None, opts)
         # Each object waits for what it needs, no more: the engine orders the rest through these edges, and every
@@ -88,7 +89,7 @@ class Workers(pulumi.ComponentResource):
             for d in shoot.deployments[pool.name]:
                 names.append(d.name)
                 objects = (
-                    machines.user_data_secret(shoot.seed_namespace, d, shoot.user_data[pool.name]),
+                    _user_data_secret(shoot, d, user_data(shoot, pool.name, cas)),
                     infra.machine_class(shoot, d, network),
                     machines.machine_deployment(shoot.seed_namespace, d),
                 )
@@ -112,6 +113,15 @@ class Workers(pulumi.ComponentResource):
         made = KubeObject(f"{name}-class-{zone}", machine_class, with_secret)
         after = pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[made, *manager]))
         return KubeObject(f"{name}-deployment-{zone}", deployment, after)
+
+
+def _user_data_secret(shoot: ShootValues, d: ZoneDeployment, data: str | pulumi.Output[str]) -> machines.Object:
+    """A zone's user-data Secret; its data once the user data is known (with the CAs, at apply time)."""
+    if isinstance(data, str):
+        return machines.user_data_secret(shoot.seed_namespace, d, data)
+    secret = machines.user_data_secret(shoot.seed_namespace, d, "")
+    return {**secret, "data": data.apply(
+        lambda u: machines.user_data_secret(shoot.seed_namespace, d, u)["data"])}  # fmt: skip
 
 
 def _with_checksums(

@@ -20,18 +20,27 @@ import pulumi_kubernetes as k8s
 
 from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
 from components.concerns.access import admin_kubeconfig, register_client_ca
-from components.concerns.control_plane import Sources, hosted_control_plane, node_configuration, static_control_plane
+from components.concerns.control_plane import (
+    NodeCas,
+    Sources,
+    hosted_control_plane,
+    node_cas,
+    node_configuration,
+    static_control_plane,
+)
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
+from components.concerns.exposure import api_records, arbor_kubeconfig
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
 from components.concerns.workers import Workers
 from components.plan import network
+from components.plan.bootstrap import secret_name
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
-from components.render import api, controlplane, pki
+from components.render import api, controlplane, nodeagent, pki
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -121,7 +130,16 @@ class Shoot(pulumi.ComponentResource):
         return credentials
 
     def _shoot_api(self, infra: InfrastructureProvider, after: Sequence[pulumi.Resource]) -> ClusterAccess:
-        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds)."""
+        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
+
+        A shoot with domain names is reached there with arbor's own client certificate.
+        """
+        kubeconfig = None
+        if self.values.dns:
+            client = self.credentials[pki.ARBOR_CLIENT]
+            ca = self.credentials[pki.CA].cert
+            assert ca is not None and client.cert is not None  # a CA and a certificate always have theirs
+            kubeconfig = arbor_kubeconfig(self.values, ca, client.cert, client.key)
         return infra.shoot_api(
             self.values.cluster,
             self,
@@ -129,13 +147,21 @@ class Shoot(pulumi.ComponentResource):
             encryption_config=self.encryption.config,
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
+            kubeconfig=kubeconfig,
         )
+
+    def _node_cas(self) -> NodeCas | None:
+        """The CAs nodes trust where they join arbor's kube-apiserver (a shoot with domain names); else none."""
+        ca, client_ca = self.credentials[pki.CA].cert, self.credentials[pki.CA_CLIENT].cert
+        if not self.values.dns or ca is None or client_ca is None:
+            return None
+        return node_cas(ca, client_ca)
 
     def _self_hosted(self, name: str, infra: InfrastructureProvider, sources: Sources) -> list[pulumi.Resource]:
         """The API first (its nodes carry the control plane), then the static pods through the pools' OSCs."""
         self.access = self._shoot_api(infra, list(self.network.ready))
         static = static_control_plane(self.values, sources)
-        node_configs = node_configuration(name, self.values, self.access, static, parent=self)
+        node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=self._node_cas())
         published: list[pulumi.Resource] = []
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
@@ -145,10 +171,16 @@ class Shoot(pulumi.ComponentResource):
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
     ) -> list[pulumi.Resource]:
         """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
-        done = hosted_control_plane(name, self.values, seed, self.network, sources, parent=self)
+        hosted = hosted_control_plane(name, self.values, seed, self.network, sources, parent=self)
+        done = hosted.workloads
         control_plane = list(done.values())
-        self.access = self._shoot_api(infra, [done["kube-controller-manager"], done["kube-scheduler"]])
-        node_configs = node_configuration(name, self.values, self.access, None, parent=self)
+        serving = [done["kube-controller-manager"], done["kube-scheduler"]]
+        if hosted.load_balancer is not None:
+            # The API is reached by name once both records point at its load balancer.
+            serving += api_records(name, self.values, hosted.load_balancer, parent=self)
+        self.access = self._shoot_api(infra, serving)
+        cas = self._node_cas()
+        node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         # Machines join once the shoot's API serves: MCM and its sidecar work against it.
         workers = Workers(
             f"{name}-workers",
@@ -160,6 +192,7 @@ class Shoot(pulumi.ComponentResource):
             sources,
             after=control_plane,
             opts=pulumi.ResourceOptions(parent=self),
+            cas=cas,
         ).deployments
         return [*control_plane, *self.access.ready, *node_configs, *workers]
 
@@ -197,6 +230,12 @@ class Shoot(pulumi.ComponentResource):
             subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": pki.KUBELET_CLIENT_USER}],
             opts=in_shoot,
         )
+        if self.values.dns:
+            # Machines join arbor's kube-apiserver by bootstrap token (kwok nodes on local are registered by arbor).
+            keys = [secret_name(node) for node in self.values.node_settings.values()]
+            for obj in nodeagent.join_rbac(keys):
+                suffix = f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
+                KubeObject(f"{name}-join-{suffix}", obj, in_shoot)
         return system
 
     def _health(

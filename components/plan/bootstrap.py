@@ -100,8 +100,9 @@ def provision_osc(v: NodeValues) -> OperatingSystemConfig:
     files = (
         File(f"{NODE_AGENT_DIR}/init.sh", b64(_init_script(v)), 0o755),
         File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
-        File(f"{NODE_AGENT_DIR}/credentials/bootstrap-token", Inline(BOOTSTRAP_TOKEN)),
-        File(f"{NODE_AGENT_DIR}/machine-name", Inline(MACHINE_NAME)),
+        # Raw in the user data: machine-controller-manager replaces the placeholders by plain string search.
+        File(f"{NODE_AGENT_DIR}/credentials/bootstrap-token", Inline(BOOTSTRAP_TOKEN, transmit_unencoded=True)),
+        File(f"{NODE_AGENT_DIR}/machine-name", Inline(MACHINE_NAME, transmit_unencoded=True)),
     )
     unit = Unit(
         "gardener-node-init.service",
@@ -121,14 +122,23 @@ def user_data(o: OperatingSystemConfig) -> str:
     lines = ["#!/bin/bash", "set -o errexit -o nounset -o pipefail"]
     for f in o.files:
         assert isinstance(f.content, Inline), "provision files are inline"
-        data = f.content.data if f.content.encoding == "b64" else base64.b64encode(f.content.data.encode()).decode()
-        lines += [f"mkdir -p '{posixpath.dirname(f.path)}'", f"echo '{data}' | base64 -d > '{f.path}'",
+        lines += [f"mkdir -p '{posixpath.dirname(f.path)}'", *_write(f.path, f.content),
                   f"chmod {f.permissions:o} '{f.path}'"]  # fmt: skip
     for u in o.units:
         content = base64.b64encode((u.content or "").encode()).decode()
         lines += [f"echo '{content}' | base64 -d > '/etc/systemd/system/{u.name}'"]
     lines += ["systemctl daemon-reload"] + [f"systemctl enable --now '{u.name}' --no-block" for u in o.units]
     return "\n".join(lines) + "\n"
+
+
+def _write(path: str, content: Inline) -> list[str]:
+    """Shell lines writing one file: raw (no newline added) where MCM substitutes it, else decoded from base64."""
+    if content.transmit_unencoded:
+        # printf of a quoted literal: the placeholder stays a plain string MCM finds and replaces.
+        assert "'" not in content.data, "raw user-data files hold no single quotes"
+        return [f"printf '%s' '{content.data}' > '{path}'"]
+    data = content.data if content.encoding == "b64" else base64.b64encode(content.data.encode()).decode()
+    return [f"echo '{data}' | base64 -d > '{path}'"]
 
 
 def pool_user_data(node: NodeValues) -> str:

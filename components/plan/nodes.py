@@ -27,8 +27,8 @@ Slots = tuple[tuple[str, NodeNetwork | None], ...]
 def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
     """A pool's node values from the plan.
 
-    The API address is the kube-apiserver Service in the seed (hosted), or the first control-plane node's address
-    (self-hosted), until DNS for shoots arrives.
+    The API address is the shoot's internal domain where it has one (Gardener's), else the kube-apiserver
+    Service in the seed (hosted) or the first control-plane node's address (self-hosted).
     """
     return NodeValues(
         pool=pool.name,
@@ -51,6 +51,8 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
 
 def _api_server(shoot: ShootValues) -> str:
     """Where the pool's kubelets reach kube-apiserver."""
+    if shoot.dns:
+        return f"https://{shoot.dns.internal}"
     if not shoot.self_hosted:
         return f"https://kube-apiserver.{shoot.seed_namespace}.svc.cluster.local"
     if not shoot.control_plane_ips:

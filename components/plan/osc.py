@@ -39,10 +39,15 @@ class Inline:
 
     data: str
     encoding: str = ""  # "" (plain) or "b64"
+    # Written as it is into user data (Gardener's `transmitUnencoded`): MCM substitutes placeholders in the raw text.
+    transmit_unencoded: bool = False
 
     def to_object(self) -> dict[str, Any]:
         """The OSC `content` of a file."""
-        return {"inline": {"encoding": self.encoding, "data": self.data}}
+        content: dict[str, Any] = {"inline": {"encoding": self.encoding, "data": self.data}}
+        if self.transmit_unencoded:
+            content["transmitUnencoded"] = True
+        return content
 
     def digest_source(self) -> str:
         """What a change of this content is detected by."""

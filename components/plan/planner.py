@@ -18,6 +18,7 @@ from components.plan.values import (
     ClusterValues,
     CredentialsValues,
     DeletionValues,
+    DnsValues,
     EncryptionValues,
     GardenValues,
     LandscapePlan,
@@ -150,10 +151,27 @@ def _shoot(
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
         images=_images(spec, networking, profiles),
+        dns=_dns(spec, garden, networking.provider),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
     return with_nodes(shoot)
+
+
+def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValues | None:
+    """The shoot's API names in the landscape's zone (Gardener's external and internal domains), if it names one.
+
+    A local shoot's API is a kwokctl cluster of its own, not arbor's kube-apiserver: no names to record.
+    """
+    if garden.dns is None or provider is ProviderType.LOCAL:
+        return None
+    domain = garden.dns.domain
+    return DnsValues(
+        provider=garden.dns.provider.value,
+        zone=garden.dns.zone,
+        external=f"api.{spec.name}.{spec.project}.{domain}",
+        internal=f"api.{spec.name}.{spec.project}.internal.{domain}",
+    )
 
 
 def derive(shoot: ShootValues) -> ShootValues:

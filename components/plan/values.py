@@ -112,6 +112,16 @@ class PoolValues:
 
 
 @dataclass(frozen=True)
+class DnsValues:
+    """A shoot's API domain names (Gardener's external and internal domain) and the zone that records them."""
+
+    provider: str  # aws-route53 or google-clouddns
+    zone: str
+    external: str  # api.<shoot>.<project>.<domain>: users and arbor
+    internal: str  # api.<shoot>.<project>.internal.<domain>: nodes and node-agent
+
+
+@dataclass(frozen=True)
 class CredentialsValues:
     """A shoot's credential settings: the rotation counter of each group (render/pki.py) and admin kubeconfigs."""
 
@@ -144,6 +154,8 @@ class ShootValues:
     cloud_credentials_secret: str | None = None
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).
     images: dict[str, ImageSource] = field(default_factory=dict)
+    # Where the shoot's API is recorded in DNS; None where arbor's kube-apiserver is not what clients reach (local).
+    dns: DnsValues | None = None
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
     network_plan: NetworkPlan = field(kw_only=True)
     topology: Topology = field(kw_only=True)
@@ -198,7 +210,13 @@ class NodeValues:
     image_version: str
     node_agent_version: str
     cri: str = "containerd"
+    # The cluster CA: node-agent's `apiServer.caBundle`, from which it writes kubelet's bootstrap kubeconfig.
     ca_bundle: str = ""
+    # The CA kubelet authenticates clients by (`/var/lib/kubelet/ca.crt`): the one kube-apiserver's kubelet
+    # client certificate is issued by (render/pki.py: the client CA).
+    kubelet_ca: str = ""
+    # Further roots the node trusts (containerd's pulls among them); Gardener's come from the CloudProfile.
+    root_certs: str = ""
     ca_rotation: int = 0
     kubelet: Mapping[str, object] = field(default_factory=dict)  # KubeletConfiguration fields
     kube_reserved: Mapping[str, str] = field(default_factory=dict)

@@ -150,9 +150,17 @@ class CloudProvider:
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
+        kubeconfig: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
-        """Shoots on cloud seeds need machines (the workers issue); the plan refuses them before this is reached."""
-        raise pulumi.RunError(f"{values.key}: shoots on {values.provider.value} seeds are not supported yet")
+        """The API arbor serves at the shoot's external domain (`kubeconfig`), once `depends_on` (its records) exist.
+
+        A shoot without domain names has no kubeconfig here; the checks refuse it before anything is registered.
+        """
+        if kubeconfig is None:
+            raise pulumi.RunError(f"{values.key}: a shoot on {values.provider.value} needs landscape.garden.dns")
+        config = pulumi.Output.from_input(kubeconfig)
+        endpoint = pulumi.Output.unsecret(config.apply(server_of))
+        return access(values, parent, config, endpoint, ready=list(depends_on))
 
 
 def carved(block: pulumi.Output[str], carve: Carve) -> pulumi.Output[str]:

@@ -60,11 +60,13 @@ class InfrastructureProvider(Protocol):
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
+        kubeconfig: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """Access to the API a shoot's control plane serves, with its nodes.
 
         `machines` are the nodes a provider that simulates machines makes itself (local: each pool's minimum, as
-        the plan holds them, named and addressed).
+        the plan holds them, named and addressed). `kubeconfig` reaches arbor's own kube-apiserver at the shoot's
+        domain, where that server is what clients reach (clouds); a provider that serves the API itself ignores it.
         """
         ...
 

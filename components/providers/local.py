@@ -103,6 +103,7 @@ class LocalProvider:
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
+        kubeconfig: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes.
 
@@ -226,6 +227,7 @@ class LocalProvider:
         encryption_config: pulumi.Input[str] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
+        kubeconfig: pulumi.Input[str] | None = None,
     ) -> ClusterAccess:
         """On local, a shoot's API is one more kwokctl cluster, its nodes addressed from the shoot's ranges.
 

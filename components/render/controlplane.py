@@ -22,7 +22,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import pki
+from components.render import exposure, pki
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -229,6 +229,7 @@ def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
         "--authorization-mode=Node,RBAC",
         "--enable-admission-plugins=NodeRestriction",
         "--profiling=false",
+        *exposure.apiserver_flags(shoot.dns),
     ]
     image = KUBE_IMAGE.format(component="kube-apiserver", version=shoot.kubernetes_version)
     container = _container("kube-apiserver", image, command, {"https": APISERVER_PORT}, APISERVER_PORT, "/readyz")
@@ -245,6 +246,7 @@ def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
             "ports": [{"name": "kube-apiserver", "port": APISERVER_PORT, "targetPort": APISERVER_PORT}],
         },
     }
+    service = exposure.load_balancer(service, shoot.networking.provider.value) if shoot.dns else service
     return Workload(
         "kube-apiserver",
         "Deployment",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import Any
 
 from components import yaml_text
 from components.plan.bootstrap import NODE_AGENT_DIR, NODE_AGENT_IMAGE, _node_agent_config, secret_name
@@ -48,7 +49,7 @@ def containerd(v: NodeValues) -> Part:
         )
         for upstream, url in sorted(v.registry_mirrors.items())
     )
-    certs = File(path=ROOT_CERTS, content=Inline(v.ca_bundle), permissions=0o644)
+    certs = File(path=ROOT_CERTS, content=Inline(v.root_certs), permissions=0o644)
     unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS,))
     return Part(units=(unit,), files=(certs, *mirrors))
 
@@ -71,11 +72,11 @@ def _kubelet_config(v: NodeValues) -> str:
 
 
 def kubelet(v: NodeValues) -> Part:
-    """kubelet: its binary from the hyperkube image of the pool's version, its config and the cluster CA."""
+    """kubelet: its binary from the hyperkube image of the pool's version, its config and its client CA."""
     files = (
         File("/opt/bin/kubelet", ImageRef(f"{HYPERKUBE_IMAGE}:v{v.kubernetes_version}", "/kubelet"), 0o755),
         File("/var/lib/kubelet/config/kubelet", Inline(_kubelet_config(v))),
-        File("/var/lib/kubelet/ca.crt", Inline(v.ca_bundle), 0o644),
+        File("/var/lib/kubelet/ca.crt", Inline(v.kubelet_ca), 0o644),
     )
     content = (
         "[Unit]\nDescription=kubelet daemon\nAfter=containerd.service\n[Install]\nWantedBy=multi-user.target\n"
@@ -157,3 +158,56 @@ def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
         },
         "stringData": {"osc.yaml": data},
     }
+
+
+# node-agent's ServiceAccount (and its access token Secret) in the shoot's kube-system, as Gardener names it.
+NODE_AGENT_ACCESS = "gardener-node-agent"
+BOOTSTRAPPERS = "system:bootstrappers"
+NODES = "system:nodes"
+CSR_ROLE = "system:certificates.k8s.io:certificatesigningrequests:"
+
+
+def _group(name: str) -> dict[str, str]:
+    """A group as an RBAC subject."""
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+
+
+def _binding(kind: str, name: str, role_kind: str, subjects: list[dict[str, str]], **meta: str) -> dict[str, Any]:
+    """A (Cluster)RoleBinding `name` of the role of the same name, to `subjects`."""
+    role = {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name}
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {"name": name, **meta},
+            "roleRef": role, "subjects": subjects}  # fmt: skip
+
+
+def join_rbac(osc_secrets: Iterable[str]) -> list[dict[str, Any]]:
+    """What lets machines join (Gardener's node-agent RBAC): bootstrap tokens post CSRs, approved as node clients.
+
+    node-agent, by bootstrap token and then by its ServiceAccount, reads its pools' OSC Secrets and its access
+    Secret, keeps a lease and patches its node; kubelets renew their own client certificates.
+    """
+    account = {"kind": "ServiceAccount", "name": NODE_AGENT_ACCESS, "namespace": "kube-system"}
+    rbac_v1 = "rbac.authorization.k8s.io/v1"
+    node_rules = [
+        {
+            "apiGroups": [""],
+            "resources": ["nodes", "nodes/status"],
+            "verbs": ["get", "list", "watch", "patch", "update"],
+        },
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["get", "list", "watch", "create", "patch", "update"]},
+    ]
+    secrets = sorted({NODE_AGENT_ACCESS, *osc_secrets})
+    role_rules = [
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": secrets, "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+         "verbs": ["get", "list", "watch", "create", "update"]},
+    ]  # fmt: skip
+    system = {"namespace": "kube-system"}
+    return [
+        {"apiVersion": rbac_v1, "kind": "ClusterRole", "metadata": {"name": NODE_AGENT_ACCESS}, "rules": node_rules},
+        _binding("ClusterRoleBinding", NODE_AGENT_ACCESS, "ClusterRole", [account]),
+        {"apiVersion": rbac_v1, "kind": "Role", "metadata": {"name": NODE_AGENT_ACCESS, **system}, "rules": role_rules},
+        _binding("RoleBinding", NODE_AGENT_ACCESS, "Role", [_group(BOOTSTRAPPERS), account], **system),
+        _binding("ClusterRoleBinding", "system:node-bootstrapper", "ClusterRole", [_group(BOOTSTRAPPERS)]),
+        _binding("ClusterRoleBinding", CSR_ROLE + "nodeclient", "ClusterRole", [_group(BOOTSTRAPPERS)]),
+        _binding("ClusterRoleBinding", CSR_ROLE + "selfnodeclient", "ClusterRole", [_group(NODES)]),
+    ]

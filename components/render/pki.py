@@ -35,6 +35,8 @@ KUBE_SCHEDULER = "kube-scheduler"
 MACHINE_CONTROLLER_MANAGER = "machine-controller-manager"
 SERVICE_ACCOUNT_KEY = "service-account-key"
 BOOTSTRAP_TOKEN = "bootstrap-token"
+# arbor's own client certificate at a shoot whose API it reaches by domain name (its Kubernetes provider there).
+ARBOR_CLIENT = "arbor"
 # The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
 # kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
 CA_CLIENT_SIGNER = "ca-client-signer"
@@ -65,6 +67,9 @@ LOOPBACK = "127.0.0.1"
 KUBELET_CLIENT_USER = "system:kube-apiserver:kubelet"
 # machine-controller-manager's user in the shoot (components/render/machines.py binds its rights there).
 MCM_USER = "system:machine-controller-manager"
+# arbor's user in such a shoot, as gardenlet's `gardener` user: in system:masters, it manages what arbor deploys.
+ARBOR_USER = "arbor"
+MASTERS_GROUP = "system:masters"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
 # Gardener's secrets manager renews a leaf certificate once 80% of its validity passed or fewer than 10 days remain.
@@ -173,6 +178,7 @@ def _leaf(
     consumers: tuple[str, ...],
     dns_names: tuple[str, ...] = (),
     ip_addresses: tuple[str, ...] = (),
+    organizations: tuple[str, ...] = (),
 ) -> Credential:
     """A certificate issued by `issuer`, in its rotation group, valid for 90 days."""
     return Credential(
@@ -181,6 +187,7 @@ def _leaf(
         issuer.group,
         issuer=issuer.name,
         common_name=common_name,
+        organizations=organizations,
         dns_names=dns_names,
         ip_addresses=ip_addresses,
         usages=usages,
@@ -190,13 +197,19 @@ def _leaf(
 
 
 def credentials(
-    namespace: str, services: tuple[str, ...], node_ips: tuple[str, ...] = (), hosted: bool = True
+    namespace: str,
+    services: tuple[str, ...],
+    node_ips: tuple[str, ...] = (),
+    hosted: bool = True,
+    domains: tuple[str, ...] = (),
 ) -> tuple[Credential, ...]:
     """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign.
 
     `node_ips` are the control-plane nodes' addresses of a self-hosted shoot, where its kube-apiserver is reached;
     its static pods also reach each other on loopback, so the servers name 127.0.0.1 too. A `hosted` shoot's
     machine-controller-manager runs in the seed and reaches the shoot with a client certificate of its own.
+    `domains` are the shoot's API domain names (external, internal): kube-apiserver's certificate names them, and
+    arbor reaches the API there with a client certificate of its own, a leaf renewed as the others.
     """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
     ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT))
@@ -204,6 +217,7 @@ def credentials(
     ca_etcd = _ca(CA_ETCD, Group.ETCD_CA, "etcd", (*ETCD_COMPONENTS, api))
     ca_front_proxy = _ca(CA_FRONT_PROXY, Group.FRONT_PROXY_CA, "front-proxy", (api,))
     api_dns, api_ips = apiserver_sans(namespace, services)
+    api_dns += domains
     server, client, both = (Usage.SERVER,), (Usage.CLIENT,), (Usage.SERVER, Usage.CLIENT)
     return (
         ca, ca_client, ca_etcd, ca_front_proxy,
@@ -220,6 +234,8 @@ def credentials(
         _leaf(KUBE_CONTROLLER_MANAGER, ca_client, "system:kube-controller-manager", client, (kcm,)),
         _leaf(KUBE_SCHEDULER, ca_client, "system:kube-scheduler", client, (sched,)),
         *((_leaf(MACHINE_CONTROLLER_MANAGER, ca_client, MCM_USER, client, (MCM_COMPONENT,)),) if hosted else ()),
+        *((_leaf(ARBOR_CLIENT, ca_client, ARBOR_USER, client, (), organizations=(MASTERS_GROUP,)),)
+          if domains else ()),
         Credential(SERVICE_ACCOUNT_KEY, Kind.RSA_KEY, Group.SERVICE_ACCOUNT_KEY, consumers=(api, kcm)),
         # kube-apiserver reads bootstrap tokens from kube-system at request time; only new nodes use a new one.
         Credential(BOOTSTRAP_TOKEN, Kind.TOKEN, Group.BOOTSTRAP_TOKEN),

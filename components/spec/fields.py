@@ -91,6 +91,14 @@ def dns_label(value: str) -> str:
     return value
 
 
+def dns_subdomain(value: str) -> str:
+    """A DNS-1123 subdomain of at least two labels (a zone's domain such as example.com)."""
+    labels = value.split(".")
+    if len(labels) < 2 or not all(DNS_LABEL.fullmatch(label) for label in labels):
+        raise ValueError(f"{shown(value)} is not a domain (DNS-1123 labels joined by '.', e.g. example.com)")
+    return value
+
+
 def _region(value: str) -> str:
     """A cloud region's name (or `local`): lower-case letters, digits and '-', as gcp and aws name them."""
     if not DNS_LABEL.fullmatch(value):
@@ -205,6 +213,8 @@ def unique(values: list[str]) -> list[str]:
 
 
 DnsLabel = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(dns_label)]
+# 253 less `api.<shoot>.<project>.internal.` leaves room for Gardener's longest names; the checks hold the rest.
+DnsSubdomain = Annotated[str, Field(min_length=3, max_length=200), AfterValidator(dns_subdomain)]
 KubernetesVersion = Annotated[str, AfterValidator(_version)]
 Cidr = Annotated[str, AfterValidator(_cidr)]
 # One CIDR per IP family, in the order of ipFamilies; one CIDR alone may be written as a string.

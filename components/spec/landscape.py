@@ -14,12 +14,13 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from components.kinds import LOCAL_CLUSTER_MAX_NODES, IPFamily, MemberKind, ProviderType, Role
+from components.kinds import LOCAL_CLUSTER_MAX_NODES, DnsProviderType, IPFamily, MemberKind, ProviderType, Role
 from components.spec import cidrs
 from components.spec.catalogue import CloudProfiles
 from components.spec.fields import (
     DNS_LABEL,
     DnsLabel,
+    DnsSubdomain,
     Model,
     Ranges,
     Region,
@@ -78,6 +79,16 @@ def local_location(data: Any) -> Any:
     return data
 
 
+class DnsSpec(Model):
+    """The zone the shoots' API records are written in: `api.<shoot>.<project>[.internal].<domain>`."""
+
+    provider: DnsProviderType = Field(description="aws-route53 (Route 53) or google-clouddns (Cloud DNS).")
+    zone: str = Field(
+        min_length=1, description="The hosted zone's ID (Route 53) or the managed zone's name (Cloud DNS)."
+    )
+    domain: DnsSubdomain = Field(description="The zone's domain the shoots' names are under, e.g. example.com.")
+
+
 class GardenSpec(Model):
     """The garden: the API where projects, seeds and shoots are recorded."""
 
@@ -88,6 +99,9 @@ class GardenSpec(Model):
     projects: list[ProjectSpec] = Field(default_factory=list)
     encryption: EncryptionSpec | None = Field(
         None, description="Encryption at rest of the garden's own API server (local gardens; off when absent)."
+    )
+    dns: DnsSpec | None = Field(
+        None, description="Where shoots' API domain names are recorded (shoots on cloud seeds or machines need it)."
     )
 
     @model_validator(mode="before")

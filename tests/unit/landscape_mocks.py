@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,9 @@ class Built:
     edges: dict[str, set[str]] = field(default_factory=dict)
     # (type, name, parent name) of every resource; names repeat across types, parents (components) do not.
     records: list[tuple[str, str, str | None]] = field(default_factory=list)
+    # What each resource waits for by (type, name), where names repeat across types (a Service and a Deployment).
+    typed_edges: dict[tuple[str, str], set[tuple[str, str]]] = field(default_factory=dict)
+    ids: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     def urns(self, stack: str = "local") -> list[str]:
         """The URN the engine gives each resource: its type chain through its parents (the stack not included)."""
@@ -89,8 +93,10 @@ class Built:
         return seen
 
 
-def build(raw: dict[str, Any], plan: LandscapePlan | None = None) -> Built:
-    """The Landscape of a raw spec (or of a plan made from one) on the local provider, for the stack `local`."""
+def build(
+    raw: dict[str, Any], plan: LandscapePlan | None = None, provider_for: Callable[[Any], Any] | None = None
+) -> Built:
+    """The Landscape of a raw spec (or of a plan made from one) on the local provider (or `provider_for`'s)."""
     built = Built(landscape=None)  # type: ignore[arg-type]
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
@@ -104,12 +110,14 @@ def build(raw: dict[str, Any], plan: LandscapePlan | None = None) -> Built:
         if isinstance(opts.provider, pulumi.ProviderResource):
             edges.add(opts.provider._name)
         built.edges[args.name] = edges
+        built.typed_edges[(args.type_, args.name)] = {built.ids[id(d)] for d in deps if id(d) in built.ids}
+        built.ids[id(args.resource)] = (args.type_, args.name)
 
     settings = LocalSettings(workdir="/work/.kwok", kubernetes_version="v1.34.4")
     built.landscape = Landscape(
         "arbor",
         plan or plan_landscape(parse_landscape(raw), "local"),
-        lambda _: LocalProvider(settings),
+        provider_for or (lambda _: LocalProvider(settings)),
         pulumi.ResourceOptions(transformations=[record]),
     )
     return built

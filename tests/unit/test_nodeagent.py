@@ -24,6 +24,7 @@ BASE = NodeValues(
     image_version="1877.0.0",
     node_agent_version="v1.120.0",
     ca_bundle="CA-1",
+    kubelet_ca="CLIENT-CA-1",
     kubelet={"maxPods": 110},
     kube_reserved={"cpu": "80m", "memory": "1Gi"},
     eviction_hard={"memory.available": "100Mi"},
@@ -47,8 +48,9 @@ SCENARIOS: list[tuple[str, NodeValues, set[str], bool]] = [
     ("a Kubernetes minor upgrade", changed(kubernetes_version="1.35.0"), set(), True),
     ("a sysctl", changed(sysctls={"net.core.somaxconn": "4096"}), {"systemd-sysctl.service"}, False),
     ("journald retention", changed(journald={"MaxRetentionSec": "7day"}), {"systemd-journald.service"}, False),
-    ("new CA bundle content", changed(ca_bundle="CA-1+CA-2"),
-     {"containerd.service", "kubelet.service", "gardener-node-agent.service"}, False),
+    ("new CA bundle content", changed(ca_bundle="CA-1+CA-2"), {"gardener-node-agent.service"}, False),
+    ("new kubelet client CA content", changed(kubelet_ca="CLIENT-CA-1+CLIENT-CA-2"), {"kubelet.service"}, False),
+    ("new node root certificates", changed(root_certs="ROOT-1"), {"containerd.service", "kubelet.service"}, False),
     ("a CA rotation", changed(ca_rotation=1), set(), True),
     ("the machine type", changed(machine_type="m5.xlarge"), set(), True),
     ("the image version", changed(image_version="1877.1.0"), set(), True),
@@ -168,10 +170,20 @@ def test_user_data_is_byte_identical_when_only_the_reconcile_osc_changes(new: No
 
 
 def test_user_data_keeps_upstream_placeholders_and_fits_every_budget() -> None:
-    """GIVEN the provision user data WHEN inspected THEN it carries the placeholders and fits AWS's 16 KiB."""
+    """GIVEN the provision user data WHEN inspected THEN it carries the placeholders raw and fits AWS's 16 KiB.
+
+    machine-controller-manager replaces `<<BOOTSTRAP_TOKEN>>` and `<<MACHINE_NAME>>` by plain string search in
+    the user data, so the files holding them are written unencoded (Gardener's `transmitUnencoded`).
+    """
     data = bootstrap.user_data(bootstrap.provision_osc(BASE))
-    provision = yaml.safe_dump(bootstrap.provision_osc(BASE).to_object())
-    assert "<<BOOTSTRAP_TOKEN>>" in provision and "<<MACHINE_NAME>>" in provision
+    provision = bootstrap.provision_osc(BASE).to_object()
+    raw = {f["path"] for f in provision["spec"]["files"] if f["content"].get("transmitUnencoded")}
+    assert raw == {
+        f"{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token",
+        f"{bootstrap.NODE_AGENT_DIR}/machine-name",
+    }
+    assert f"printf '%s' '<<BOOTSTRAP_TOKEN>>' > '{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token'" in data
+    assert f"printf '%s' '<<MACHINE_NAME>>' > '{bootstrap.NODE_AGENT_DIR}/machine-name'" in data
     assert len(data.encode()) <= bootstrap.USER_DATA_BUDGET["aws"]
     for provider in bootstrap.USER_DATA_BUDGET:
         bootstrap.check_user_data(provider, data, "pool")
