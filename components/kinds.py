@@ -35,6 +35,13 @@ class ProviderType(StrEnum):
     AWS = "aws"
 
 
+class CloudCredentials(StrEnum):
+    """Where a cloud shoot's machine credentials come from: made by arbor with least privilege, or pasted."""
+
+    MANAGED = "managed"
+    SECRET = "secret"
+
+
 class Role(StrEnum):
     """A project member's role: viewers read, admins manage shoots."""
 
