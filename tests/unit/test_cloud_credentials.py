@@ -18,6 +18,7 @@ from components.checks.workers import worker_problems
 from components.kinds import CloudCredentials, ProviderType
 from components.render import cloud_credentials, machines
 from components.render.cloud_credentials import AwsScope
+from tests.unit.test_capacity import _pools, _refused
 from tests.unit.test_cloud_stacks import MOCK_ACCESS_SECRET, MOCK_KEY_FILE, CloudMocks
 from tests.unit.test_workers import SECRET, _landscape, of_type, register, shoot_on
 
@@ -179,3 +180,19 @@ def test_consistent_modes_pass(mode: CloudCredentials, pasted: bool) -> None:
     """GIVEN an explicit mode with the fields it needs WHEN checked THEN nothing is refused."""
     shoot = dataclasses.replace(shoot_on(ProviderType.AWS, pasted=pasted), cloud_credentials=mode)
     assert worker_problems(_landscape(shoot)) == []
+
+
+def test_the_spec_field_reaches_the_checks() -> None:
+    """GIVEN `cloudCredentials` in the spec WHEN the landscape is checked THEN its contradiction is refused there."""
+    doc = _pools((1, 1))
+    doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"])
+    doc["shoots"][0]["workers"][0]["zones"] = ["europe-west1-b"]
+    doc["shoots"] = doc["shoots"][:1]
+    doc["shoots"][0] |= {"cloudCredentials": "managed", "cloudCredentialsSecret": "gcpCredentials"}
+    assert _refused(doc) == [
+        "landscape.shoots[0].seed: shoots on gcp seeds are not supported yet (they need the workers issue)",
+        "landscape.shoots[0].cloudCredentialsSecret: arbor creates this shoot's credentials (cloudCredentials: "
+        "managed); remove cloudCredentialsSecret, or set cloudCredentials: secret to use it",
+    ]
+    doc["shoots"][0]["cloudCredentials"] = "pasted"
+    assert _refused(doc) == ["landscape.shoots[0].cloudCredentials: 'pasted' is not one of 'managed' or 'secret'"]
