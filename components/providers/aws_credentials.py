@@ -1,7 +1,9 @@
 """A shoot's machine credentials on AWS: an IAM user with an inline policy scoped to the shoot, and its access key.
 
-machine-controller-manager-provider-aws reads `accessKeyID` and `secretAccessKey` from the `cloudprovider` Secret
-(it assumes no role of its own), so a user with an access key is what it runs with upstream. The policy
+machine-controller-manager-provider-aws reads `accessKeyID` and `secretAccessKey` from the `cloudprovider` Secret,
+which needs nothing in MCM's pod. (It can also assume `roleARN` with a web identity token from
+`workloadIdentityTokenFile`, Gardener's workload identity; that needs a projected token in MCM's Deployment and
+an IAM OIDC provider trusting the seed's issuer, which arbor does not make yet.) The policy
 (components/render/cloud_credentials.py) names the shoot's nodes subnets, security group and nodes' role; the key's
 secret stays a secret output from the provider into the Secret.
 """
