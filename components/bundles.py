@@ -45,6 +45,15 @@ class NetworkAccess:
 
 
 @dataclass(frozen=True)
+class MachineCredentials:
+    """The cloud identity arbor made for a shoot's machines: the `cloudprovider` Secret's data (secret), its key."""
+
+    data: pulumi.Output[dict[str, str]]
+    # The key (and the rights it needs before MCM uses it): the Secret is applied after them.
+    ready: Sequence[pulumi.Resource] = ()
+
+
+@dataclass(frozen=True)
 class GardenAccess:
     """What the next layers need of the garden: its cluster, the API, and each project's namespace."""
 

@@ -42,6 +42,13 @@ class DnsProviderType(StrEnum):
     GOOGLE_CLOUDDNS = "google-clouddns"
 
 
+class CloudCredentials(StrEnum):
+    """Where a cloud shoot's machine credentials come from: made by arbor with least privilege, or pasted."""
+
+    MANAGED = "managed"
+    SECRET = "secret"
+
+
 class Role(StrEnum):
     """A project member's role: viewers read, admins manage shoots."""
 

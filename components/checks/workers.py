@@ -1,7 +1,8 @@
-"""What stops a pool's machines before anything changes: user data over budget, no credentials."""
+"""What stops a pool's machines before anything changes: user data over budget, contradicting credentials."""
 
 from __future__ import annotations
 
+from components.kinds import CloudCredentials
 from components.plan.bootstrap import UserDataTooLargeError, check_user_data
 from components.plan.values import LandscapePlan
 from components.render.machine_providers import CREDENTIAL_KEYS
@@ -21,13 +22,22 @@ def user_data_problems(plan: LandscapePlan) -> list[str]:
 
 
 def worker_problems(plan: LandscapePlan) -> list[str]:
-    """What stops a hosted cloud shoot's machines before anything changes: no credentials (images: catalogue.py)."""
+    """Machine credentials that contradict each other or a provider without a cloud (images: catalogue.py)."""
     lines = []
     for i, shoot in enumerate(plan.shoots):
-        provider = shoot.networking.provider.value
-        if shoot.self_hosted or provider not in CREDENTIAL_KEYS:
-            continue
-        if not shoot.cloud_credentials_secret:
-            lines.append(f"landscape.shoots[{i}].cloudCredentialsSecret: a shoot on {provider} needs the credentials "
-                         "its machines are created with")  # fmt: skip
+        at, provider = f"landscape.shoots[{i}]", shoot.networking.provider.value
+        mode, key = shoot.cloud_credentials, shoot.cloud_credentials_secret
+        if provider not in CREDENTIAL_KEYS:
+            if mode is not None:
+                lines.append(f"{at}.cloudCredentials: {provider} machines need no cloud credentials; remove the field")
+        elif mode is CloudCredentials.MANAGED and key:
+            lines.append(
+                f"{at}.cloudCredentialsSecret: arbor creates this shoot's credentials (cloudCredentials: "
+                "managed); remove cloudCredentialsSecret, or set cloudCredentials: secret to use it"
+            )
+        elif mode is CloudCredentials.SECRET and not key:
+            lines.append(
+                f"{at}.cloudCredentials: 'secret' needs cloudCredentialsSecret, the secret config key "
+                "holding the credentials; or set 'managed' and arbor creates them"
+            )
     return lines

@@ -4,6 +4,8 @@ Rendering is pure and lives elsewhere: machine-controller-manager and the machin
 components/render/machines.py, each provider's sidecar and MachineClass behind the provider (components/providers/).
 Here they become resources:
 
+- the shoot's machine identity in the cloud (aws IAM user and access key, gcp service account and key, each with
+  the least rights MCM's sidecar needs), unless the spec names pasted credentials (`cloudCredentialsSecret`);
 - in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
   MCM's ServiceAccount, Role and RoleBinding, its target kubeconfig, its Deployment with the provider's sidecar
   (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service;
@@ -19,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import pulumi
 
-from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
 from components.concerns.control_plane import NodeCas, user_data, with_checksums
 from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues, ZoneDeployment
@@ -28,13 +30,15 @@ from components.render import controlplane, machines
 from components.render.machine_providers import credentials_data
 
 
-def credentials_secret(shoot: ShootValues) -> machines.Object:
-    """The `cloudprovider` Secret with the shoot's cloud credentials from secret config (empty on local)."""
+def credentials_secret(shoot: ShootValues, managed: MachineCredentials | None = None) -> machines.Object:
+    """The `cloudprovider` Secret: pasted credentials from secret config, those arbor made, or none (local)."""
     secret = machines.credentials_secret(shoot.seed_namespace)
     if key := shoot.cloud_credentials_secret:
         raw = pulumi.Config("arbor").require_secret(key)
         provider = shoot.networking.provider.value
         secret["stringData"] = raw.apply(functools.partial(credentials_data, provider, where=f"arbor:{key}"))
+    elif managed is not None:
+        secret["stringData"] = managed.data
     return secret
 
 
@@ -62,7 +66,12 @@ class Workers(pulumi.ComponentResource):
         in_seed = pulumi.ResourceOptions(
             parent=self, provider=seed.cluster.provider, depends_on=[seed.namespaces[shoot.seed_namespace]]
         )
-        credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot), in_seed)
+        # Pasted credentials when the spec names them; else those arbor makes (none on local), applied after them.
+        managed = None if shoot.cloud_credentials_secret else infra.machine_credentials(shoot, network, self)
+        after_key = pulumi.ResourceOptions.merge(
+            in_seed, pulumi.ResourceOptions(depends_on=list(managed.ready) if managed else [])
+        )
+        credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot, managed), after_key)
         # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
         controller = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=[*seed.machine_crds, *after])

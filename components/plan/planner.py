@@ -150,6 +150,7 @@ def _shoot(
         ),
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
+        cloud_credentials=spec.cloud_credentials,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
         network_plan=plan_network(networking),

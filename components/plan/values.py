@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from components import naming
-from components.kinds import ProviderType, Role
+from components.kinds import CloudCredentials, ProviderType, Role
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan, NetworkValues, NodeNetwork
 from components.plan.topology import Topology
@@ -152,6 +152,8 @@ class ShootValues:
     encryption: EncryptionValues = field(default_factory=EncryptionValues)
     # The secret config key with the cloud credentials of the shoot's machines (None on local: nothing to call).
     cloud_credentials_secret: str | None = None
+    # `cloudCredentials` as written (None: arbor creates them on a cloud unless a secret config key is named).
+    cloud_credentials: CloudCredentials | None = None
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).
     images: dict[str, ImageSource] = field(default_factory=dict)
     # Where the shoot's API is recorded in DNS; None where arbor's kube-apiserver is not what clients reach (local).

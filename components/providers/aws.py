@@ -13,12 +13,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components import naming
-from components.bundles import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
 from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
-from components.providers import aws_network, cloud
+from components.providers import aws_credentials, aws_network, cloud
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -132,3 +132,9 @@ class AwsProvider(cloud.CloudProvider):
             net.ip_families,
         )  # fmt: skip
         return machine_providers.aws_provider_spec(d, values, image)
+
+    def machine_credentials(
+        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+    ) -> MachineCredentials:
+        """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
+        return aws_credentials.machine_credentials(shoot, network, parent)

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-from components.bundles import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.render.machines import Object, Sidecar
@@ -78,5 +78,14 @@ class InfrastructureProvider(Protocol):
         """The MachineClass of one pool's zone, pointing at the shoot's infrastructure (subnet, nodes' identity).
 
         Metadata is plain (the preview names the class); the providerSpec may wait for the cloud's IDs.
+        """
+        ...
+
+    def machine_credentials(
+        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+    ) -> MachineCredentials | None:
+        """The identity the provider's sidecar creates machines with, made by arbor with least privilege.
+
+        None where machines need nothing of a cloud (local).
         """
         ...

@@ -13,11 +13,11 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components import naming
-from components.bundles import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
-from components.providers import cloud, gcp_network
+from components.providers import cloud, gcp_credentials, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -99,3 +99,9 @@ class GcpProvider(cloud.CloudProvider):
             shoot.technical_id, net.region, subnet_id, nodes["serviceAccount"], net.ip_families
         )
         return machine_providers.gcp_provider_spec(d, values, image)
+
+    def machine_credentials(
+        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+    ) -> MachineCredentials:
+        """A service account with the compute rights machines need, scoped bindings, and its key."""
+        return gcp_credentials.machine_credentials(shoot, network, parent)

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
 from components.plan.network import NetworkPlan, NodeNetwork
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.local_cluster import LocalCluster
@@ -247,6 +247,12 @@ class LocalProvider:
     def machine_sidecar(self, namespace: str) -> Sidecar:
         """provider-local's sidecar."""
         return machine_providers.sidecar_local(namespace)
+
+    def machine_credentials(
+        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+    ) -> MachineCredentials | None:
+        """None: kwok machines call no cloud."""
+        return None
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image and the node labels, nothing of a cloud."""

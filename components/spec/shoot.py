@@ -20,6 +20,7 @@ from components.kinds import (
     CLUSTER_MAX_NODES,
     COUNTER_MAX,
     VOLUME_MAX_GIB,
+    CloudCredentials,
     EncryptionProvider,
     IPFamily,
     KeyRotation,
@@ -327,6 +328,13 @@ class ShootSpec(Model):
     node_agent: NodeAgentSpec = Field(NodeAgentSpec(), alias="nodeAgent")
     labels: Labels = Field(default_factory=dict)
     credentials: CredentialsSpec = CredentialsSpec()
+    cloud_credentials: CloudCredentials | None = Field(
+        None,
+        alias="cloudCredentials",
+        description="managed: arbor creates the machines' cloud identity with least privilege (aws IAM user and "
+        "access key, gcp service account and key); secret: the JSON in cloudCredentialsSecret. Default: secret "
+        "when cloudCredentialsSecret is given, else managed.",
+    )
     cloud_credentials_secret: SecretKey | None = Field(
         None,
         alias="cloudCredentialsSecret",

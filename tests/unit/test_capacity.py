@@ -199,7 +199,5 @@ def test_cloud_shoot_minimums_are_not_bound_by_the_local_limit() -> None:
     doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"])
     doc["shoots"][0]["workers"][0]["zones"] = ["europe-west1-b"]
     doc["shoots"] = doc["shoots"][:1]
-    assert _refused(doc)[:2] == [
-        f"{S0}.seed: shoots on gcp seeds are not supported yet (they need the workers issue)",
-        f"{S0}.cloudCredentialsSecret: a shoot on gcp needs the credentials its machines are created with",
-    ]
+    # No credentials named: arbor makes them (cloudCredentials: managed), so only the seed is refused.
+    assert _refused(doc) == [f"{S0}.seed: shoots on gcp seeds are not supported yet (they need the workers issue)"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pulumi
@@ -28,9 +29,20 @@ INVOKES: dict[str, dict[str, Any]] = {
     "aws:ec2/getVpc:getVpc": {"id": "vpc-0123"},
     "aws:ec2/getSubnets:getSubnets": {"ids": ["subnet-a", "subnet-b", "subnet-c"]},
     "gcp:organizations/getClientConfig:getClientConfig": {"project": "my-project"},
+    "aws:index/getCallerIdentity:getCallerIdentity": {"accountId": "123456789012"},
+    "aws:index/getPartition:getPartition": {"partition": "aws"},
     # The images a cloud profile's lookups find (components/plan/catalogue.py).
     "aws:ec2/getAmi:getAmi": {"id": "ami-0fedcba9876543210"},
     "gcp:compute/getImage:getImage": {"name": "ubuntu-2404-noble-amd64-v20251101"},
+}
+
+
+# What a cloud makes of a key: an access key's secret, a service account key's credentials file (base64).
+MOCK_ACCESS_SECRET = "mock-secret-access-key"
+MOCK_KEY_FILE = '{"type": "service_account", "project_id": "my-project", "private_key": "mock"}'
+CREATED: dict[str, dict[str, Any]] = {
+    "aws:iam/accessKey:AccessKey": {"secret": MOCK_ACCESS_SECRET},
+    "gcp:serviceaccount/key:Key": {"privateKey": base64.b64encode(MOCK_KEY_FILE.encode()).decode()},
 }
 
 
@@ -41,6 +53,8 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.resources: dict[str, tuple[str, dict[str, Any]]] = {}
         # Every invoke, in order: its token and arguments.
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        # What each resource waits for by name (explicit depends_on), where a test records it.
+        self.edges: dict[str, set[str]] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         outputs = dict(args.inputs)
@@ -52,6 +66,10 @@ class CloudMocks(pulumi.runtime.Mocks):
             outputs["arn"] = f"arn:aws:iam::123456789012:role/{args.name}"
         if args.typ == "gcp:serviceaccount/account:Account":
             outputs["email"] = f"{args.inputs['accountId']}@my-project.iam.gserviceaccount.com"
+            outputs["name"] = f"projects/my-project/serviceAccounts/{outputs['email']}"
+        outputs |= CREATED.get(args.typ, {})
+        if args.typ == "gcp:projects/iAMCustomRole:IAMCustomRole":
+            outputs["name"] = f"projects/my-project/roles/{args.inputs['roleId']}"
         self.resources[args.name] = (args.typ, outputs)
         return f"{args.name}-id", outputs
 

@@ -151,8 +151,9 @@ INVALID: list[tuple[str, object, list[str]]] = [
         "shoot unknown field",
         with_shoot(addons={}),
         [
-            f"{S0}.addons: unknown field; the fields here are adminKubeconfig, cloudCredentialsSecret, credentials, "
-            "encryption, kubernetes, labels, name, networking, nodeAgent, project, seed, selfHosted, workers"
+            f"{S0}.addons: unknown field; the fields here are adminKubeconfig, cloudCredentials, "
+            "cloudCredentialsSecret, credentials, encryption, kubernetes, labels, name, networking, nodeAgent, "
+            "project, seed, selfHosted, workers"
         ],
     ),
     (

@@ -70,12 +70,14 @@ def of_type(mocks: CloudMocks, typ: str) -> dict[str, dict[str, Any]]:
     return {name: inputs for name, (t, inputs) in mocks.resources.items() if t == typ}
 
 
-def shoot_on(provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED) -> ShootValues:
-    """Shoot dev/web hosted on a seed of `provider`, its one pool spread over two zones with minimum 3."""
+def shoot_on(
+    provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED, pasted: bool = True
+) -> ShootValues:
+    """Shoot dev/web hosted on a seed of `provider`, its one pool over two zones with minimum 3 (pasted: its key)."""
     zones = ZONES[provider]
     networking = dataclasses.replace(WEB.networking, provider=provider, region=REGIONS[provider], zones=zones)
     pool = dataclasses.replace(WEB.workers[0], zones=zones, minimum=3, maximum=4, machine_type=MACHINE_TYPES[provider])
-    credentials = CONFIG_KEY if provider in CREDENTIALS else None
+    credentials = CONFIG_KEY if provider in CREDENTIALS and pasted else None
     sources = {pool.name: images[provider]} if provider in images else {}
     return derive(
         dataclasses.replace(
@@ -84,13 +86,19 @@ def shoot_on(provider: ProviderType, images: dict[ProviderType, ImageSource] = P
     )
 
 
-def register(provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED) -> CloudMocks:
-    """The Workers of shoot_on(provider) registered under fresh mocks until settled."""
+def register(
+    provider: ProviderType, images: dict[ProviderType, ImageSource] = PINNED, pasted: bool = True
+) -> CloudMocks:
+    """The Workers of shoot_on(provider) registered under fresh mocks until settled, their edges recorded."""
     mocks = CloudMocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack="test", preview=False)
     if provider in CREDENTIALS:
         pulumi.runtime.set_all_config({f"arbor:{CONFIG_KEY}": json.dumps(CREDENTIALS[provider])}, [])
-    shoot = shoot_on(provider, images)
+    shoot = shoot_on(provider, images, pasted)
+
+    def record(args: pulumi.ResourceTransformationArgs) -> None:
+        deps = args.opts.depends_on if isinstance(args.opts.depends_on, list) else []
+        mocks.edges[args.name] = {d._name for d in deps if isinstance(d, pulumi.Resource)}
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[None]:
@@ -110,7 +118,8 @@ def register(provider: ProviderType, images: dict[ProviderType, ImageSource] = P
             machines.MCM_NAME: pulumi.Output.from_input({pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}),
             pki.CA: pulumi.Output.from_input({pki.KEY_CA_CERT: "ca"}),
         }
-        workers = Workers("dev-web-workers", shoot, infra, seed, network, api, sources, after=[])
+        recorded = pulumi.ResourceOptions(parent=parent, transformations=[record])
+        workers = Workers("dev-web-workers", shoot, infra, seed, network, api, sources, after=[], opts=recorded)
         return pulumi.Output.all(*[d.urn for d in workers.deployments]).apply(lambda _: None)
 
     program()
@@ -189,14 +198,10 @@ def _landscape(shoot: ShootValues) -> LandscapePlan:
     return LandscapePlan(garden=GardenValues(cluster=shoot.cluster), seeds=(), shoots=(shoot,))
 
 
-def test_worker_problems_name_missing_credentials() -> None:
-    """GIVEN an aws shoot with no credentials WHEN checked THEN the field is named (none needed locally)."""
-    shoot = dataclasses.replace(shoot_on(ProviderType.AWS), cloud_credentials_secret=None)
-    assert worker_problems(_landscape(shoot)) == [
-        "landscape.shoots[0].cloudCredentialsSecret: a shoot on aws needs the credentials its machines are created "
-        "with",
-    ]
-    assert worker_problems(_landscape(shoot_on(ProviderType.LOCAL))) == []
+def test_worker_problems_accept_pasted_and_managed_credentials() -> None:
+    """GIVEN cloud shoots with pasted or no credentials, and a local one WHEN checked THEN none is refused."""
+    for shoot in (shoot_on(ProviderType.AWS), shoot_on(ProviderType.GCP, pasted=False), shoot_on(ProviderType.LOCAL)):
+        assert worker_problems(_landscape(shoot)) == []
 
 
 @pytest.mark.parametrize(
