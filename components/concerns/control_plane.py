@@ -64,12 +64,10 @@ def hosted_control_plane(
             else:
                 KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
-        rendered = with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
         # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
         # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
         # volume claims stay when it is deleted, and on local the shoot's cluster (protected) holds it.
-        # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
-        spec = pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))
+        spec = spec_with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
         done[workload.component] = KubeObject(f"{name}-{workload.component}", {**workload.object, "spec": spec}, opts)
     return HostedControlPlane(workloads=done, load_balancer=exposed)
 
@@ -126,12 +124,16 @@ def node_configuration(
     return made
 
 
-def with_checksums(
+def spec_with_checksums(
     workload: controlplane.Workload, plain: Mapping[str, Mapping[str, str]], sources: Sources
 ) -> pulumi.Output[dict[str, Any]]:
-    """The workload's object with checksums of what it mounts: `plain` contents, and those of `sources` it mounts."""
-    mounted = gathered({n: sources[n] for n in controlplane.mounted(workload) if n in sources})
-    return mounted.apply(lambda got: controlplane.with_checksums(workload, {**plain, **got}))
+    """The workload's spec with checksums of what it mounts: `plain` contents, and those of `sources` it mounts.
+
+    Not secret: hashes reveal nothing of the credentials, so the spec stays readable in the preview. One Output,
+    as the spec is large and the SDK walks an Output's whole value each time it makes one.
+    """
+    mounted = gathered({n: sources[n] for n in controlplane.mounted(workload) if n in sources}, secret=False)
+    return mounted.apply(lambda got: controlplane.with_checksums(workload, {**plain, **got})["spec"])
 
 
 # The cluster CA and the client CA, as PEM, once issued: what a node that joins arbor's kube-apiserver trusts.

@@ -21,8 +21,12 @@ from pulumi.output import UNKNOWN, _OutputData
 T = TypeVar("T")
 
 
-def gathered(outputs: Mapping[str, pulumi.Output[T]], *, secret: bool = False) -> pulumi.Output[dict[str, T]]:
-    """`Output.all(**outputs)` for Outputs of plain values; `secret` marks the result as `Output.secret` would."""
+def gathered(outputs: Mapping[str, pulumi.Output[T]], *, secret: bool | None = None) -> pulumi.Output[dict[str, T]]:
+    """`Output.all(**outputs)` for Outputs of plain values, secret if any is.
+
+    `secret=True` marks the result secret, as `Output.secret` would; `secret=False` not, as `Output.unsecret`
+    would, for a combination whose only use reveals nothing of its secret values (their hashes).
+    """
     keys, values = list(outputs), list(outputs.values())
 
     async def combined() -> _OutputData[dict[str, Any]]:
@@ -32,7 +36,7 @@ def gathered(outputs: Mapping[str, pulumi.Output[T]], *, secret: bool = False) -
             # An unknown value reads as the SDK's unknown, as Output.all lifts it.
             value={k: d.value if d.is_known else UNKNOWN for k, d in zip(keys, got, strict=True)},
             is_known=all(d.is_known for d in got),
-            is_secret=secret or any(d.is_secret for d in got),
+            is_secret=any(d.is_secret for d in got) if secret is None else secret,
         )
 
     return pulumi.Output._from_data(combined())

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import pulumi
 
 from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
-from components.concerns.control_plane import NodeCas, user_data, with_checksums
+from components.concerns.control_plane import NodeCas, spec_with_checksums, user_data
 from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.contract import InfrastructureProvider
@@ -141,6 +141,4 @@ def _with_checksums(
         return obj
     workload = controlplane.Workload(component=machines.MCM_NAME, kind="Deployment", object=obj)
     kubeconfig = machines.target_kubeconfig(shoot)
-    rendered = with_checksums(workload, {kubeconfig["metadata"]["name"]: kubeconfig["data"]}, sources)
-    # Hashes reveal nothing of the credentials: the spec stays readable in the preview.
-    return {**obj, "spec": pulumi.Output.unsecret(rendered.apply(lambda o: o["spec"]))}
+    return {**obj, "spec": spec_with_checksums(workload, {kubeconfig["metadata"]["name"]: kubeconfig["data"]}, sources)}

@@ -45,9 +45,9 @@ def _state(output: pulumi.Output[Any]) -> asyncio.Future[tuple[Any, bool, bool, 
     return asyncio.ensure_future(read())
 
 
-@pytest.mark.parametrize("secret", [False, True])
+@pytest.mark.parametrize("secret", [None, True, False])
 @pytest.mark.parametrize("case", ["known", "secret", "unknown"])
-def test_gathered_carries_what_output_all_carries(case: str, secret: bool) -> None:
+def test_gathered_carries_what_output_all_carries(case: str, secret: bool | None) -> None:
     """GIVEN Outputs of resources, plain values, secrets or unknowns WHEN gathered THEN what Output.all carries."""
     pulumi.runtime.set_mocks(_Mocks(), project="arbor", stack="test", preview=False)
     got: list[tuple[Any, ...]] = []
@@ -63,8 +63,8 @@ def test_gathered_carries_what_output_all_carries(case: str, secret: bool) -> No
         }[case]()
         outputs = {"pem": first.pem, "data": first.data, "key": second.key, "third": third}  # type: ignore[attr-defined]
         expected = pulumi.Output.all(**outputs)
-        if secret:
-            expected = pulumi.Output.secret(expected)
+        if secret is not None:
+            expected = pulumi.Output.secret(expected) if secret else pulumi.Output.unsecret(expected)
         mine, theirs = _state(gathered(outputs, secret=secret)), _state(expected)
 
         async def both() -> None:
@@ -78,6 +78,6 @@ def test_gathered_carries_what_output_all_carries(case: str, secret: bool) -> No
     value, known, is_secret, resources = mine
     assert resources == {"first", "second"}
     assert known is (case != "unknown")
-    assert is_secret is (secret or case == "secret")
+    assert is_secret is (case == "secret" if secret is None else secret)
     if known:
         assert value["data"] == {"a": ["b", "c"]} and value["pem"] == "CERT"
