@@ -183,5 +183,8 @@ def test_etcd_waits_for_the_storage_class(provider: str) -> pulumi.Output[None]:
             assert claim["spec"]["storageClassName"] == "gardener.cloud-fast"
         # On aws every object on the seed waits for the driver: the seed's cluster is ready with it.
         assert first <= built.before(f"{seed}-storage-class")
+        if provider == "gcp":  # GKE's persistent disk CSI driver provisions them, enabled on the seed's cluster
+            addons = mocks.resources[f"{seed}-gke"][1]["addonsConfig"]
+            assert addons["gcePersistentDiskCsiDriverConfig"] == {"enabled": True}
 
     return settled.apply(check)
