@@ -64,9 +64,11 @@ class GardenAccess:
 
 @dataclass(frozen=True)
 class SeedAccess:
-    """What the shoots need of their seed: its cluster, their namespaces in it, and its machine CRDs."""
+    """What the shoots need of their seed: its cluster, their namespaces in it, its machine CRDs and etcd storage."""
 
     name: str
     cluster: ClusterAccess
     namespaces: dict[str, k8s.core.v1.Namespace]
     machine_crds: Sequence[pulumi.Resource] = ()
+    # What etcd's persistent volumes need first: the seed's StorageClass (empty where etcd keeps emptyDir).
+    etcd_storage: Sequence[pulumi.Resource] = ()

@@ -136,16 +136,36 @@ def _hosting(shoot: ShootValues) -> str:
 
 
 def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
-    """Each shoot's Kubernetes version and its pools', hosting mode and seed by `<project>/<name>` (output `shoots`)."""
+    """Each shoot's Kubernetes version and its pools', hosting, seed and etcd volumes by `<project>/<name>`."""
     return {
         s.ref: {
             "kubernetesVersion": s.kubernetes_version,
             "workers": {p.name: p.kubernetes_version for p in s.workers},
             "hosting": _hosting(s),
             **({"seed": s.seed} if s.seed else {}),
+            **({"etcdVolumes": _etcd_volumes(s)} if s.etcd_volumes else {}),
         }
         for s in plan.shoots
     }
+
+
+def _etcd_volumes(shoot: ShootValues) -> dict[str, str]:
+    """Each etcd's volume as recorded, `<capacity> on <StorageClass>` by role (none: emptyDir)."""
+    return {role: f"{v.capacity} on {v.storage_class}" for role, v in shoot.etcd_volumes.items()}
+
+
+def _etcd_volume_changes(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """A changed etcd volume of a hosted shoot: its StatefulSet's claim cannot change, a new one starts empty."""
+    if before.get("hosting") != HOSTED or shoot.self_hosted or before.get("seed") != shoot.seed:
+        return []  # a placement change has its own line
+    old, new = before.get("etcdVolumes") or {}, _etcd_volumes(shoot)
+    return [
+        f"landscape.shoots[{i}].seed: etcd {role}'s volume would change from {old.get(role, 'emptyDir')} to "
+        f"{new.get(role, 'emptyDir')} (this arbor version's default): a StatefulSet's volume claims cannot change "
+        "and a new claim starts etcd empty; keep the arbor version that made it until etcd backups can move the data"
+        for role in sorted({*old, *new})
+        if old.get(role) != new.get(role)
+    ]
 
 
 def seed_outputs(plan: LandscapePlan) -> dict[str, dict[str, list[str]]]:
@@ -226,13 +246,14 @@ def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[st
 
 
 def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """Version, hosting and seed changes the previous update's outputs (`shoot_outputs`) do not allow."""
+    """Version, hosting, seed and etcd volume changes the previous update's outputs (`shoot_outputs`) do not allow."""
     lines = []
     for i, shoot, before in _recorded(plan, previous):
         if isinstance(old := before.get("kubernetesVersion"), str):
             lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
         lines += _pool_versions(i, shoot, before.get("workers") or {})
         lines += _placement(i, shoot, before)
+        lines += _etcd_volume_changes(i, shoot, before)
     return lines
 
 

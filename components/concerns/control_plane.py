@@ -54,7 +54,8 @@ def hosted_control_plane(
         configs = [KubeObject(f"{name}-{c['metadata']['name']}", c, in_namespace) for c in workload.config_maps]
         # A component waits for what it mounts and for what it talks to (etcd first: for the network).
         mounts = [secrets[n] for n in controlplane.mounted(workload) if n in secrets]
-        talks_to = [done[d] for d in workload.depends_on] or [namespace, *network.ready]
+        # etcd's volumes are claimed from the seed's StorageClass (with its CSI driver); none on local.
+        talks_to = [done[d] for d in workload.depends_on] or [namespace, *network.ready, *seed.etcd_storage]
         after = [*talks_to, *mounts, *configs]
         opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
         if service := workload.service:
@@ -66,7 +67,8 @@ def hosted_control_plane(
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
         # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
         # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
-        # volume claims stay when it is deleted, and on local the shoot's cluster (protected) holds it.
+        # volume claims stay when it is deleted (retained, on a Retain class), and on local the shoot's cluster
+        # (protected) holds it. A claim's class or size never changes silently: checks/previous.py refuses it.
         spec = spec_with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
         done[workload.component] = KubeObject(f"{name}-{workload.component}", {**workload.object, "spec": spec}, opts)
     return HostedControlPlane(workloads=done, load_balancer=exposed)

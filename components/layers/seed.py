@@ -2,7 +2,8 @@
 
 It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/render/machine_crds.py)
 that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
-`shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery.
+`shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
+StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from components.bundles import GardenAccess, SeedAccess
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, machine_crds
+from components.render import api, machine_crds, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -53,5 +54,9 @@ class Seed(pulumi.ComponentResource):
         crds = [
             KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_cluster) for crd in machine_crds.crds()
         ]
-        self.access = SeedAccess(name=values.name, cluster=cluster, namespaces=namespaces, machine_crds=crds)
+        etcd_storage = [
+            KubeObject(f"{name}-storage-class", sc, on_cluster)
+            for sc in storage.storage_classes(values.cluster.provider)
+        ]
+        self.access = SeedAccess(values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage)
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})

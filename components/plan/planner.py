@@ -9,7 +9,7 @@ import dataclasses
 
 from components import naming
 from components.kinds import ProviderType
-from components.plan import topology
+from components.plan import storage, topology
 from components.plan.catalogue import ImageSource, pool_images
 from components.plan.catalogue import profiles as catalogue_profiles
 from components.plan.network import NetworkValues, plan_network
@@ -153,6 +153,7 @@ def _shoot(
         cloud_credentials=spec.cloud_credentials,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
+        etcd_volumes=storage.etcd_volumes(None if spec.self_hosted else networking.provider),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )

@@ -88,6 +88,15 @@ class VolumeValues:
 
 
 @dataclass(frozen=True)
+class EtcdVolume:
+    """The persistent volume of one etcd (main or events): its claim template's name, StorageClass and size."""
+
+    claim: str
+    storage_class: str
+    capacity: str
+
+
+@dataclass(frozen=True)
 class PoolValues:
     """A worker pool of a shoot."""
 
@@ -158,6 +167,8 @@ class ShootValues:
     images: dict[str, ImageSource] = field(default_factory=dict)
     # Where the shoot's API is recorded in DNS; None where arbor's kube-apiserver is not what clients reach (local).
     dns: DnsValues | None = None
+    # Each etcd's persistent volume by role (main, events) on a cloud seed; empty: emptyDir (local seeds, static).
+    etcd_volumes: dict[str, EtcdVolume] = field(default_factory=dict)
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
     network_plan: NetworkPlan = field(kw_only=True)
     topology: Topology = field(kw_only=True)

@@ -1,8 +1,9 @@
 """The AWS provider: garden and seed clusters as EKS clusters, or existing clusters by kubeconfig.
 
 Created clusters get their IAM roles (cluster and nodes, AWS managed policies only), a managed node group of
-`nodes` across the seed's zones, and a private and public API endpoint. Subnets are those of the account's
-default VPC in the seed's zones; shoots get VPCs of their own (aws_network.py).
+`nodes` across the seed's zones, and a private and public API endpoint; a seed also gets the EBS CSI driver add-on
+for its etcd volumes (aws_storage.py). Subnets are those of the account's default VPC in the seed's zones; shoots
+get VPCs of their own (aws_network.py).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
-from components.providers import aws_credentials, aws_network, cloud
+from components.providers import aws_credentials, aws_network, aws_storage, cloud
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -104,7 +105,11 @@ class AwsProvider(cloud.CloudProvider):
                 lambda a: exec_kubeconfig(name, a[0], a[1] or "", "aws", ["eks", "get-token", "--cluster-name", name])
             )
         )
-        return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
+        # A seed's etcd volumes need the EBS CSI driver: objects on the seed wait for it (a garden has no etcd volumes).
+        ready = (
+            [nodes, aws_storage.ebs_csi_driver(cluster, nodes, parent)] if values.key.startswith("seed/") else [nodes]
+        )
+        return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=ready)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's VPC, subnets, gateways, routes, nodes security group and instance profile."""

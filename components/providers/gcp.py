@@ -1,8 +1,9 @@
 """The GCP provider: garden and seed clusters as regional GKE clusters, or existing clusters by kubeconfig.
 
 Created clusters keep deletion protection on (deleting a seed loses its shoots' control planes: a user must
-turn it off on purpose), release on the regular channel, run VPC-native with workload identity, and get one
-node pool of `nodes` per zone, on the default network; shoots get networks of their own (gcp_network.py).
+turn it off on purpose), release on the regular channel, run VPC-native with workload identity and the persistent
+disk CSI driver (etcd's volumes), and get one node pool of `nodes` per zone, on the default network; shoots get
+networks of their own (gcp_network.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class GcpProvider(cloud.CloudProvider):
             networking_mode="VPC_NATIVE",
             ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(stack_type="IPV4"),
             release_channel=gcp.container.ClusterReleaseChannelArgs(channel="REGULAR"),
+            # The Compute Engine persistent disk CSI driver provisions etcd's volumes (GKE's default, made explicit).
+            addons_config=gcp.container.ClusterAddonsConfigArgs(
+                gce_persistent_disk_csi_driver_config=gcp.container.ClusterAddonsConfigGcePersistentDiskCsiDriverConfigArgs(
+                    enabled=True
+                )
+            ),
             workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
                 workload_pool=gcp.organizations.get_client_config_output().project.apply(lambda p: f"{p}.svc.id.goog")
             ),

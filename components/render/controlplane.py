@@ -7,8 +7,8 @@ manifests (components/render/staticpods.py). The two differ only in their `Topol
 where the components reach each other. Names, labels and ports follow Gardener's (`etcd-main`, `etcd-events`,
 `kube-apiserver`, labels `app` and `role`). Every connection is TLS with the shoot's PKI: each credential is a
 Secret volume named as in components/render/pki.py, mounted at `/srv/kubernetes/<secret>`; the controllers'
-kubeconfigs are ConfigMaps. etcd keeps its data in an emptyDir (hosted) or on the node (static) until backups and
-volumes arrive.
+kubeconfigs are ConfigMaps. etcd keeps its data on a persistent volume on a cloud seed (render/storage.py), in an
+emptyDir on a local seed, and on the node (static).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import exposure, pki
+from components.render import exposure, pki, storage
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -116,10 +116,11 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
     client, peer, metrics = topology.etcd_ports[role]
     host = topology.etcd_hosts[role]
     tls = {"server": pki.ETCD_SERVER, "peer": pki.ETCD_PEER, "ca": pki.CA_ETCD}
+    volume = shoot.etcd_volumes.get(role)
     command = [
         "etcd",
         f"--name={name}-0",
-        "--data-dir=/var/etcd/data",
+        f"--data-dir={storage.DATA_DIR if volume else storage.MOUNT_PATH}",
         f"--listen-client-urls=https://0.0.0.0:{client}",
         f"--advertise-client-urls=https://{host}:{client}",
         f"--listen-peer-urls=https://0.0.0.0:{peer}",
@@ -137,9 +138,12 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
         "--quota-backend-bytes=8589934592",
     ]
     container = _container("etcd", ETCD_IMAGE, command, {"client": client, "peer": peer}, metrics, "/health", "HTTP")
-    container["volumeMounts"] = [{"name": "data", "mountPath": "/var/etcd/data"}]
+    container["volumeMounts"] = [{"name": volume.claim if volume else "data", "mountPath": storage.MOUNT_PATH}]
     pod = _pod(container, topology)
-    pod["volumes"] = [{"name": "data", "emptyDir": {}}]
+    if volume:
+        pod["securityContext"] = storage.security_context()
+    else:
+        pod["volumes"] = [{"name": "data", "emptyDir": {}}]
     for secret in tls.values():
         _mount(container, pod, secret)
     statefulset = {
@@ -151,6 +155,7 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
             "serviceName": f"{name}-peer",
             "selector": {"matchLabels": dict(labels)},
             "template": {"metadata": {"labels": dict(labels)}, "spec": pod},
+            **(storage.claim_templates(volume) if volume else {}),
         },
     }
     service = {

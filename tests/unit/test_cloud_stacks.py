@@ -35,6 +35,8 @@ INVOKES: dict[str, dict[str, Any]] = {
     "aws:ec2/getAmi:getAmi": {"id": "ami-0fedcba9876543210"},
     "gcp:compute/getImage:getImage": {"name": "ubuntu-2404-noble-amd64-v20251101"},
 }
+# The OIDC issuer EKS gives a cluster (its service accounts' tokens), which IRSA trusts.
+OIDC_ISSUER = "https://oidc.eks.eu-central-1.amazonaws.com/id/EXAMPLED539D4633E53DE1B71EXAMPLE"
 
 
 # What a cloud makes of a key: an access key's secret, a service account key's credentials file (base64).
@@ -61,7 +63,13 @@ class CloudMocks(pulumi.runtime.Mocks):
         if args.typ == "gcp:container/cluster:Cluster":
             outputs |= {"endpoint": "34.0.0.1", "masterAuth": {"clusterCaCertificate": "Q0E="}}
         if args.typ == "aws:eks/cluster:Cluster":
-            outputs |= {"endpoint": "https://eks.example.com", "certificateAuthority": {"data": "Q0E="}}
+            outputs |= {
+                "endpoint": "https://eks.example.com",
+                "certificateAuthority": {"data": "Q0E="},
+                "identities": [{"oidcs": [{"issuer": OIDC_ISSUER}]}],
+            }
+        if args.typ == "aws:iam/openIdConnectProvider:OpenIdConnectProvider":
+            outputs["arn"] = f"arn:aws:iam::123456789012:oidc-provider/{OIDC_ISSUER.removeprefix('https://')}"
         if args.typ == "aws:iam/role:Role":
             outputs["arn"] = f"arn:aws:iam::123456789012:role/{args.name}"
         if args.typ == "gcp:serviceaccount/account:Account":
