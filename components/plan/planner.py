@@ -149,6 +149,7 @@ def _shoot(
         ),
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
+        network_type=spec.networking.type.value,
         images=_images(spec, networking, profiles),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),

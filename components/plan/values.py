@@ -142,6 +142,8 @@ class ShootValues:
     encryption: EncryptionValues = field(default_factory=EncryptionValues)
     # The secret config key with the cloud credentials of the shoot's machines (None on local: nothing to call).
     cloud_credentials_secret: str | None = None
+    # The network plugin in the shoot (kinds.NetworkType's value).
+    network_type: str = "calico"
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).
     images: dict[str, ImageSource] = field(default_factory=dict)
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
