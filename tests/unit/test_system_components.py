@@ -30,8 +30,15 @@ from tests.unit.test_workers import shoot_on
 with open("stacks/Pulumi.local.yaml") as f:
     LOCAL = yaml.safe_load(f)["config"]["arbor:landscape"]
 PLAN = plan_landscape(parse_landscape(LOCAL), "local")
-SHOOTS = {s.name: s for s in PLAN.shoots}
-# web is IPv4, db dual-stack, root self-hosted (pool `cp`).
+
+
+def on_gcp(shoot: ShootValues) -> ShootValues:
+    """The shoot as if its API served its own service ranges (every provider but local's kwokctl clusters)."""
+    return dataclasses.replace(shoot, networking=dataclasses.replace(shoot.networking, provider=ProviderType.GCP))
+
+
+# The local stack's shoots as rendered on a cloud: web is IPv4, db dual-stack, root self-hosted (pool `cp`).
+SHOOTS = {s.name: on_gcp(s) for s in PLAN.shoots}
 IPV4, DUAL_STACK = SHOOTS["web"], SHOOTS["db"]
 
 
@@ -70,6 +77,13 @@ def test_kube_dns_is_the_10th_address_of_every_service_range(shoot: ShootValues)
     expected = [str(ipaddress.ip_network(r).network_address + 10) for r in shoot.networking.services]
     assert spec["clusterIPs"] == expected and spec["clusterIP"] == expected[0]
     assert spec["ipFamilyPolicy"] == ("RequireDualStack" if len(expected) == 2 else "SingleStack")
+
+
+def test_on_local_the_api_server_allocates_kube_dns() -> None:
+    """GIVEN a local shoot (a kwokctl cluster on kube-apiserver's default range) WHEN rendered THEN no fixed address."""
+    local = PLAN.shoots[1]
+    spec = one(rendered(local), "Service", coredns.SERVICE)["spec"]
+    assert "clusterIP" not in spec and "clusterIPs" not in spec and "ipFamilyPolicy" not in spec
 
 
 def test_kube_dns_addresses_by_example() -> None:
@@ -129,7 +143,7 @@ def test_resource_names_are_unique_in_a_shoot() -> None:
 
 def test_network_type_defaults_to_calico_and_is_refused_otherwise() -> None:
     """GIVEN no type, cilium, and flannel WHEN parsed THEN calico, cilium, and a refusal naming the field."""
-    assert PLAN.shoots[0].network_type == "calico"
+    assert [s.network_type for s in PLAN.shoots] == ["calico"] * 3
     shoots = [{**LOCAL["shoots"][0], "networking": {**LOCAL["shoots"][0]["networking"], "type": "cilium"}}]
     assert plan_landscape(parse_landscape({**LOCAL, "shoots": shoots}), "local").shoots[0].network_type == "cilium"
     shoots[0]["networking"]["type"] = "flannel"

@@ -7,6 +7,7 @@ the shoot's values and its resolved pod and service ranges (on gcp and aws the c
 
 from __future__ import annotations
 
+from components.kinds import ProviderType
 from components.plan.values import ShootValues
 from components.render.system import calico, cilium, coredns, kubeproxy
 from components.render.system.common import SYSTEM_LABELS, Object
@@ -22,7 +23,8 @@ def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]
     return [
         *plugin.objects(pods, api_server, SYSTEM_LABELS),
         *kubeproxy.objects(shoot.workers, pods, api_server, SYSTEM_LABELS),
-        *coredns.objects(services, SYSTEM_LABELS),
+        # A local shoot's API is a kwokctl cluster serving kube-apiserver's default service range, not the shoot's.
+        *coredns.objects(services, SYSTEM_LABELS, fixed=shoot.networking.provider != ProviderType.LOCAL),
     ]
 
 

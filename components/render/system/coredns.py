@@ -54,8 +54,12 @@ def cluster_ips(services: tuple[str, ...]) -> list[str]:
     return [str(ipaddress.ip_network(r)[SERVICE_INDEX]) for r in services]
 
 
-def objects(services: tuple[str, ...], labels: dict[str, str]) -> list[Object]:
-    """CoreDNS's ServiceAccount, RBAC, Corefile, Deployment and the `kube-dns` Service."""
+def objects(services: tuple[str, ...], labels: dict[str, str], fixed: bool = True) -> list[Object]:
+    """CoreDNS's ServiceAccount, RBAC, Corefile, Deployment and the `kube-dns` Service.
+
+    `fixed`: whether kube-dns takes Gardener's addresses; where the shoot's API does not serve the shoot's service
+    ranges (local: a kwokctl cluster on kube-apiserver's default range), the API server allocates them.
+    """
     own = {**labels, **LABELS}
     role = "system:coredns"
     rules = [
@@ -69,7 +73,7 @@ def objects(services: tuple[str, ...], labels: dict[str, str]) -> list[Object]:
         binding(role, own, role, NAME),
         config,
         _deployment(own),
-        _service(services, own),
+        _service(services if fixed else (), own),
     ]
 
 
@@ -82,9 +86,9 @@ def _service(services: tuple[str, ...], labels: dict[str, str]) -> Object:
         {"name": "metrics", "port": METRICS_PORT, "protocol": "TCP", "targetPort": METRICS_PORT},
     ]
     spec: Object = {"selector": dict(LABELS), "ports": ports}
-    if ips:  # none before a cloud assigned an IPv6-only shoot's range
+    if ips:  # none where the API server allocates them
         spec |= {"clusterIP": ips[0], "clusterIPs": ips}
-    spec["ipFamilyPolicy"] = "RequireDualStack" if len(ips) > 1 else "SingleStack"
+        spec["ipFamilyPolicy"] = "RequireDualStack" if len(ips) > 1 else "SingleStack"
     return {"apiVersion": "v1", "kind": "Service", "metadata": meta(SERVICE, labels), "spec": spec}
 
 
