@@ -14,7 +14,7 @@ import yaml
 
 from components import pins
 from components.bundles import ClusterAccess
-from components.checks import parse_landscape
+from components.checks import parse_landscape, previous
 from components.concerns.system import system_components
 from components.kinds import ProviderType
 from components.plan.network import plan_network
@@ -152,6 +152,21 @@ def test_network_type_defaults_to_calico_and_is_refused_otherwise() -> None:
     lines = [line for line in str(raised.value).splitlines() if "networking.type" in line]
     assert lines and lines[0].startswith("landscape.shoots[0].networking.type: ")
     assert "calico" in lines[0] and "cilium" in lines[0]
+
+
+def test_changing_the_network_plugin_is_refused() -> None:
+    """GIVEN a shoot recorded on calico WHEN the next update asks for cilium THEN the change is refused with the field.
+
+    A record from before the field (no `networkType`) refuses nothing.
+    """
+    recorded = previous.shoot_outputs(PLAN)
+    shoots = [{**s, "networking": {**s["networking"], "type": "cilium"}} for s in LOCAL["shoots"][:1]]
+    changed = plan_landscape(parse_landscape({**LOCAL, "shoots": [*shoots, *LOCAL["shoots"][1:]]}), "local")
+    lines = previous.shoot_changes(changed, recorded)
+    assert len(lines) == 1 and lines[0].startswith("landscape.shoots[0].networking.type: cannot change from calico")
+    older = {key: {k: v for k, v in r.items() if k != "networkType"} for key, r in recorded.items()}
+    assert previous.shoot_changes(changed, older) == []
+    assert previous.shoot_changes(PLAN, recorded) == []
 
 
 def _registered(provider: ProviderType) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:

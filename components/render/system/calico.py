@@ -198,7 +198,6 @@ def _node(pods: tuple[str, ...], api_server: str, labels: dict[str, str]) -> Obj
         "serviceAccountName": NODE,
         "hostNetwork": True,
         "priorityClassName": NODE_CRITICAL,
-        "nodeSelector": {"kubernetes.io/os": "linux"},
         "tolerations": TOLERATE_ALL,
         "terminationGracePeriodSeconds": 0,
         "initContainers": [install],

@@ -109,7 +109,6 @@ def _agent(api_server: str, labels: dict[str, str]) -> Object:
         "serviceAccountName": AGENT,
         "hostNetwork": True,
         "priorityClassName": NODE_CRITICAL,
-        "nodeSelector": {"kubernetes.io/os": "linux"},
         "tolerations": TOLERATE_ALL,
         "initContainers": [install],
         "containers": [agent],

@@ -69,5 +69,6 @@ def by_family(ranges: tuple[str, ...], ipv6: bool) -> str | None:
 
 NODE_CRITICAL = "system-node-critical"
 CLUSTER_CRITICAL = "system-cluster-critical"
-# Every node's DaemonSet pod runs whatever taints a node carries, as Gardener's node-critical components do.
+# Every node's DaemonSet pod runs whatever taints a node carries, as Gardener's node-critical components do. The
+# network plugin selects no OS either: every arbor node is Linux, and kwok's nodes carry no `kubernetes.io/os`.
 TOLERATE_ALL = [{"operator": "Exists"}]
