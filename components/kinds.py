@@ -71,6 +71,13 @@ class IPFamily(StrEnum):
     IPV6 = "IPv6"
 
 
+class NetworkType(StrEnum):
+    """A shoot's network plugin (Gardener's `networking.type`), run as an overlay."""
+
+    CALICO = "calico"
+    CILIUM = "cilium"
+
+
 class EncryptionProvider(StrEnum):
     """kube-apiserver's local-key providers for encryption at rest."""
 

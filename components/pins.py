@@ -1,4 +1,4 @@
-"""Upstream versions arbor pins, with the images they name: machine-controller-manager and its provider sidecars.
+"""Upstream versions arbor pins, with the images they name: MCM and its sidecars, the shoot's system components.
 
 The pins are Gardener's own, read from the image vectors of the releases named below: gardener's
 `imagevector/containers.yaml` (machine-controller-manager) and each provider extension's
@@ -42,3 +42,23 @@ MCM_PROVIDERS = {
     "gcp": Image(f"{RELEASES}/machine-controller-manager-provider-gcp", "v0.28.1"),
     "local": Image(f"{RELEASES}/extensions/machine-controller-manager-provider-local", GARDENER_VERSION),
 }
+
+
+# System components in every shoot (components/render/system/). kube-proxy runs each pool's Kubernetes version
+# (its image tag is `v<version>`); CoreDNS and the network plugins are pinned here, read from the releases Gardener's
+# gardener v1.149 and networking extensions ship with (CoreDNS 1.12, calico 3.30, cilium 1.17). On local nothing pulls
+# them (kwok only simulates the pods).
+KUBE_PROXY_REPOSITORY = "registry.k8s.io/kube-proxy"
+COREDNS = Image("registry.k8s.io/coredns/coredns", "v1.12.2")
+CALICO_VERSION = "v3.30.3"
+CALICO_NODE = Image("quay.io/calico/node", CALICO_VERSION)
+CALICO_CNI = Image("quay.io/calico/cni", CALICO_VERSION)
+CALICO_KUBE_CONTROLLERS = Image("quay.io/calico/kube-controllers", CALICO_VERSION)
+CILIUM_VERSION = "v1.17.6"
+CILIUM = Image("quay.io/cilium/cilium", CILIUM_VERSION)
+CILIUM_OPERATOR = Image("quay.io/cilium/operator-generic", CILIUM_VERSION)
+
+
+def kube_proxy(kubernetes_version: str) -> Image:
+    """kube-proxy of a pool's Kubernetes version (`1.34.4` -> `registry.k8s.io/kube-proxy:v1.34.4`)."""
+    return Image(KUBE_PROXY_REPOSITORY, f"v{kubernetes_version}")

@@ -136,12 +136,13 @@ def _hosting(shoot: ShootValues) -> str:
 
 
 def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
-    """Each shoot's Kubernetes version and its pools', hosting, seed and etcd volumes by `<project>/<name>`."""
+    """Each shoot's Kubernetes version and its pools', hosting, network plugin, seed and etcd volumes."""
     return {
         s.ref: {
             "kubernetesVersion": s.kubernetes_version,
             "workers": {p.name: p.kubernetes_version for p in s.workers},
             "hosting": _hosting(s),
+            "networkType": s.network_type,
             **({"seed": s.seed} if s.seed else {}),
             **({"etcdVolumes": _etcd_volumes(s)} if s.etcd_volumes else {}),
         }
@@ -246,7 +247,7 @@ def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[st
 
 
 def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """Version, hosting, seed and etcd volume changes the previous update's outputs (`shoot_outputs`) do not allow."""
+    """Version, hosting, seed, network plugin and etcd volume changes the previous outputs (`shoot_outputs`) forbid."""
     lines = []
     for i, shoot, before in _recorded(plan, previous):
         if isinstance(old := before.get("kubernetesVersion"), str):
@@ -254,7 +255,18 @@ def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]
         lines += _pool_versions(i, shoot, before.get("workers") or {})
         lines += _placement(i, shoot, before)
         lines += _etcd_volume_changes(i, shoot, before)
+        lines += _network_type(i, shoot, before.get("networkType"))
     return lines
+
+
+def _network_type(i: int, shoot: ShootValues, old: object) -> list[str]:
+    """A network plugin change, which Gardener forbids: pods keep the old plugin's interfaces until nodes roll."""
+    if not isinstance(old, str) or old == shoot.network_type:
+        return []
+    return [
+        f"landscape.shoots[{i}].networking.type: cannot change from {old} to {shoot.network_type}: running pods keep "
+        f"the {old} network until their nodes are replaced (Gardener forbids it too); keep {old}, or create a new shoot"
+    ]
 
 
 def _confirm(kind: str, name: str) -> str:

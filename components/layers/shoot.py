@@ -2,7 +2,8 @@
 
 Flow, each step depending only on what it needs: the Shoot record -> infrastructure (the shoot's network: VPC,
 subnets, gateways; nothing on local) -> credentials (PKI) -> the control plane -> the shoot's API and nodes
-(workers) -> system components in kube-system -> health (ShootStatus writes the record's status).
+(workers) -> system components in kube-system (the network plugin, kube-proxy, CoreDNS) -> health (ShootStatus
+writes the record's status).
 
 A hosted shoot's control plane runs in its seed namespace: etcd main and events, then kube-apiserver, then
 kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them. A self-hosted
@@ -33,6 +34,7 @@ from components.concerns.exposure import api_records, arbor_kubeconfig
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
+from components.concerns.system import system_components
 from components.concerns.workers import Workers
 from components.plan import network
 from components.plan.bootstrap import secret_name
@@ -90,7 +92,7 @@ class Shoot(pulumi.ComponentResource):
         rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
-        self.status = self._health(name, garden, seed, [record, system, rewritten, *steps])
+        self.status = self._health(name, garden, seed, [record, *system, rewritten, *steps])
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
         )
@@ -207,8 +209,8 @@ class Shoot(pulumi.ComponentResource):
             parent=self,
         )
 
-    def _system_components(self, name: str) -> pulumi.Resource:
-        """In kube-system: `shoot-info`, and kube-apiserver's kubelet user bound to reach kubelets."""
+    def _system_components(self, name: str) -> list[pulumi.Resource]:
+        """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""
         in_shoot = pulumi.ResourceOptions(
             parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
         )
@@ -236,7 +238,7 @@ class Shoot(pulumi.ComponentResource):
             for obj in nodeagent.join_rbac(keys):
                 suffix = f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
                 KubeObject(f"{name}-join-{suffix}", obj, in_shoot)
-        return system
+        return [system, *system_components(name, self.values, self.access, self.network, parent=self)]
 
     def _health(
         self, name: str, garden: GardenAccess, seed: SeedAccess | None, converged: Sequence[pulumi.Resource]

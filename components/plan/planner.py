@@ -151,6 +151,7 @@ def _shoot(
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
         cloud_credentials=spec.cloud_credentials,
+        network_type=spec.networking.type.value,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
         etcd_volumes=storage.etcd_volumes(None if spec.self_hosted else networking.provider),

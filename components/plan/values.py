@@ -163,6 +163,8 @@ class ShootValues:
     cloud_credentials_secret: str | None = None
     # `cloudCredentials` as written (None: arbor creates them on a cloud unless a secret config key is named).
     cloud_credentials: CloudCredentials | None = None
+    # The network plugin in the shoot (kinds.NetworkType's value).
+    network_type: str = "calico"
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).
     images: dict[str, ImageSource] = field(default_factory=dict)
     # Where the shoot's API is recorded in DNS; None where arbor's kube-apiserver is not what clients reach (local).

@@ -31,6 +31,8 @@ NETWORKING: Object = {
     "type": "object",
     "properties": {"ipFamilies": STRINGS, "nodes": STRINGS, "pods": STRINGS, "services": STRINGS},
 }
+# A shoot's networking besides: its network plugin (seeds have none).
+SHOOT_NETWORKING: Object = {"type": "object", "properties": {"type": STRING, **NETWORKING["properties"]}}
 
 
 def _crd(kind: str, plural: str, scope: str, spec: Object, status: Object | None, columns: list[Object]) -> Object:
@@ -123,7 +125,7 @@ def shoot_crd() -> Object:
             "seedName": STRING,
             "selfHosted": {"type": "boolean"},
             "kubernetes": {"type": "object", "required": ["version"], "properties": {"version": STRING}},
-            "networking": NETWORKING,
+            "networking": SHOOT_NETWORKING,
             "provider": {"type": "object", "properties": {"workers": {"type": "array", "items": worker}}},
             "encryption": {"type": "object", "properties": {"resources": STRINGS}},
             "nodeAgent": {"type": "object", "properties": {"version": STRING}},
@@ -220,8 +222,8 @@ def shoot_record(shoot: ShootValues) -> Object:
     ]
     spec: Object = {
         "kubernetes": {"version": shoot.kubernetes_version},
-        "networking": {"ipFamilies": list(net.ip_families), "nodes": list(net.nodes), "pods": list(net.pods),
-                       "services": list(net.services)},
+        "networking": {"type": shoot.network_type, "ipFamilies": list(net.ip_families), "nodes": list(net.nodes),
+                       "pods": list(net.pods), "services": list(net.services)},
         "provider": {"workers": workers},
         "encryption": {"resources": list(shoot.encryption.resources)},
         "nodeAgent": {"version": shoot.node_agent_version},

@@ -24,6 +24,7 @@ from components.kinds import (
     EncryptionProvider,
     IPFamily,
     KeyRotation,
+    NetworkType,
 )
 from components.spec import cidrs
 from components.spec.fields import (
@@ -88,6 +89,8 @@ class Networking(Model):
     """
 
     ip_families: tuple[IPFamily, ...] = Field((IPFamily.IPV4,), alias="ipFamilies")
+    # Calico by default, as Gardener's local setup runs its shoots.
+    type: NetworkType = Field(NetworkType.CALICO, description="The network plugin: calico or cilium (overlay).")
     nodes: Ranges = ()
     pods: Ranges = ()
     services: Ranges = ()

@@ -41,6 +41,28 @@ def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tm
         assert version["gitVersion"] == os.environ["KUBERNETES_VERSION"]
 
 
+@pytest.mark.parametrize("index", range(len(LOCAL_LANDSCAPE["shoots"])))
+def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Path, index: int) -> None:
+    """GIVEN the local landscape WHEN `up` ran THEN each shoot's kube-system holds calico, kube-proxy and CoreDNS.
+
+    kube-proxy runs per pool at the pool's version with the shoot's pod ranges; kube-dns is a Service of CoreDNS.
+    """
+    shoot = LOCAL_LANDSCAPE["shoots"][index]
+    config = local_stack.outputs()["kubeconfigs"][f"shoot/{shoot['project']}/{shoot['name']}"]
+    kinds = "daemonsets,deployments,services,configmaps"
+    found = json.loads(kubectl(config, tmp_path, "-n", "kube-system", "get", kinds, "-o", "json"))["items"]
+    names = {(o["kind"], o["metadata"]["name"]) for o in found}
+    version = shoot["kubernetes"]["version"]
+    proxies = {("DaemonSet", f"kube-proxy-{p['name']}-v{version}") for p in shoot["workers"]}
+    expected = {("DaemonSet", "calico-node"), ("Deployment", "calico-kube-controllers"), ("Deployment", "coredns")}
+    assert expected | proxies | {("Service", "kube-dns"), ("ConfigMap", "kube-proxy-config")} <= names
+    proxy_config = next(o for o in found if o["metadata"]["name"] == "kube-proxy-config")["data"]["config.yaml"]
+    pods = shoot["networking"]["pods"]
+    assert f"clusterCIDR: {','.join(pods) if isinstance(pods, list) else pods}" in proxy_config
+    crds = kubectl(config, tmp_path, "get", "crd", "-o", "name")
+    assert "customresourcedefinition.apiextensions.k8s.io/ippools.crd.projectcalico.org" in crds.split()
+
+
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:
     """Per condition of shoot dev/web: its status and lastTransitionTime."""
     garden = stack.outputs()["kubeconfigs"]["garden"]

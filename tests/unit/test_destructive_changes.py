@@ -225,22 +225,29 @@ def test_changes(case: str, doc: dict[str, Any], before: dict[str, Any], lines: 
 
 
 def test_records_hold_version_hosting_and_seed() -> None:
-    """GIVEN the base landscape WHEN recorded THEN each shoot's version, hosting and seed, each seed's shoots."""
+    """GIVEN the base landscape WHEN recorded THEN each shoot's version, hosting, plugin, seed; each seed's shoots."""
     records = deployed()
     assert records["shoots"] == {
         "dev/web": {
             "kubernetesVersion": "1.34.4",
             "workers": {"pool-a": "1.34.4"},
             "hosting": "hosted",
+            "networkType": "calico",
             "seed": "local-1",
         },
         "ops/db": {
             "kubernetesVersion": "1.33.6",
             "workers": {"pool-a": "1.33.6"},
             "hosting": "hosted",
+            "networkType": "calico",
             "seed": "local-1",
         },
-        "ops/root": {"kubernetesVersion": "1.34.4", "workers": {"cp": "1.34.4"}, "hosting": "self-hosted"},
+        "ops/root": {
+            "kubernetesVersion": "1.34.4",
+            "workers": {"cp": "1.34.4"},
+            "hosting": "self-hosted",
+            "networkType": "calico",
+        },
     }
     assert records["seeds"]["local-1"]["shoots"] == ["dev/web", "ops/db"]
     assert set(records) == {"networks", "encryption", "credentials", "shoots", "seeds"}
