@@ -12,6 +12,7 @@ import preview_summary
 import pytest
 import yaml
 
+from components.providers.local import MIRROR_ANNOTATION
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
 
 pytestmark = pytest.mark.integration
@@ -47,7 +48,9 @@ def test_self_hosted_control_plane_is_in_its_pools_osc_and_runs(local_stack: Sta
     assert key["permissions"] == 0o600 and "PRIVATE KEY" in key["content"]["inline"]["data"]
 
     pods = shoot_kubectl(local_stack, "shoot/ops/root", tmp_path, "get", "pods", "-n", "kube-system")["items"]
-    mirrors = {p["metadata"]["name"].removesuffix("-" + p["spec"]["nodeName"]): p for p in pods}
+    # Mirror pods only: kube-system also runs the shoot's system components (network plugin, kube-proxy, CoreDNS).
+    static = [p for p in pods if MIRROR_ANNOTATION in (p["metadata"].get("annotations") or {})]
+    mirrors = {p["metadata"]["name"].removesuffix("-" + p["spec"]["nodeName"]): p for p in static}
     assert sorted(mirrors) == sorted(COMPONENTS)
     assert all(p["status"]["phase"] == "Running" for p in mirrors.values())
     garden = local_stack.outputs()["kubeconfigs"]["garden"]
