@@ -136,18 +136,22 @@ def _check_shoot(
 
 
 def _check_seed_families(at: str, shoot: ShootSpec, seed: SeedSpec) -> list[str]:
-    """A hosted shoot's families are all among its seed's: its control plane serves them from the seed's network."""
+    """A hosted shoot's primary family is one of its seed's: the control plane in the seed serves and reaches it.
+
+    Gardener hosts dual-stack shoots on single-stack seeds (its VPN runs in the seed's families), so only the
+    primary family, which kube-apiserver advertises and node-agent dials, must be the seed's.
+    """
     families = [f.value for f in shoot.networking.ip_families]
     seed_families = [f.value for f in seed.networks.ip_families]
     if cidrs.check_families(at, tuple(families)) or cidrs.check_families(at, tuple(seed_families)):
         return []  # reported at the families themselves
-    missing = [f for f in families if f not in seed_families]
-    if not missing:
+    primary = families[0]
+    if primary in seed_families:
         return []
     return [
-        f"{at}.networking.ipFamilies: {cidrs.names(families)} needs a seed with {', '.join(missing)}, but seed "
-        f"'{seed.name}' has {cidrs.names(seed_families)}: add {', '.join(missing)} to the seed's networks.ipFamilies "
-        "(with its ranges) or host the shoot on a seed that has it"
+        f"{at}.networking.ipFamilies: {cidrs.names(families)} needs a seed with {primary} (its primary family), "
+        f"but seed '{seed.name}' has {cidrs.names(seed_families)}: add {primary} to the seed's "
+        "networks.ipFamilies (with its ranges) or host the shoot on a seed that has it"
     ]
 
 

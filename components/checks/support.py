@@ -19,15 +19,26 @@ def unsupported(plan: LandscapePlan) -> list[str]:
         # A cloud's managed API server encrypts at rest with the cloud's own keys, configured there.
         provider = plan.garden.cluster.provider.value
         lines.append(f"landscape.garden.encryption: only a local garden's API server is configured, not {provider}")
-    for i, shoot in enumerate(plan.shoots):
-        if shoot.self_hosted and shoot.cluster.provider is not ProviderType.LOCAL:
+    for i, seed in enumerate(plan.seeds):
+        if seed.cluster.provider is not ProviderType.LOCAL and "IPv6" in seed.ip_families:
+            # GKE and EKS seeds are created IPv4; a seed that says IPv6 would promise what its cluster lacks.
             lines.append(
-                f"landscape.shoots[{i}].selfHosted: self-hosted shoots on {shoot.cluster.provider.value} are not "
-                "supported yet (their control-plane machines need the workers issue)"
+                f"landscape.seeds[{i}].networks.ipFamilies: a seed on {seed.cluster.provider.value} is created IPv4, "
+                "IPv6 seeds are not supported yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"
             )
-        elif not shoot.self_hosted and shoot.cluster.provider is not ProviderType.LOCAL:
+    for i, shoot in enumerate(plan.shoots):
+        provider = shoot.cluster.provider
+        if provider is ProviderType.LOCAL:
+            continue
+        if shoot.self_hosted:
             lines.append(
-                f"landscape.shoots[{i}].seed: shoots on {shoot.cluster.provider.value} seeds are not supported yet "
-                "(they need the workers issue)"
+                f"landscape.shoots[{i}].selfHosted: self-hosted shoots on {provider.value} are not supported yet: "
+                "nothing creates their first control-plane machine (Gardener's `gardenadm bootstrap`); host the "
+                "shoot on a seed"
+            )
+        elif shoot.dns is None:
+            lines.append(
+                f"landscape.shoots[{i}].seed: a shoot on a {provider.value} seed is reached at "
+                "api.<shoot>.<project>.<domain>: set landscape.garden.dns (the zone arbor writes its records in)"
             )
     return lines

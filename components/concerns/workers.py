@@ -59,8 +59,10 @@ class Workers(pulumi.ComponentResource):
         after: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
         cas: NodeCas | None = None,
+        joinable: Sequence[pulumi.Resource] = (),
     ) -> None:
         super().__init__("arbor:shoot:Workers", name, None, opts)
+        self._joinable = list(joinable)  # what a machine needs in the shoot first: the OSC Secret, the join RBAC
         # Each object waits for what it needs, no more: the engine orders the rest through these edges, and every
         # edge costs the SDK time at registration (bench/scale.py).
         in_seed = pulumi.ResourceOptions(
@@ -120,7 +122,9 @@ class Workers(pulumi.ComponentResource):
         secret = KubeObject(f"{name}-user-data-{zone}", user_data, in_seed)
         with_secret = pulumi.ResourceOptions.merge(classes, pulumi.ResourceOptions(depends_on=[secret]))
         made = KubeObject(f"{name}-class-{zone}", machine_class, with_secret)
-        after = pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[made, *manager]))
+        after = pulumi.ResourceOptions.merge(
+            in_seed, pulumi.ResourceOptions(depends_on=[made, *manager, *self._joinable])
+        )
         return KubeObject(f"{name}-deployment-{zone}", deployment, after)
 
 

@@ -164,6 +164,7 @@ class Shoot(pulumi.ComponentResource):
         self.access = self._shoot_api(infra, list(self.network.ready))
         static = static_control_plane(self.values, sources)
         node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=self._node_cas())
+        node_configs += self._join_rbac(name)
         published: list[pulumi.Resource] = []
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
@@ -183,7 +184,9 @@ class Shoot(pulumi.ComponentResource):
         self.access = self._shoot_api(infra, serving)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
-        # Machines join once the shoot's API serves: MCM and its sidecar work against it.
+        node_configs += self._join_rbac(name)
+        # Machines join once the shoot's API serves: MCM and its sidecar work against it; a machine is made only
+        # once node-agent's OSC Secret and the join RBAC are in the shoot (Gardener's flow: OSC before Worker).
         workers = Workers(
             f"{name}-workers",
             self.values,
@@ -195,8 +198,25 @@ class Shoot(pulumi.ComponentResource):
             after=control_plane,
             opts=pulumi.ResourceOptions(parent=self),
             cas=cas,
+            joinable=node_configs,
         ).deployments
         return [*control_plane, *self.access.ready, *node_configs, *workers]
+
+    def _join_rbac(self, name: str) -> list[pulumi.Resource]:
+        """The RBAC machines join arbor's kube-apiserver with (bootstrap token, CSRs, node-agent's OSC Secret).
+
+        Only a shoot with domain names: kwok nodes on local are registered by arbor.
+        """
+        if not self.values.dns:
+            return []
+        in_shoot = pulumi.ResourceOptions(
+            parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
+        )
+        keys = [secret_name(node) for node in self.values.node_settings.values()]
+        return [
+            KubeObject(f"{name}-join-{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}", obj, in_shoot)
+            for obj in nodeagent.join_rbac(keys)
+        ]
 
     def _admin_kubeconfig(self, name: str) -> pulumi.Output[str]:
         """A short-lived admin kubeconfig of the shoot's client CA (a secret output)."""
@@ -232,12 +252,6 @@ class Shoot(pulumi.ComponentResource):
             subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": pki.KUBELET_CLIENT_USER}],
             opts=in_shoot,
         )
-        if self.values.dns:
-            # Machines join arbor's kube-apiserver by bootstrap token (kwok nodes on local are registered by arbor).
-            keys = [secret_name(node) for node in self.values.node_settings.values()]
-            for obj in nodeagent.join_rbac(keys):
-                suffix = f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
-                KubeObject(f"{name}-join-{suffix}", obj, in_shoot)
         return [system, *system_components(name, self.values, self.access, self.network, parent=self)]
 
     def _health(

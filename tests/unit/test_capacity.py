@@ -122,8 +122,9 @@ CASES: list[tuple[str, object, list[str]]] = [
             nodeMaskSizes={"IPv6": 120},
         ),
         [
-            f"{S0}.networking.ipFamilies: [IPv6] needs a seed with IPv6, but seed 'local-1' has [IPv4]: add IPv6 to "
-            "the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed that has it",
+            f"{S0}.networking.ipFamilies: [IPv6] needs a seed with IPv6 (its primary family), but seed 'local-1' "
+            "has [IPv4]: add IPv6 to the seed's networks.ipFamilies (with its ranges) or host the shoot on a seed "
+            "that has it",
             f"{S0}.networking.pods: fd00:20::/120 holds the pod ranges of 1 node (/120 each), not the 2 of the pools' "
             "maximums: use a /119 or larger, or lower their maximum",
         ],
@@ -176,8 +177,8 @@ def test_refused_before_the_plan(case: str, raw: object, lines: list[str]) -> No
 def test_self_hosted_shoot_on_a_cloud_garden_is_not_supported(provider: str, region: str) -> None:
     """GIVEN the garden on a cloud WHEN its self-hosted shoot is checked THEN the "not supported" line, no crash."""
     assert _refused(_on(provider, region)) == [
-        f"{S0.replace('0', '2')}.selfHosted: self-hosted shoots on {provider} are not supported yet (their "
-        "control-plane machines need the workers issue)"
+        f"{S0.replace('0', '2')}.selfHosted: self-hosted shoots on {provider} are not supported yet: nothing "
+        "creates their first control-plane machine (Gardener's `gardenadm bootstrap`); host the shoot on a seed"
     ]
 
 
@@ -200,4 +201,7 @@ def test_cloud_shoot_minimums_are_not_bound_by_the_local_limit() -> None:
     doc["shoots"][0]["workers"][0]["zones"] = ["europe-west1-b"]
     doc["shoots"] = doc["shoots"][:1]
     # No credentials named: arbor makes them (cloudCredentials: managed), so only the seed is refused.
-    assert _refused(doc) == [f"{S0}.seed: shoots on gcp seeds are not supported yet (they need the workers issue)"]
+    assert _refused(doc) == [
+        f"{S0}.seed: a shoot on a gcp seed is reached at api.<shoot>.<project>.<domain>: set landscape.garden.dns "
+        "(the zone arbor writes its records in)"
+    ]

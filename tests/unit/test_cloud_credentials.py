@@ -190,7 +190,8 @@ def test_the_spec_field_reaches_the_checks() -> None:
     doc["shoots"] = doc["shoots"][:1]
     doc["shoots"][0] |= {"cloudCredentials": "managed", "cloudCredentialsSecret": "gcpCredentials"}
     assert _refused(doc) == [
-        "landscape.shoots[0].seed: shoots on gcp seeds are not supported yet (they need the workers issue)",
+        "landscape.shoots[0].seed: a shoot on a gcp seed is reached at api.<shoot>.<project>.<domain>: set "
+        "landscape.garden.dns (the zone arbor writes its records in)",
         "landscape.shoots[0].cloudCredentialsSecret: arbor creates this shoot's credentials (cloudCredentials: "
         "managed); remove cloudCredentialsSecret, or set cloudCredentials: secret to use it",
     ]

@@ -62,7 +62,7 @@ GCP_SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
-def _computed(typ: str, inputs: dict[str, Any]) -> dict[str, Any]:
+def cloud_computed(typ: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """What the cloud adds to a resource's inputs: the IPv6 blocks it assigns."""
     if typ == VPC and (inputs.get("assignGeneratedIpv6CidrBlock") or inputs.get("ipv6IpamPoolId")):
         return {"ipv6CidrBlock": VPC_IPV6}
@@ -84,7 +84,7 @@ class NetworkMocks(pulumi.runtime.Mocks):
             # Names are unique across types here, so a test can look any resource up by its name alone.
             assert args.name not in self.resources, f"{args.name} registered twice"
             self.resources[args.name] = (args.typ, dict(args.inputs))
-        return f"{args.name}-id", dict(args.inputs) | _computed(args.typ, args.inputs)
+        return f"{args.name}-id", dict(args.inputs) | cloud_computed(args.typ, args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return {}, []  # the SDK iterates the failures: None would crash it

@@ -86,14 +86,30 @@ def test_plan_of_the_local_landscape() -> None:
         (
             {"garden": {**base()["garden"], "provider": "aws", "region": "eu-central-1", "zones": ["eu-central-1a"]},
              "seeds": [], "shoots": [{**base()["shoots"][2]}]},
-            ["landscape.shoots[0].selfHosted: self-hosted shoots on aws are not supported yet (their control-plane "
-             "machines need the workers issue)"],
+            ["landscape.shoots[0].selfHosted: self-hosted shoots on aws are not supported yet: nothing creates "
+             "their first control-plane machine (Gardener's `gardenadm bootstrap`); host the shoot on a seed"],
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1",
                         "zones": ["europe-west1-b", "europe-west1-c"]}],
              "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
-            ["landscape.shoots[0].seed: shoots on gcp seeds are not supported yet (they need the workers issue)"],
+            ["landscape.shoots[0].seed: a shoot on a gcp seed is reached at api.<shoot>.<project>.<domain>: set "
+             "landscape.garden.dns (the zone arbor writes its records in)"],
+        ),
+        (
+            {"garden": {**base()["garden"], "dns": {"provider": "google-clouddns", "zone": "z",
+                                                    "domain": "example.com"}},
+             "seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"]}],
+             "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
+            [],
+        ),
+        (
+            {"seeds": [{"name": "local-1", "provider": "aws", "region": "eu-west-1", "zones": ["eu-west-1a"],
+                        "networks": {"ipFamilies": ["IPv4", "IPv6"], "pods": "10.0.0.0/12",
+                                     "services": "10.16.0.0/16"}}],
+             "shoots": []},
+            ["landscape.seeds[0].networks.ipFamilies: a seed on aws is created IPv4, IPv6 seeds are not supported "
+             "yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"],
         ),
     ],
 )  # fmt: skip

@@ -3,8 +3,7 @@
 kube-apiserver's Service is a LoadBalancer of the seed's cloud; Route 53 or Cloud DNS records the external and
 internal domains once the balancer has an address; the serving certificate names both; arbor reaches the shoot
 with its own client certificate; user data keeps MCM's placeholders raw and carries the CAs; the shoot holds the
-RBAC that lets machines join. Cloud shoots are still refused by the checks (etcd volumes, system components),
-so these tests register the plan directly.
+RBAC that lets machines join. The whole example stacks are registered in test_example_stacks.py.
 """
 
 from __future__ import annotations
@@ -76,6 +75,8 @@ def landscape(provider: str, dns: bool = True) -> dict[str, Any]:
     seed = raw["seeds"][0]
     if dns:
         raw["garden"]["dns"] = DNS[provider]
+    else:
+        del raw["garden"]["dns"]
     raw["shoots"] = [
         {
             "name": "web",

@@ -1,0 +1,259 @@
+"""The gcp and aws example stacks, checked and registered as `pulumi up` would, under mocks: the whole cloud flow.
+
+Each stack is checked by `checks.check` (what `__main__` runs first) and registered once on its cloud's provider;
+the tests read what was registered: every step of Gardener's flow for a hosted shoot on GKE or EKS, the order the
+resource graph puts them in, the user data machines boot from, and the pull-request summary of the first preview.
+"""
+
+from __future__ import annotations
+
+import base64
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pulumi
+import pytest
+import yaml
+
+from components import checks
+from components.plan import network
+from components.plan.values import LandscapePlan
+from components.providers.registry import provider_for
+from components.render import pki
+from tests.unit.landscape_mocks import Built, build
+from tests.unit.test_cloud_networks import cloud_computed
+from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, stack_landscape
+from tests.unit.test_shoot_exposure import CLUSTER_CA, RECORD_TYPES, ExposureMocks, unwrapped
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
+import preview_summary
+
+PROVIDERS = ("gcp", "aws")
+SHOOTS = {"web": "arbor-shoot-platform-web", "analytics": "arbor-shoot-data-analytics"}
+SERVICE = "kubernetes:core/v1:Service"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+STATEFULSET = "kubernetes:apps/v1:StatefulSet"
+SECRET = "kubernetes:core/v1:Secret"
+MACHINE_CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
+MACHINE_DEPLOYMENT = "kubernetes:machine.sapcloud.io/v1alpha1:MachineDeployment"
+OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
+CERTIFICATE = "pulumi-python:dynamic/arbor:Certificate"
+CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+# What each cloud makes for a shoot's network and its machines' identity, and the image lookup a class carries.
+NETWORK_TYPES = {
+    "gcp": {"gcp:compute/network:Network", "gcp:compute/subnetwork:Subnetwork", "gcp:compute/routerNat:RouterNat"},
+    "aws": {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway"},
+}
+IDENTITY_TYPES = {
+    "gcp": {"gcp:serviceaccount/account:Account", "gcp:projects/iAMCustomRole:IAMCustomRole"},
+    "aws": {"aws:iam/user:User", "aws:iam/userPolicy:UserPolicy", "aws:iam/accessKey:AccessKey"},
+}
+IMAGE_LOOKUPS = {"gcp": "gcp:compute/getImage:getImage", "aws": "aws:ec2/getAmi:getAmi"}
+LOOKED_UP = {"gcp": "ubuntu-2404-noble-amd64-v20251101", "aws": "ami-0fedcba9876543210"}
+CNI = {"web": "calico-node", "analytics": "cilium"}
+
+
+class ExampleMocks(ExposureMocks):
+    """The exposure mocks, with the IPv6 blocks the clouds assign to a dual-stack shoot's network."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        rid, outputs = super().new_resource(args)
+        outputs |= cloud_computed(args.typ, args.inputs)
+        self.typed[(args.typ, args.name)] = outputs
+        return rid, outputs
+
+
+class Example:
+    """One example stack, checked and registered: its plan, what the transformation saw, what the mocks got."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+        self.stack = f"{provider}-example"
+        self.mocks = ExampleMocks(provider)
+        pulumi.runtime.set_mocks(self.mocks, project="arbor", stack=self.stack, preview=False)
+        config = {"arbor:gardenKubeconfig": GARDEN_KUBECONFIG}
+        pulumi.runtime.set_all_config(config, list(config))
+        # As __main__: the checks first, on a stack without a previous update; they must refuse nothing.
+        self.plan: LandscapePlan = checks.check(stack_landscape(self.stack), self.stack, dict).plan
+        built: list[Built] = []
+
+        @pulumi.runtime.test
+        def register() -> pulumi.Output[list[str]]:
+            built.append(build({}, self.plan, provider_for))
+            return built[0].settled()
+
+        register()
+        self.built = built[0]
+
+    def of(self, type_: str, shoot: str = "") -> dict[str, dict[str, Any]]:
+        """The outputs of every resource of a type (of one shoot), by name without the shoot's prefix."""
+        prefix = f"{SHOOTS[shoot]}-" if shoot else ""
+        typed = self.mocks.typed.items()
+        return {n.removeprefix(prefix): o for (t, n), o in typed if t == type_ and n.startswith(prefix)}
+
+    def waits_for(self, type_: str, name: str) -> set[tuple[str, str]]:
+        """Every resource (type, name) the resource waits for, through depends_on and its provider, transitively."""
+        seen: set[tuple[str, str]] = set()
+        todo = [(type_, name)]
+        while todo:
+            key = todo.pop()
+            provider = self.built.options[key[1]].provider
+            deps = set(self.built.typed_edges.get(key, set()))
+            if provider is not None and id(provider) in self.built.ids:
+                deps.add(self.built.ids[id(provider)])
+            for dep in deps - seen:
+                seen.add(dep)
+                todo.append(dep)
+        return seen
+
+
+@pytest.fixture(scope="module", params=PROVIDERS)
+def example(request: pytest.FixtureRequest) -> Example:
+    """Each example stack, registered once for the tests of this module."""
+    return Example(request.param)
+
+
+def test_the_example_is_checked_as_a_realistic_landscape(example: Example) -> None:
+    """GIVEN an example stack WHEN checked THEN it holds two seeds and a dual-stack and an IPv4 hosted shoot."""
+    plan = example.plan
+    assert len(plan.seeds) == 2 and {s.cluster.provider.value for s in plan.seeds} == {example.provider}
+    families = {s.name: s.networking.ip_families for s in plan.shoots}
+    assert families == {"web": ("IPv4", "IPv6"), "analytics": ("IPv4",)}
+    assert {s.seed for s in plan.shoots} == {s.name for s in plan.seeds}  # one shoot per seed
+    assert all(s.dns is not None and not s.self_hosted for s in plan.shoots)
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str) -> None:
+    """GIVEN an example stack WHEN registered THEN each shoot has every step: network to machines, DNS, add-ons."""
+    types = {t for (t, n) in example.mocks.typed if n.startswith(f"{SHOOTS[shoot]}-")}
+    assert NETWORK_TYPES[example.provider] | IDENTITY_TYPES[example.provider] <= types
+    # The API behind the cloud's load balancer, named in the zone, served with a certificate for both names.
+    assert example.of(SERVICE, shoot)["kube-apiserver"]["spec"]["type"] == "LoadBalancer"
+    assert set(example.of(RECORD_TYPES[example.provider], shoot)) == {"dns-external", "dns-internal"}
+    dns = next(s.dns for s in example.plan.shoots if s.name == shoot)
+    assert dns is not None
+    assert {dns.external, dns.internal} <= set(example.of(CERTIFICATE, shoot)[f"pki-{pki.KUBE_APISERVER}"]["dnsNames"])
+    # etcd on the seed's persistent volumes, Gardener's class.
+    for role in ("main", "events"):
+        claims = example.of(STATEFULSET, shoot)[f"etcd-{role}"]["spec"]["volumeClaimTemplates"]
+        assert [c["spec"]["storageClassName"] for c in claims] == ["gardener.cloud-fast"]
+    # MCM with its provider sidecar under upstream's name; a class and a deployment per zone of the pool.
+    containers = example.of(DEPLOYMENT, shoot)["workers-mcm-deployment"]["spec"]["template"]["spec"]["containers"]
+    sidecar = f"machine-controller-manager-provider-{example.provider}"
+    assert [c["name"] for c in containers] == ["machine-controller-manager", sidecar]
+    zones = [d.name for d in next(s for s in example.plan.shoots if s.name == shoot).deployments["pool-a"]]
+    assert len(example.of(MACHINE_CLASS, shoot)) == len(example.of(MACHINE_DEPLOYMENT, shoot)) == len(zones) >= 2
+    # The shoot's own system components: its CNI, kube-proxy per pool, CoreDNS; the RBAC machines join with.
+    daemonsets = {o["metadata"]["name"] for o in example.of(DAEMONSET, shoot).values()}
+    assert CNI[shoot] in daemonsets and any(d.startswith("kube-proxy-pool-a") for d in daemonsets)
+    assert {o["metadata"]["name"] for o in example.of(DEPLOYMENT, shoot).values()} >= {"coredns"}
+    bindings = {o["metadata"]["name"] for o in example.of(CLUSTER_ROLE_BINDING, shoot).values()}
+    assert {"system:node-bootstrapper", "gardener-node-agent"} <= bindings
+    assert set(example.of(OSC, shoot)) == {"osc-pool-a"}
+
+
+def test_images_are_looked_up_and_pinned_in_the_classes(example: Example) -> None:
+    """GIVEN the built-in ubuntu image WHEN registered THEN it is looked up per region and each class carries it."""
+    lookups = [args for token, args in example.mocks.calls if token == IMAGE_LOOKUPS[example.provider]]
+    assert lookups  # one per image and region
+    for machine_class in example.of(MACHINE_CLASS).values():
+        assert LOOKED_UP[example.provider] in yaml.safe_dump(machine_class["providerSpec"])
+
+
+def test_seeds_hold_what_persistent_etcd_needs(example: Example) -> None:
+    """GIVEN the two seeds WHEN registered THEN each has Gardener's StorageClass (on EKS, after the EBS CSI add-on)."""
+    for seed in (s.name for s in example.plan.seeds):
+        assert f"arbor-seed-{seed}-storage-class" in example.of(STORAGE_CLASS)
+        if example.provider == "aws":
+            waits = example.waits_for(STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
+            assert ("aws:eks/addon:Addon", f"arbor-seed-{seed}-ebs-csi") in waits
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str) -> None:
+    """GIVEN a registered example WHEN its resource graph is read THEN each step waits for the ones it needs."""
+    p = SHOOTS[shoot]
+    records = {(RECORD_TYPES[example.provider], f"{p}-dns-{kind}") for kind in ("external", "internal")}
+    seed = next(s.seed for s in example.plan.shoots if s.name == shoot)
+    storage = (STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
+    # etcd on its volumes; the API after etcd and its serving certificate; the records after the balancer.
+    assert storage in example.waits_for(STATEFULSET, f"{p}-etcd-main")
+    assert {(STATEFULSET, f"{p}-etcd-main"), (SECRET, f"{p}-secret-{pki.KUBE_APISERVER}")} <= example.waits_for(
+        DEPLOYMENT, f"{p}-kube-apiserver"
+    )
+    for record in records:
+        assert (SERVICE, f"{p}-kube-apiserver") in example.waits_for(*record)
+    # arbor reaches the shoot by name: its provider waits for both records; so does all in the shoot.
+    assert records <= example.waits_for(K8S_PROVIDER, f"{p}-k8s")
+    for name in (f"{p}-system-daemonset-kube-proxy-pool-a-v", f"{p}-system-deployment-coredns"):
+        key = next(k for k in example.built.typed_edges if k[1].startswith(name))
+        assert (K8S_PROVIDER, f"{p}-k8s") in example.waits_for(*key)
+    # A machine is made by MCM (after the API serves) from its class, credentials and user data, and only once
+    # node-agent's OSC Secret and the join RBAC are in the shoot.
+    for name in example.of(MACHINE_DEPLOYMENT, shoot):
+        zone = name.removeprefix("workers-deployment-")
+        waits = example.waits_for(MACHINE_DEPLOYMENT, f"{p}-{name}")
+        assert {
+            (MACHINE_CLASS, f"{p}-workers-class-{zone}"),
+            (SECRET, f"{p}-workers-user-data-{zone}"),
+            (SECRET, f"{p}-workers-cloudprovider"),
+            (DEPLOYMENT, f"{p}-workers-mcm-deployment"),
+            (DEPLOYMENT, f"{p}-kube-apiserver"),
+            (OSC, f"{p}-osc-pool-a"),
+            (CLUSTER_ROLE_BINDING, f"{p}-join-clusterrolebinding-system-node-bootstrapper"),
+        } | records <= waits
+    # The Shoot record's status is written last.
+    status = example.waits_for("pulumi-python:dynamic/arbor:ShootStatus", f"{p}-status")
+    assert {(MACHINE_DEPLOYMENT, f"{p}-{n}") for n in example.of(MACHINE_DEPLOYMENT, shoot)} <= status
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_user_data_keeps_the_placeholders_raw_and_carries_the_ca(example: Example, shoot: str) -> None:
+    """GIVEN each zone's user data WHEN decoded THEN MCM's placeholders are raw and node-agent trusts the CA."""
+    secrets = {n: o for n, o in example.of(SECRET, shoot).items() if n.startswith("workers-user-data-")}
+    assert secrets
+    ca = CLUSTER_CA.replace("platform-web", SHOOTS[shoot].removeprefix("arbor-shoot-"))
+    for secret in secrets.values():
+        script = base64.b64decode(unwrapped(secret["data"])["userData"]).decode()
+        assert "'<<BOOTSTRAP_TOKEN>>'" in script and "'<<MACHINE_NAME>>'" in script
+        line = next(x for x in script.splitlines() if x.endswith("config.yaml'") and "echo" in x)
+        config = yaml.safe_load(base64.b64decode(line.split("'")[1]))
+        assert base64.b64decode(config["apiServer"]["caBundle"]).decode() == ca
+        dns = next(s.dns for s in example.plan.shoots if s.name == shoot)
+        assert dns is not None and config["apiServer"]["server"] == f"https://{dns.internal}"
+
+
+def first_preview(example: Example) -> dict[str, Any]:
+    """What `pulumi preview --json` reports for the stack's first update: a create per resource, the plans logged."""
+    records = example.built.records
+    urns = example.built.urns(example.stack)
+    # Names repeat across types (a Service and a Deployment), never among the components that are parents.
+    urn = {(t, n): next(u for u in urns if u.endswith(f"{t}::{n}")) for t, n, _ in records}
+    components = {n: urn[(t, n)] for t, n, _ in records if t.startswith("arbor:")}
+    steps = [
+        {
+            "op": "create",
+            "urn": urn[(type_, name)],
+            "newState": {"urn": urn[(type_, name)], "type": type_, "parent": components[parent] if parent else ""},
+        }
+        for type_, name, parent in records
+    ]
+    info = [network.PLAN_PREFIX + network.table(s.network_plan) for s in example.plan.shoots]
+    return {"steps": steps, "diagnostics": [{"severity": "info", "message": m} for m in info]}
+
+
+def test_the_first_previews_summary(example: Example, golden: Callable[[str, str], None]) -> None:
+    """GIVEN an example's first preview WHEN summarized for the pull request THEN per layer, nothing replaced."""
+    summary = preview_summary.render(first_preview(example), stack=example.stack)
+    layers = ["garden", *(f"seed arbor-seed-{s.name}" for s in example.plan.seeds)]
+    layers += [f"shoot {prefix}" for prefix in SHOOTS.values()]
+    for layer in layers:
+        assert f"\n| {layer} | " in summary
+    assert "replacement" not in summary and "| 0 | 0 | 0 |\n" in summary
+    golden(f"preview-{example.stack}.md", summary)
