@@ -3,7 +3,8 @@
 Created clusters get their IAM roles (cluster and nodes, AWS managed policies only), a managed node group of
 `nodes` across the seed's zones, and a private and public API endpoint; a seed also gets the EBS CSI driver add-on
 for its etcd volumes (aws_storage.py). Subnets are those of the account's default VPC in the seed's zones; shoots
-get VPCs of their own (aws_network.py).
+get VPCs of their own (aws_network.py). Every regional resource and lookup names its region (the cluster's, or the
+shoot's for its network) rather than taking the stack's `aws:region`, so one landscape spans regions; IAM is global.
 """
 
 from __future__ import annotations
@@ -50,21 +51,21 @@ def _role(name: str, service: str, policies: list[str], parent: pulumi.Resource)
     return role
 
 
-def _default_subnets(zones: Sequence[str]) -> pulumi.Output[list[str]]:
-    """The default VPC's subnets in `zones`."""
+def _default_subnets(region: str, zones: Sequence[str]) -> pulumi.Output[list[str]]:
+    """The default VPC's subnets in `zones` of `region`."""
 
     def in_vpc(vpc_id: str) -> pulumi.Output[list[str]]:
         filters = [
             aws.ec2.GetSubnetsFilterArgs(name="vpc-id", values=[vpc_id]),
             aws.ec2.GetSubnetsFilterArgs(name="availability-zone", values=list(zones)),
         ]
-        return aws.ec2.get_subnets_output(filters=filters).ids
+        return aws.ec2.get_subnets_output(filters=filters, region=region).ids
 
-    return aws.ec2.get_vpc_output(default=True).id.apply(in_vpc)
+    return aws.ec2.get_vpc_output(default=True, region=region).id.apply(in_vpc)
 
 
 class AwsProvider(cloud.CloudProvider):
-    """InfrastructureProvider on AWS (region and credentials from the `aws:` config, as usual)."""
+    """InfrastructureProvider on AWS (credentials from the `aws:` config; each resource names its own region)."""
 
     class_provider = machine_providers.AWS_CLASS_PROVIDER
 
@@ -74,12 +75,13 @@ class AwsProvider(cloud.CloudProvider):
         """An EKS cluster with its roles and node group, or an existing cluster."""
         name = naming.capped(values.name, EKS_NAME_MAX)
         prefix = parent._name
-        subnets = _default_subnets(values.zones)
+        subnets = _default_subnets(values.region, values.zones)
         cluster_role = _role(f"{prefix}-cluster-role", "eks.amazonaws.com", CLUSTER_POLICIES, parent)
         node_role = _role(f"{prefix}-node-role", "ec2.amazonaws.com", NODE_POLICIES, parent)
         cluster = aws.eks.Cluster(
             f"{prefix}-eks",
             name=name,
+            region=values.region,
             role_arn=cluster_role.arn,
             version=EKS_VERSION,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
@@ -92,6 +94,7 @@ class AwsProvider(cloud.CloudProvider):
         nodes = aws.eks.NodeGroup(
             f"{prefix}-nodes",
             cluster_name=cluster.name,
+            region=values.region,
             node_role_arn=node_role.arn,
             subnet_ids=subnets,
             instance_types=[INSTANCE_TYPE],
@@ -107,7 +110,9 @@ class AwsProvider(cloud.CloudProvider):
         )
         # A seed's etcd volumes need the EBS CSI driver: objects on the seed wait for it (a garden has no etcd volumes).
         ready = (
-            [nodes, aws_storage.ebs_csi_driver(cluster, nodes, parent)] if values.key.startswith("seed/") else [nodes]
+            [nodes, aws_storage.ebs_csi_driver(cluster, nodes, values.region, parent)]
+            if values.key.startswith("seed/")
+            else [nodes]
         )
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=ready)
 

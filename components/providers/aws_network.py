@@ -50,6 +50,7 @@ def _vpc(plan: NetworkPlan, parent: pulumi.Resource) -> aws.ec2.Vpc:
     pool = plan.ipv6_ipam_pool if ipv6 else None
     return aws.ec2.Vpc(
         f"{parent._name}-vpc",
+        region=plan.region,
         cidr_block=plan.vpc_ipv4,
         assign_generated_ipv6_cidr_block=True if ipv6 and not pool else None,
         ipv6_ipam_pool_id=pool,
@@ -68,6 +69,7 @@ def _subnet(plan: NetworkPlan, subnet: Subnet, vpc: aws.ec2.Vpc, parent: pulumi.
     role = {ELB_ROLE[subnet.role]: "1"} if subnet.role in ELB_ROLE else {}
     return aws.ec2.Subnet(
         f"{parent._name}-{subnet.name}",
+        region=plan.region,
         vpc_id=vpc.id,
         availability_zone=subnet.zone,
         cidr_block=subnet.ipv4,
@@ -82,12 +84,18 @@ def _subnet(plan: NetworkPlan, subnet: Subnet, vpc: aws.ec2.Vpc, parent: pulumi.
 
 
 def _route(
-    name: str, table: aws.ec2.RouteTable, destination: str, parent: pulumi.Resource, **target: pulumi.Input[str]
+    plan: NetworkPlan,
+    name: str,
+    table: aws.ec2.RouteTable,
+    destination: str,
+    parent: pulumi.Resource,
+    **target: pulumi.Input[str],
 ) -> aws.ec2.Route:
     """A route of its own, so adding an IPv6 route never rewrites the table's other routes."""
     ipv6 = ":" in destination
     return aws.ec2.Route(
         name,
+        region=plan.region,
         route_table_id=table.id,
         destination_cidr_block=None if ipv6 else destination,
         destination_ipv6_cidr_block=destination if ipv6 else None,
@@ -97,12 +105,20 @@ def _route(
 
 
 def _associate(
-    subnets: Mapping[str, aws.ec2.Subnet], names: list[str], table: aws.ec2.RouteTable, parent: pulumi.Resource
+    plan: NetworkPlan,
+    subnets: Mapping[str, aws.ec2.Subnet],
+    names: list[str],
+    table: aws.ec2.RouteTable,
+    parent: pulumi.Resource,
 ) -> list[aws.ec2.RouteTableAssociation]:
     """The named subnets route through `table`."""
     return [
         aws.ec2.RouteTableAssociation(
-            f"{parent._name}-{name}-rta", subnet_id=subnets[name].id, route_table_id=table.id, opts=_opts(parent)
+            f"{parent._name}-{name}-rta",
+            region=plan.region,
+            subnet_id=subnets[name].id,
+            route_table_id=table.id,
+            opts=_opts(parent),
         )
         for name in names
     ]
@@ -123,27 +139,40 @@ def _zone_routing(
 ) -> list[pulumi.Resource]:
     """Zone i's NAT gateway and private route table, for its workers and private utility subnets."""
     prefix, zone = parent._name, _zones(plan)[i]
-    eip = aws.ec2.Eip(f"{prefix}-eip-natgw-z{i}", domain="vpc", tags=_tags(plan, f"eip-natgw-z{i}"), opts=_opts(parent))
+    eip = aws.ec2.Eip(
+        f"{prefix}-eip-natgw-z{i}",
+        region=plan.region,
+        domain="vpc",
+        tags=_tags(plan, f"eip-natgw-z{i}"),
+        opts=_opts(parent),
+    )
     nat = aws.ec2.NatGateway(
         f"{prefix}-natgw-z{i}",
+        region=plan.region,
         allocation_id=eip.id,
         subnet_id=subnets[plan.subnet("public", zone).name].id,
         tags=_tags(plan, f"natgw-z{i}"),
         opts=_opts(parent),
     )
     table = aws.ec2.RouteTable(
-        f"{prefix}-private-z{i}", vpc_id=vpc.id, tags=_tags(plan, f"private-{zone}"), opts=_opts(parent)
+        f"{prefix}-private-z{i}",
+        region=plan.region,
+        vpc_id=vpc.id,
+        tags=_tags(plan, f"private-{zone}"),
+        opts=_opts(parent),
     )
     out: list[pulumi.Resource] = [
-        _route(f"{prefix}-private-z{i}-default-ipv4", table, IPV4_ANY, parent, nat_gateway_id=nat.id)
+        _route(plan, f"{prefix}-private-z{i}-default-ipv4", table, IPV4_ANY, parent, nat_gateway_id=nat.id)
     ]
     if eoigw is not None:
         out.append(
-            _route(f"{prefix}-private-z{i}-default-ipv6", table, IPV6_ANY, parent, egress_only_gateway_id=eoigw.id)
+            _route(
+                plan, f"{prefix}-private-z{i}-default-ipv6", table, IPV6_ANY, parent, egress_only_gateway_id=eoigw.id
+            )
         )
-        out.append(_route(f"{prefix}-private-z{i}-nat64", table, NAT64_PREFIX, parent, nat_gateway_id=nat.id))
+        out.append(_route(plan, f"{prefix}-private-z{i}-nat64", table, NAT64_PREFIX, parent, nat_gateway_id=nat.id))
     private = [s.name for s in plan.subnets if s.zone == zone and s.role in ("nodes", "internal")]
-    return out + _associate(subnets, private, table, parent)
+    return out + _associate(plan, subnets, private, table, parent)
 
 
 def _routing(
@@ -151,17 +180,27 @@ def _routing(
 ) -> list[pulumi.Resource]:
     """Gateways and route tables: public subnets to the internet gateway, the others through their zone's NAT."""
     prefix = parent._name
-    igw = aws.ec2.InternetGateway(f"{prefix}-igw", vpc_id=vpc.id, tags=_tags(plan, "igw"), opts=_opts(parent))
+    igw = aws.ec2.InternetGateway(
+        f"{prefix}-igw", region=plan.region, vpc_id=vpc.id, tags=_tags(plan, "igw"), opts=_opts(parent)
+    )
     # Gardener's main route table carries the bare technical ID as its name.
-    public = aws.ec2.RouteTable(f"{prefix}-public", vpc_id=vpc.id, tags=_tags(plan, ""), opts=_opts(parent))
-    out: list[pulumi.Resource] = [_route(f"{prefix}-public-default-ipv4", public, IPV4_ANY, parent, gateway_id=igw.id)]
+    public = aws.ec2.RouteTable(
+        f"{prefix}-public", region=plan.region, vpc_id=vpc.id, tags=_tags(plan, ""), opts=_opts(parent)
+    )
+    out: list[pulumi.Resource] = [
+        _route(plan, f"{prefix}-public-default-ipv4", public, IPV4_ANY, parent, gateway_id=igw.id)
+    ]
     eoigw = None
     if IPV6 in plan.ip_families:
-        out.append(_route(f"{prefix}-public-default-ipv6", public, IPV6_ANY, parent, gateway_id=igw.id))
+        out.append(_route(plan, f"{prefix}-public-default-ipv6", public, IPV6_ANY, parent, gateway_id=igw.id))
         eoigw = aws.ec2.EgressOnlyInternetGateway(
-            f"{prefix}-eoigw", vpc_id=vpc.id, tags=_tags(plan, "egress-only-igw"), opts=_opts(parent)
+            f"{prefix}-eoigw",
+            region=plan.region,
+            vpc_id=vpc.id,
+            tags=_tags(plan, "egress-only-igw"),
+            opts=_opts(parent),
         )
-    out += _associate(subnets, [s.name for s in plan.subnets if s.role == "public"], public, parent)
+    out += _associate(plan, subnets, [s.name for s in plan.subnets if s.role == "public"], public, parent)
     for i in range(len(_zones(plan))):
         out += _zone_routing(plan, i, vpc, subnets, eoigw, parent)
     return out
@@ -182,6 +221,7 @@ def _reservation(
     subnet = subnets[carve.parent]
     return aws.ec2.SubnetCidrReservation(
         f"{parent._name}-services-ipv6",
+        region=plan.region,
         subnet_id=subnet.id,
         cidr_block=carved(subnet.ipv6_cidr_block, carve),
         reservation_type="explicit",
@@ -196,6 +236,7 @@ def _security_group(
     prefix = parent._name
     group = aws.ec2.SecurityGroup(
         f"{prefix}-nodes-sg",
+        region=plan.region,
         name=f"{plan.technical_id}-nodes",
         description=SECURITY_GROUP_DESCRIPTION,
         vpc_id=vpc.id,
@@ -205,6 +246,7 @@ def _security_group(
     rules: list[pulumi.Resource] = [
         aws.vpc.SecurityGroupIngressRule(
             f"{prefix}-nodes-self",
+            region=plan.region,
             security_group_id=group.id,
             referenced_security_group_id=group.id,
             ip_protocol=ALL_PROTOCOLS,
@@ -216,6 +258,7 @@ def _security_group(
         rules.append(
             aws.vpc.SecurityGroupIngressRule(
                 f"{prefix}-nodes-pods-{family(pods).lower()}",
+                region=plan.region,
                 security_group_id=group.id,
                 ip_protocol=ALL_PROTOCOLS,
                 cidr_ipv4=pods if family(pods) == IPV4 else None,
@@ -226,18 +269,23 @@ def _security_group(
     # Load balancers sit in the VPC's utility subnets: NodePorts never need to be open to the world.
     inside = {IPV4: pulumi.Output.from_input(plan.vpc_ipv4 or ""), IPV6: vpc.ipv6_cidr_block}
     for fam in plan.ip_families:
-        rules += _family_rules(group, fam, inside, parent)
+        rules += _family_rules(plan, group, fam, inside, parent)
     return group, rules
 
 
 def _family_rules(
-    group: aws.ec2.SecurityGroup, fam: str, inside: Mapping[str, pulumi.Output[str]], parent: pulumi.Resource
+    plan: NetworkPlan,
+    group: aws.ec2.SecurityGroup,
+    fam: str,
+    inside: Mapping[str, pulumi.Output[str]],
+    parent: pulumi.Resource,
 ) -> list[pulumi.Resource]:
     """One family's rules of the nodes' group: NodePorts (TCP, UDP) from `inside` the VPC, egress anywhere."""
     prefix, suffix = parent._name, fam.lower()
     rules: list[pulumi.Resource] = [
         aws.vpc.SecurityGroupIngressRule(
             f"{prefix}-nodes-nodeports-{protocol}-{suffix}",
+            region=plan.region,
             security_group_id=group.id,
             ip_protocol=protocol,
             from_port=NODE_PORTS[0],
@@ -251,6 +299,7 @@ def _family_rules(
     rules.append(
         aws.vpc.SecurityGroupEgressRule(
             f"{prefix}-nodes-egress-{suffix}",
+            region=plan.region,
             security_group_id=group.id,
             ip_protocol=ALL_PROTOCOLS,
             cidr_ipv4=IPV4_ANY if fam == IPV4 else None,

@@ -31,7 +31,9 @@ def web_identity_policy(provider_arn: str, issuer: str) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
-def ebs_csi_driver(cluster: aws.eks.Cluster, nodes: pulumi.Resource, parent: pulumi.Resource) -> aws.eks.Addon:
+def ebs_csi_driver(
+    cluster: aws.eks.Cluster, nodes: pulumi.Resource, region: str, parent: pulumi.Resource
+) -> aws.eks.Addon:
     """The cluster's OIDC provider, the driver's role with AmazonEBSCSIDriverPolicy, and the add-on on the nodes."""
     prefix = parent._name
     opts = pulumi.ResourceOptions(parent=parent)
@@ -44,6 +46,7 @@ def ebs_csi_driver(cluster: aws.eks.Cluster, nodes: pulumi.Resource, parent: pul
     return aws.eks.Addon(
         f"{prefix}-ebs-csi",
         cluster_name=cluster.name,
+        region=region,
         addon_name=ADDON,
         service_account_role_arn=role.arn,
         resolve_conflicts_on_create="OVERWRITE",

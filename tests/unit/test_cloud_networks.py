@@ -270,6 +270,7 @@ def test_aws_reserves_the_ipv6_services_range(families: tuple[str, ...]) -> None
             "subnetId": f"{PARENT}-nodes-z0-id",
             "cidrBlock": AWS_SERVICES_IPV6,
             "reservationType": "explicit",
+            "region": REGIONS[ProviderType.AWS],
         }
     }
 
@@ -325,6 +326,16 @@ def test_aws_hands_on_resolved_ranges_subnets_and_what_to_wait_for(
     assert run.subnets == {name: f"{PARENT}-{name}-id" for name in AWS_SUBNET_IPV6}
     assert {"nodes-z0", "nodes-sg", "private-z2-default-ipv4"} <= set(run.ready)
     assert ("services-ipv6" in run.ready) is (IPV6 in families)
+
+
+@pytest.mark.parametrize(("families", "pool"), [(f, None) for f in AWS_FAMILIES] + [(DUAL, IPAM_POOL)])
+def test_aws_every_resource_but_iam_names_the_shoots_region(families: tuple[str, ...], pool: str | None) -> None:
+    """GIVEN families WHEN registered THEN each resource names the plan's region, not the stack's; IAM none (global)."""
+    run = register(ProviderType.AWS, families, pool)
+    regions = {n: i.get("region") for n, (t, i) in run.resources.items() if not t.startswith("aws:iam/")}
+    assert set(regions.values()) == {run.plan.region}, [n for n, r in regions.items() if r != run.plan.region]
+    iam = {n: i for n, (t, i) in run.resources.items() if t.startswith("aws:iam/")}
+    assert iam and [n for n, i in iam.items() if "region" in i] == []
 
 
 # --- gcp ---
