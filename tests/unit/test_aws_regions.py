@@ -76,7 +76,7 @@ def landscape() -> dict[str, Any]:
     raw["garden"]["dns"] = {"provider": "aws-route53", "zone": "Z0123456789", "domain": "example.com"}
     seed = raw["seeds"][0]
     seed.update(name="aws-euw1", region=REGION, zones=list(ZONES))
-    seed["networks"]["ipFamilies"] = ["IPv4", "IPv6"]
+    raw["seeds"] = [seed]  # an IPv4 seed hosts the dual-stack shoot, as Gardener's do
     pool = {"name": "pool-a", "minimum": 1, "maximum": 2, "zones": ZONES[:2]}
     pool["machine"] = {"type": "m5.large", "image": {"name": "gardenlinux", "version": "1877.0"}}
     net = {"ipFamilies": ["IPv4", "IPv6"], "nodes": "10.250.0.0/16", "pods": "100.64.0.0/12"}
