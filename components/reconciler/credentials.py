@@ -167,6 +167,14 @@ def exec_credential(plugin: ExecPlugin) -> Credential:
         return credential
 
 
+def _read(field: str, path: str) -> str:
+    """The file a kubeconfig user's `field` names, as text; the error names the field, the path and why, no content."""
+    try:
+        return Path(path).read_text()
+    except OSError as err:
+        raise CredentialError(f"kubeconfig user's {field} {path} cannot be read: {err.strerror}") from None
+
+
 class TokenSource(Protocol):
     """Where a client's bearer token comes from, each request."""
 
@@ -202,10 +210,7 @@ class TokenFile:
 
     def token(self) -> str:
         """The file's content, trimmed."""
-        try:
-            return Path(self.path).read_text().strip()
-        except OSError as err:
-            raise CredentialError(f"kubeconfig user's tokenFile {self.path} cannot be read: {err.strerror}") from None
+        return _read("tokenFile", self.path).strip()
 
     def renew(self) -> bool:
         """The file is read again anyway."""
@@ -233,10 +238,7 @@ def _file_or_data(user: dict[str, Any], key: str) -> str:
     if user.get(f"{key}-data"):
         return base64.b64decode(user[f"{key}-data"]).decode()
     if user.get(key):
-        try:
-            return Path(user[key]).read_text()
-        except OSError as err:
-            raise CredentialError(f"kubeconfig user's {key} {user[key]} cannot be read: {err.strerror}") from None
+        return _read(key, user[key])
     return ""
 
 

@@ -192,3 +192,23 @@ def test_a_user_arbor_cannot_use_is_refused(server: ApiServer, user: dict[str, A
     with pytest.raises(CredentialError, match=reason):
         Kube.from_kubeconfig(server.kubeconfig(user))
     assert server.seen == []
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        {"client-certificate": "MISSING", "client-key-data": "a2V5"},
+        {"client-certificate-data": "Y2VydA==", "client-key": "MISSING"},
+        {"tokenFile": "MISSING"},
+    ],
+    ids=["client-certificate", "client-key", "tokenFile"],
+)
+def test_an_unreadable_file_is_named_by_its_field_and_path(tmp_path: Path, user: dict[str, str]) -> None:
+    """GIVEN a user naming a file that is not there WHEN its credentials are read THEN the field, the path and why."""
+    missing = str(tmp_path / "missing")
+    field = next(k for k, v in user.items() if v == "MISSING")
+    with pytest.raises(CredentialError) as raised:
+        _, source = credentials.user_auth({**user, field: missing}, {})
+        assert source is not None  # a tokenFile is read on each request, not before
+        source.token()
+    assert str(raised.value) == f"kubeconfig user's {field} {missing} cannot be read: No such file or directory"

@@ -16,13 +16,13 @@ from components.render.system.common import (
     NODE_CRITICAL,
     TOLERATE_ALL,
     Object,
+    account_with_role,
     api_env,
-    binding,
     by_family,
-    cluster_role,
+    daemonset,
+    deployment,
     meta,
     rule,
-    service_account,
 )
 
 NODE = "calico-node"
@@ -97,12 +97,8 @@ def objects(pods: tuple[str, ...], api_server: str, labels: dict[str, str]) -> l
     config["data"] = {"cni_network_config": cni_config(pods), "veth_mtu": "0"}
     return [
         *crds(labels),
-        service_account(NODE, node_labels),
-        cluster_role(NODE, node_labels, _node_rules()),
-        binding(NODE, node_labels, NODE, NODE),
-        service_account(CONTROLLERS, controller_labels),
-        cluster_role(CONTROLLERS, controller_labels, _controller_rules()),
-        binding(CONTROLLERS, controller_labels, CONTROLLERS, CONTROLLERS),
+        *account_with_role(NODE, node_labels, _node_rules()),
+        *account_with_role(CONTROLLERS, controller_labels, _controller_rules()),
         config,
         _node(pods, api_server, node_labels),
         _controllers(api_server, controller_labels),
@@ -204,13 +200,7 @@ def _node(pods: tuple[str, ...], api_server: str, labels: dict[str, str]) -> Obj
         "containers": [node],
         "volumes": [{"name": n, "hostPath": {"path": p}} for n, p in host],
     }
-    selector = {"k8s-app": NODE}
-    spec = {
-        "selector": {"matchLabels": selector},
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-        "template": {"metadata": {"labels": labels}, "spec": pod},
-    }
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(NODE, labels), "spec": spec}
+    return daemonset(NODE, labels, pod, max_unavailable=1)
 
 
 def _controllers(api_server: str, labels: dict[str, str]) -> Object:
@@ -232,11 +222,4 @@ def _controllers(api_server: str, labels: dict[str, str]) -> Object:
         "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}],
         "containers": [container],
     }
-    selector = {"k8s-app": CONTROLLERS}
-    spec = {
-        "replicas": 1,
-        "selector": {"matchLabels": selector},
-        "strategy": {"type": "Recreate"},
-        "template": {"metadata": {"labels": labels}, "spec": pod},
-    }
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(CONTROLLERS, labels), "spec": spec}
+    return deployment(CONTROLLERS, labels, pod, {"k8s-app": CONTROLLERS}, strategy={"type": "Recreate"})

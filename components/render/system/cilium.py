@@ -13,18 +13,19 @@ from components.render.system.common import (
     NODE_CRITICAL,
     TOLERATE_ALL,
     Object,
+    account_with_role,
     api_env,
-    binding,
     by_family,
-    cluster_role,
+    daemonset,
+    deployment,
     meta,
     rule,
-    service_account,
 )
 
 AGENT = "cilium"
 OPERATOR = "cilium-operator"
 CONFIG = "cilium-config"
+CONFIG_DIR = "/tmp/cilium/config-map"
 GROUPS = ["cilium.io"]
 
 
@@ -63,16 +64,26 @@ def objects(pods: tuple[str, ...], api_server: str, labels: dict[str, str]) -> l
         rule(["coordination.k8s.io"], ["leases"], ["create", "get", "update"]),
     ]
     return [
-        service_account(AGENT, agent_labels),
-        cluster_role(AGENT, agent_labels, agent_rules),
-        binding(AGENT, agent_labels, AGENT, AGENT),
-        service_account(OPERATOR, operator_labels),
-        cluster_role(OPERATOR, operator_labels, operator_rules),
-        binding(OPERATOR, operator_labels, OPERATOR, OPERATOR),
+        *account_with_role(AGENT, agent_labels, agent_rules),
+        *account_with_role(OPERATOR, operator_labels, operator_rules),
         config,
         _agent(api_server, agent_labels),
         _operator(api_server, operator_labels),
     ]
+
+
+def _env(api_server: str) -> list[Object]:
+    """What the agent and the operator are told: their node and namespace, where the API is."""
+    return [
+        {"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+        *api_env(api_server),
+    ]
+
+
+def _config_mount() -> Object:
+    """`cilium-config` where the agent and the operator read it (`--config-dir`)."""
+    return {"name": "cilium-config", "mountPath": CONFIG_DIR, "readOnly": True}
 
 
 def _agent(api_server: str, labels: dict[str, str]) -> Object:
@@ -91,17 +102,13 @@ def _agent(api_server: str, labels: dict[str, str]) -> Object:
         "name": "cilium-agent",
         "image": pins.CILIUM.ref,
         "command": ["cilium-agent"],
-        "args": ["--config-dir=/tmp/cilium/config-map"],
-        "env": [
-            {"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-            *api_env(api_server),
-        ],
+        "args": [f"--config-dir={CONFIG_DIR}"],
+        "env": _env(api_server),
         "readinessProbe": {"httpGet": {"host": "127.0.0.1", "path": "/healthz", "port": 9879}, "periodSeconds": 30},
         "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}},
         "securityContext": {"privileged": True},
         "volumeMounts": [
-            {"name": "cilium-config", "mountPath": "/tmp/cilium/config-map", "readOnly": True},
+            _config_mount(),
             *({"name": n, "mountPath": p.replace("/etc/cni", "/host/etc/cni")} for n, p in host[1:]),
         ],
     }
@@ -117,13 +124,7 @@ def _agent(api_server: str, labels: dict[str, str]) -> Object:
             *({"name": n, "hostPath": {"path": p}} for n, p in host),
         ],
     }
-    selector = {"k8s-app": AGENT}
-    spec = {
-        "selector": {"matchLabels": selector},
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 2}},
-        "template": {"metadata": {"labels": labels}, "spec": pod},
-    }
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(AGENT, labels), "spec": spec}
+    return daemonset(AGENT, labels, pod, max_unavailable=2)
 
 
 def _operator(api_server: str, labels: dict[str, str]) -> Object:
@@ -132,14 +133,10 @@ def _operator(api_server: str, labels: dict[str, str]) -> Object:
         "name": OPERATOR,
         "image": pins.CILIUM_OPERATOR.ref,
         "command": ["cilium-operator-generic"],
-        "args": ["--config-dir=/tmp/cilium/config-map"],
-        "env": [
-            {"name": "K8S_NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "CILIUM_K8S_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
-            *api_env(api_server),
-        ],
+        "args": [f"--config-dir={CONFIG_DIR}"],
+        "env": _env(api_server),
         "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}},
-        "volumeMounts": [{"name": "cilium-config", "mountPath": "/tmp/cilium/config-map", "readOnly": True}],
+        "volumeMounts": [_config_mount()],
     }
     pod = {
         "serviceAccountName": OPERATOR,
@@ -149,10 +146,4 @@ def _operator(api_server: str, labels: dict[str, str]) -> Object:
         "containers": [container],
         "volumes": [{"name": "cilium-config", "configMap": {"name": CONFIG}}],
     }
-    selector = {"io.cilium/app": "operator", "name": OPERATOR}
-    spec = {
-        "replicas": 1,
-        "selector": {"matchLabels": selector},
-        "template": {"metadata": {"labels": labels}, "spec": pod},
-    }
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(OPERATOR, labels), "spec": spec}
+    return deployment(OPERATOR, labels, pod, {"io.cilium/app": "operator", "name": OPERATOR})

@@ -1,4 +1,4 @@
-"""What the system components' renderers share: object headers, labels, the API address pods are pointed at."""
+"""What the system components' renderers share: object headers, labels, workloads, the API address pods use."""
 
 from __future__ import annotations
 
@@ -23,6 +23,52 @@ def meta(name: str, labels: dict[str, str] | None = None, namespaced: bool = Tru
     return out
 
 
+def daemonset(
+    name: str,
+    labels: dict[str, str],
+    pod: Object,
+    max_unavailable: int,
+    selector: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> Object:
+    """A DaemonSet in kube-system, rolling `max_unavailable` nodes at a time; `labels` are its own and its pods'.
+
+    Its pods are selected by `k8s-app: <name>` unless `selector` says otherwise; `annotations` are the pods'.
+    """
+    template: Object = {"metadata": {"labels": labels}, "spec": pod}
+    if annotations:
+        template["metadata"]["annotations"] = annotations
+    spec = {
+        "selector": {"matchLabels": selector or {"k8s-app": name}},
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": max_unavailable}},
+        "template": template,
+    }
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": meta(name, labels), "spec": spec}
+
+
+def deployment(
+    name: str,
+    labels: dict[str, str],
+    pod: Object,
+    selector: dict[str, str],
+    replicas: int = 1,
+    strategy: Object | None = None,
+    revision_history: int | None = None,
+) -> Object:
+    """A Deployment in kube-system; `labels` are its own and its pods', `selector` picks its pods.
+
+    Without a `strategy` the API server's default (RollingUpdate) applies, likewise without `revision_history`.
+    """
+    spec: Object = {"replicas": replicas}
+    if revision_history is not None:
+        spec["revisionHistoryLimit"] = revision_history
+    spec["selector"] = {"matchLabels": selector}
+    if strategy:
+        spec["strategy"] = strategy
+    spec["template"] = {"metadata": {"labels": labels}, "spec": pod}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(name, labels), "spec": spec}
+
+
 def service_account(name: str, labels: dict[str, str]) -> Object:
     """A ServiceAccount in kube-system."""
     return {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(name, labels)}
@@ -42,6 +88,11 @@ def binding(name: str, labels: dict[str, str], role: str, account: str) -> Objec
         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": role},
         "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}],
     }
+
+
+def account_with_role(name: str, labels: dict[str, str], rules: list[Object]) -> list[Object]:
+    """A ServiceAccount in kube-system, a ClusterRole of `rules` and their binding, all three named `name`."""
+    return [service_account(name, labels), cluster_role(name, labels, rules), binding(name, labels, name, name)]
 
 
 def rule(groups: list[str], resources: list[str], verbs: list[str]) -> Object:

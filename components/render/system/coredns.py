@@ -15,6 +15,7 @@ from components.render.system.common import (
     Object,
     binding,
     cluster_role,
+    deployment,
     meta,
     rule,
     service_account,
@@ -127,11 +128,5 @@ def _deployment(labels: dict[str, str]) -> Object:
         "containers": [container],
         "volumes": [{"name": "config-volume", "configMap": {"name": NAME}}],
     }
-    spec = {
-        "replicas": REPLICAS,
-        "revisionHistoryLimit": 2,
-        "selector": {"matchLabels": dict(LABELS)},
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}},
-        "template": {"metadata": {"labels": labels}, "spec": pod},
-    }
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(NAME, labels), "spec": spec}
+    strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": "25%"}}
+    return deployment(NAME, labels, pod, dict(LABELS), replicas=REPLICAS, strategy=strategy, revision_history=2)

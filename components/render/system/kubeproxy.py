@@ -18,6 +18,7 @@ from components.render.system.common import (
     Object,
     api_env,
     binding,
+    daemonset,
     meta,
     service_account,
 )
@@ -96,11 +97,5 @@ def _daemonset(pool: PoolValues, api_server: str, checksum: str, labels: dict[st
     }
     # A new configuration rolls the pods: kube-proxy reads it at start only.
     annotations = {"checksum/config": checksum}
-    template = {"metadata": {"labels": {**labels, **selector}, "annotations": annotations}, "spec": pod}
-    spec = {
-        "selector": {"matchLabels": selector},
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}},
-        "template": template,
-    }
-    metadata = meta(daemonset_name(pool), {**labels, **selector})
-    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": metadata, "spec": spec}
+    own = {**labels, **selector}
+    return daemonset(daemonset_name(pool), own, pod, max_unavailable=1, selector=selector, annotations=annotations)
