@@ -14,6 +14,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/hack/env.sh"
 
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local GONOSUMDB=$ARBOR_UNLISTED_MODULES CGO_ENABLED=0
+# hack/goproxy/ first: a module mirror of what the proxy does not serve (the command provider's release).
+export GOPROXY="file://$ROOT/hack/goproxy,${GOPROXY:-$(go env GOPROXY)}"
 WORK=$ARBOR_CACHE/build
 mkdir -p "$ARBOR_TOOLS" "$ARBOR_BIN" "$WORK"
 
@@ -238,13 +240,15 @@ build_kubernetes_plugin() {
 
 build_command_plugin() {
   local out=$1 v=$2
+  checked "github.com/pulumi/pulumi-command/provider@$PULUMI_COMMAND_PROVIDER_MODULE" \
+    "$PULUMI_COMMAND_PROVIDER_SUM" >/dev/null
   GOBIN=$out go install -trimpath \
     -ldflags "-s -w -X github.com/pulumi/pulumi-command/provider/pkg/version.Version=$v" \
     "github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command@$PULUMI_COMMAND_PROVIDER_MODULE"
 }
 
-# command_plugin: built when versions.sh names a served commit; until then says so in its line and goes on,
-# since no arbor resource uses the command provider (the reconciler's dynamic providers run commands).
+# command_plugin: the command provider at the release requirements.txt pins, from hack/goproxy/ (its hash
+# checked against versions.sh), for `command.local.Command` steps the preview lists.
 command_plugin() {
   if [ -z "$PULUMI_COMMAND_PROVIDER_MODULE" ]; then
     say "plugin command" "$PULUMI_COMMAND_PLUGIN_VERSION" \

@@ -23,10 +23,11 @@ PULUMI_LANGUAGE_PYTHON_MODULE=v3.0.0-20250417110128-49fb14839a5a
 PULUMI_KUBERNETES_PROVIDER_RELEASE=v4.25.0
 PULUMI_KUBERNETES_PROVIDER_MODULE=v4.0.0-20260115033456-f47bc2d6f199
 PULUMI_KUBERNETES_PROVIDER_SUM=h1:j2bphCf7c2YhnBrhwht2f3TNRRgcMImltUlAgzxr9H4=
-#   command: none. The proxy serves no commit of github.com/pulumi/pulumi-command/provider (neither the
-#   v1.2.1 release commit f0839b236d7b nor any other we could name), so the command plugin is not built.
-PULUMI_COMMAND_PROVIDER_MODULE=
+#   command: the v1.2.1 release, which the module proxy does not serve; hack/goproxy/ (a file:// module mirror,
+#   the first entry of GOPROXY in tools.sh) holds it, and its hash is pinned here.
+PULUMI_COMMAND_PROVIDER_MODULE=v1.2.1
+PULUMI_COMMAND_PROVIDER_SUM=h1:mMeqiVu/gjA55IWvfcVnZ+/E18fU9aG4EAR+owuXq9w=
 # The checksum database reachable here has no record of these modules, so Go skips it for them; the wrappers'
 # go.sum files committed under hack/gosum/ (and the provider hash above, and hack/nodeagent-validate/go.sum for
 # gardener) pin their content instead.
-ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider,github.com/gardener/gardener
+ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi-command/provider,github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider,github.com/gardener/gardener
