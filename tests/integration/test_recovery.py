@@ -5,7 +5,7 @@ one first `up` plus five restarts and two more `up`s. The stack is the local gar
 ops/root alone (96 resources, not the local landscape's 331): it holds every resource type of arbor's own
 providers (clusters, PKI, keys, encryption, shoot status), the ones whose half-made creates recovery must clear;
 what it leaves out (the seed, hosted shoots' workers) is made by the Kubernetes provider, whose creates a kill
-leaves pending like any other. With `-s` it prints what each recovery cleared. 83 s and 95 s in two runs on the
+leaves pending like any other. With `-s` it prints what each recovery cleared. 74 s to 95 s in three runs on the
 2-core machine shared with other clones (the full local landscape took 283 s).
 """
 
