@@ -123,14 +123,17 @@ def make_stack(
     return stack
 
 
-def remove_stack(stack: Stack) -> None:
-    """Removes the stack with its state, then deletes its clusters and stops their processes.
+def remove_stack(stack: Stack, destroy: bool = True) -> None:
+    """Destroys (unless not `destroy`) and removes the stack, then deletes its clusters and stops their processes.
 
-    No `pulumi destroy`: it would delete each of up to hundreds of Kubernetes objects one by one from clusters
-    deleted right after (55 s for the local landscape), and its outcome was never checked. A real destroy is
-    test_local_stack's test_destroy_leaves_no_cluster_and_no_process.
+    Without `destroy` the state is dropped whole: for a stack whose every resource lives in its kwok clusters,
+    a destroy would only delete up to hundreds of Kubernetes objects one by one from clusters deleted right after
+    (55 s for the local landscape). A stack with effects outside them (a command's files) needs the destroy.
     """
     try:
+        if destroy:
+            # As `make down`: a throwaway stack's protected clusters and keys go too.
+            stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", "--ignore-protect", check=False)
         stack.run("stack", "rm", "--yes", "--force", check=False)
     finally:
         cleanup_clusters(f"{stack.name}-")

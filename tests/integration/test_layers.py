@@ -130,4 +130,4 @@ def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: P
         assert shoots == ["shoot.arbor.dev/web"]
         assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)

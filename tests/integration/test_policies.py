@@ -29,7 +29,7 @@ def violations() -> Iterator[Stack]:
     try:
         yield stack
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)
 
 
 def make_preview(stack: Stack, out: Path, *variables: str) -> subprocess.CompletedProcess[str]:

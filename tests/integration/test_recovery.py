@@ -152,4 +152,4 @@ def test_up_killed_at_five_points_converges_and_keeps_user_objects(tmp_path: Pat
         got = kubectl(user_object, "get", "configmap", CONFIGMAP, "-o", "jsonpath={.data.keep}")
         assert got.stdout == "me", got.stderr
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)
