@@ -72,8 +72,9 @@ unit: venv ## unit tests (Pulumi mocks, golden files, tables)
 integration: setup ## integration tests: the local stack with the real engine
 	@$(ENV) .venv/bin/pytest tests/integration $(PYTEST_FLAGS)
 
+# Every `make test` log ends with its 25 slowest tests; PYTEST_FLAGS come last, so `--durations=N` there wins.
 test: setup lint typecheck ## everything: lint, types, unit and integration tests
-	@$(ENV) .venv/bin/pytest tests $(PYTEST_FLAGS)
+	@$(ENV) .venv/bin/pytest tests --durations=25 $(PYTEST_FLAGS)
 
 bench: venv ## benchmarks: registration under mocks at N = 10, 100, 500 shoots (bench/README.md)
 	@.venv/bin/python bench/scale.py --readme

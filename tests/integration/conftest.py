@@ -18,4 +18,4 @@ def local_stack() -> Iterator[Stack]:
         stack.up()
         yield stack
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)

@@ -1,7 +1,7 @@
 """Integration helpers: throwaway stacks of the real program on the real engine, against real local clusters.
 
 Each stack is named `it-<random>`, so its clusters (`it-…-garden`, …) never meet the user's `local` stack,
-and is destroyed afterwards; whatever a failure leaves behind is then deleted and its processes stopped.
+and is removed afterwards with its clusters and their processes, whatever state a test or a failure left it in.
 """
 
 from __future__ import annotations
@@ -99,11 +99,16 @@ def processes_of(prefix: str) -> list[str]:
 
 
 def cleanup_clusters(prefix: str) -> None:
-    """Deletes every cluster named `prefix…` and stops its processes: the net under a failed test."""
-    clusters = Path(os.environ["KWOK_WORKDIR"]) / "clusters"
+    """Deletes every cluster named `prefix…` with its scratch kubeconfig, and stops its processes."""
+    workdir = Path(os.environ["KWOK_WORKDIR"])
+    clusters = workdir / "clusters"
     for d in clusters.glob(f"{prefix}*") if clusters.is_dir() else []:
-        subprocess.run(["kwokctl", "delete", "cluster", "--name", d.name], capture_output=True, check=False)
+        # The kubeconfig kwokctl made it with (components/reconciler/kwokctl.py), never the user's ~/.kube/config.
+        scratch = workdir / f"{d.name}.kubeconfig"
+        cmd = ["kwokctl", "delete", "cluster", "--name", d.name, "--kubeconfig", str(scratch)]
+        subprocess.run(cmd, capture_output=True, check=False)
         shutil.rmtree(d, ignore_errors=True)
+        scratch.unlink(missing_ok=True)
     for line in processes_of(prefix):
         subprocess.run(["kill", "-9", line.split()[0]], check=False)
 
@@ -118,11 +123,17 @@ def make_stack(
     return stack
 
 
-def remove_stack(stack: Stack) -> None:
-    """Destroys and removes the stack, then removes whatever a failure may have left."""
+def remove_stack(stack: Stack, destroy: bool = True) -> None:
+    """Destroys (unless not `destroy`) and removes the stack, then deletes its clusters and stops their processes.
+
+    Without `destroy` the state is dropped whole: for a stack whose every resource lives in its kwok clusters,
+    a destroy would only delete up to hundreds of Kubernetes objects one by one from clusters deleted right after
+    (55 s for the local landscape). A stack with effects outside them (a command's files) needs the destroy.
+    """
     try:
-        # As `make down`: a throwaway stack's protected clusters and keys go too.
-        stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", "--ignore-protect", check=False)
+        if destroy:
+            # As `make down`: a throwaway stack's protected clusters and keys go too.
+            stack.run("destroy", "--yes", "--skip-preview", "--suppress-progress", "--ignore-protect", check=False)
         stack.run("stack", "rm", "--yes", "--force", check=False)
     finally:
         cleanup_clusters(f"{stack.name}-")

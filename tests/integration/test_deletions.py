@@ -46,7 +46,7 @@ def stack() -> Iterator[Stack]:
         stack.make_up()
         yield stack
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)
 
 
 def hack_deletions(stack: Stack, *args: str) -> str:

@@ -98,16 +98,16 @@ def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: P
 
     Its namespace, record and cluster are deleted; no resource of the other shoot changes. The confirmation is
     `confirmDeletion`; previewed as `make preview` does (its protected resources previewed as deleted), converged
-    as `make up` does (their protection lifted first).
+    as `make up` does (their protection lifted first). The other shoot is web moved into db's project, so it shares
+    db's seed and db's namespace in the garden: all a deletion of db could wrongly reach. The self-hosted root of
+    the local landscape is left out (256 resources, not 331): it shares no more with db than that namespace.
     """
-    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": LOCAL_LANDSCAPE})
+    web = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}
+    two_shoots = {**LOCAL_LANDSCAPE, "shoots": [web, LOCAL_LANDSCAPE["shoots"][1]]}
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": two_shoots})
     try:
         stack.up()
-        without_db = {
-            **LOCAL_LANDSCAPE,
-            "shoots": [s for s in LOCAL_LANDSCAPE["shoots"] if s["name"] != "db"],
-            "confirmDeletion": {"shoots": ["ops/db"]},
-        }
+        without_db = {**two_shoots, "shoots": [web], "confirmDeletion": {"shoots": ["ops/db"]}}
         stack.set_config({"arbor:landscape": without_db})
         preview = stack.preview_json("--refresh", "--ignore-protect")
         changes = {
@@ -125,9 +125,9 @@ def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: P
         kubeconfigs = stack.outputs()["kubeconfigs"]
         assert "shoot/ops/db" not in kubeconfigs
         namespaces = kubectl(kubeconfigs["seed/local-1"], tmp_path, "get", "namespaces", "-o", "name").split()
-        assert "namespace/shoot--ops--db" not in namespaces and "namespace/shoot--dev--web" in namespaces
+        assert "namespace/shoot--ops--db" not in namespaces and "namespace/shoot--ops--web" in namespaces
         shoots = kubectl(kubeconfigs["garden"], tmp_path, "get", "shoots", "-A", "-o", "name").split()
-        assert shoots == ["shoot.arbor.dev/web", "shoot.arbor.dev/root"]
+        assert shoots == ["shoot.arbor.dev/web"]
         assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
     finally:
-        remove_stack(stack)
+        remove_stack(stack, destroy=False)

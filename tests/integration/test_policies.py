@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,19 @@ from tests.integration.engine import ROOT, Stack, make_stack, remove_stack, requ
 
 pytestmark = pytest.mark.integration
 POLICIES = str(ROOT / "policies")
+VIOLATIONS = ROOT / "tests" / "integration" / "fixtures" / "violations"
+
+
+@pytest.fixture(scope="module")
+def violations() -> Iterator[Stack]:
+    """One stack of the violating program for every violation: only previews run, so its state stays empty."""
+    require_environment()
+    # The fixture borrows arbor's LocalCluster; its program and dynamic provider import it from the root.
+    stack = make_stack(VIOLATIONS, VIOLATIONS, {}, env={"PYTHONPATH": str(ROOT)})
+    try:
+        yield stack
+    finally:
+        remove_stack(stack, destroy=False)
 
 
 def make_preview(stack: Stack, out: Path, *variables: str) -> subprocess.CompletedProcess[str]:
@@ -54,19 +68,11 @@ def test_a_config_file_makes_a_policy_mandatory_and_fails_make_preview(local_sta
         ("overlap", "no-overlap-across-shoots-of-a-seed", "shoots garden-dev/db and garden-dev/web on seed 's'"),
     ],
 )
-def test_policy_pack_stops_a_violating_preview(violation: str, policy: str, message: str) -> None:
+def test_policy_pack_stops_a_violating_preview(violations: Stack, violation: str, policy: str, message: str) -> None:
     """GIVEN a program breaking one policy WHEN previewed with the pack THEN that mandatory violation stops it."""
-    require_environment()
-    fixture = ROOT / "tests" / "integration" / "fixtures" / "violations"
-    # The fixture borrows arbor's LocalCluster; its program and dynamic provider import it from the root.
-    stack = make_stack(
-        fixture, fixture, {"arbor-policy-violations:violation": violation}, env={"PYTHONPATH": str(ROOT)}
-    )
-    try:
-        proc = stack.run("preview", "--policy-pack", POLICIES, "--suppress-progress", check=False)
-        out = proc.stdout + proc.stderr
-        assert proc.returncode != 0, out
-        assert f"[mandatory]  {policy}" in out, out
-        assert message in out, out
-    finally:
-        remove_stack(stack)
+    violations.set_config({"arbor-policy-violations:violation": violation})  # replaces the previous test's
+    proc = violations.run("preview", "--policy-pack", POLICIES, "--suppress-progress", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert f"[mandatory]  {policy}" in out, out
+    assert message in out, out
