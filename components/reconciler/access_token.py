@@ -191,8 +191,12 @@ class AccessTokenProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "tokenState": token_state(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Removes the Secret; the token expires by itself."""
-        Kube.from_kubeconfig(props["kubeconfig"]).delete(_secret_path(props["namespace"], props["secretName"]))
+        """Removes the Secret; the token expires by itself. An unreachable cluster counts as gone, as in read()."""
+        try:
+            Kube.from_kubeconfig(props["kubeconfig"]).delete(_secret_path(props["namespace"], props["secretName"]))
+        except KubeError as err:
+            if err.status != 0:
+                raise
 
 
 class AccessToken(Resource, module="arbor", name="AccessToken"):

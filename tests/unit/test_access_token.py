@@ -182,8 +182,21 @@ def test_a_lifetime_below_10_minutes_is_refused_naming_the_input() -> None:
     assert not AccessTokenProvider().check({}, props(600)).failures
 
 
-def test_an_unreachable_cluster_reads_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GIVEN a stopped cluster WHEN refreshed THEN `missing` (not an error): the next `up` writes the token again."""
+def test_an_unreachable_cluster_reads_as_missing_and_deletes_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a stopped cluster WHEN refreshed THEN `missing` (`up` writes the token again); WHEN deleted THEN gone."""
     stopped = Kube(server="https://127.0.0.1:1", context=ssl.create_default_context())
     monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: stopped))
     assert read({**props(), "tokenHash": "x"})["tokenState"] == "missing"
+    AccessTokenProvider().delete("id", props())
+
+
+def test_a_refused_delete_is_an_error(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN the API refuses the deletion (403) WHEN deleted THEN the error reaches the engine (the Secret stays)."""
+    outs = created(api)
+
+    def refuse(_path: str) -> None:
+        raise KubeError("forbidden", 403)
+
+    monkeypatch.setattr(api, "delete", refuse)
+    with pytest.raises(KubeError):
+        AccessTokenProvider().delete("id", outs)
