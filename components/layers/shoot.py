@@ -32,6 +32,7 @@ from components.concerns.control_plane import (
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.concerns.exposure import api_records, arbor_kubeconfig
 from components.concerns.gather import gathered
+from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
 from components.concerns.system import system_components
@@ -164,7 +165,7 @@ class Shoot(pulumi.ComponentResource):
         self.access = self._shoot_api(infra, list(self.network.ready))
         static = static_control_plane(self.values, sources)
         node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=self._node_cas())
-        node_configs += self._join_rbac(name)
+        node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
         published: list[pulumi.Resource] = []
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
@@ -184,9 +185,10 @@ class Shoot(pulumi.ComponentResource):
         self.access = self._shoot_api(infra, serving)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
-        node_configs += self._join_rbac(name)
+        node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
         # Machines join once the shoot's API serves: MCM and its sidecar work against it; a machine is made only
-        # once node-agent's OSC Secret and the join RBAC are in the shoot (Gardener's flow: OSC before Worker).
+        # once node-agent's OSC Secret, the join RBAC and its access token are in the shoot (Gardener's flow: OSC
+        # before Worker).
         workers = Workers(
             f"{name}-workers",
             self.values,

@@ -177,7 +177,9 @@ def test_named_objects_are_replaced_delete_first(mocks: Mocks) -> pulumi.Output[
 
     def check(_: list[str]) -> None:
         named = {
-            n: o for n, o in built.options.items() if n.endswith("-namespace") or ("-node-" in n and "addr" not in n)
+            n: o
+            for n, o in built.options.items()
+            if n.endswith("-namespace") or ("-node-" in n and "addr" not in n and "-node-agent-" not in n)
         }
         assert named and all(o.delete_before_replace for o in named.values())
 

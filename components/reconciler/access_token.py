@@ -1,0 +1,229 @@
+"""AccessToken: a ServiceAccount's token from a TokenRequest, kept in a Secret and renewed in time.
+
+Gardener's token-requestor (gardener-resource-manager) keeps node-agent's access token this way when the
+NodeAgentAuthorizer is off: a TokenRequest for the ServiceAccount (default lifetime 12h), the token under the key
+`token` of a Secret, whose annotation `serviceaccount.resources.gardener.cloud/token-renew-timestamp` says when a
+new one is asked for: once 80% of the lifetime (at most 24h) has passed. Here `diff()` compares that moment with the
+current time and asks for an in-place update, so the preview shows the token renewed and `up` requests a new one.
+`read()` looks at the Secret: missing, holding another token, or holding one a TokenReview no longer
+authenticates makes the next `up` write a new token in place. The token itself is never an output: the state
+keeps its times and a hash. `delete()` removes the Secret (the token expires by itself).
+
+The engine stores the provider pickled by reference to this module: moving or renaming it needs a shim.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import time
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi.dynamic import (
+    CheckFailure,
+    CheckResult,
+    CreateResult,
+    DiffResult,
+    ReadResult,
+    Resource,
+    ResourceProvider,
+    UpdateResult,
+)
+
+from components.reconciler.kube import Kube, KubeError
+
+PROVIDER_VERSION = "1"
+RENEW_TIMESTAMP = "serviceaccount.resources.gardener.cloud/token-renew-timestamp"
+TOKEN_KEY = "token"
+DEFAULT_EXPIRATION_S = 12 * 3600
+# The shortest lifetime a TokenRequest accepts (kube-apiserver refuses less than 10 minutes).
+MIN_EXPIRATION_S = 600
+# Gardener renews once this fraction of the lifetime has passed, counting at most MAX_RENEW_BASIS_S of it.
+RENEW_AFTER = 0.8
+MAX_RENEW_BASIS_S = 24 * 3600
+INPUTS = ("namespace", "serviceAccount", "secretName", "expirationSeconds", "version")
+# What read() finds in the Secret; anything but VALID asks the next `up` for a new token.
+VALID, MISSING, CHANGED, REJECTED = "valid", "missing", "changed", "rejected"
+
+
+def clock() -> float:
+    """The current time in seconds (a function of its own, so tests can set the clock)."""
+    return time.time()
+
+
+def expiration_problem(seconds: object) -> str | None:
+    """Why `seconds` is not a valid token lifetime, or None (the engine hands numbers over as floats)."""
+    problem = f"{seconds!r} is not a whole number of seconds of at least {MIN_EXPIRATION_S} (10m)"
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return problem
+    if not float(seconds).is_integer() or seconds < MIN_EXPIRATION_S:
+        return problem
+    return None
+
+
+def renew_at(issued_at: float, expires_at: float) -> float:
+    """When a token issued at `issued_at` and expiring at `expires_at` is renewed (Gardener's 80%, capped at 24h)."""
+    return issued_at + min(expires_at - issued_at, MAX_RENEW_BASIS_S) * RENEW_AFTER
+
+
+def token_renewal_due(issued_at: float, expires_at: float, now: float) -> bool:
+    """Whether 80% of an access token's lifetime has passed (or it has expired)."""
+    return now >= renew_at(issued_at, expires_at)
+
+
+def token_hash(token: str) -> str:
+    """What the state keeps of a token: enough to see it was changed, nothing to use it with."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _rfc3339(seconds: float) -> str:
+    """A time as Kubernetes writes it."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _seconds(stamp: str) -> float:
+    """A Kubernetes time in seconds since the epoch."""
+    return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
+
+
+def _secret_path(namespace: str, name: str = "") -> str:
+    """The Secrets of `namespace`, or one of them."""
+    return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")
+
+
+def _request_token(kube: Kube, props: dict[str, Any]) -> tuple[str, float]:
+    """A new token of the ServiceAccount (for the API server's own audiences) and when it expires."""
+    path = f"/api/v1/namespaces/{props['namespace']}/serviceaccounts/{props['serviceAccount']}/token"
+    body = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": int(props["expirationSeconds"])},
+    }
+    status = kube.create(path, body)["status"]
+    return str(status["token"]), _seconds(status["expirationTimestamp"])
+
+
+def _issue(props: dict[str, Any]) -> dict[str, Any]:
+    """Requests a token, writes it into the Secret with its renew timestamp; the outputs without the token."""
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    issued_at = clock()
+    token, expires_at = _request_token(kube, props)
+    renewal = renew_at(issued_at, expires_at)
+    ns, name = props["namespace"], props["secretName"]
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": name, "namespace": ns, "annotations": {RENEW_TIMESTAMP: _rfc3339(renewal)}},
+        "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
+    }
+    try:
+        kube.create(_secret_path(ns), secret)
+    except KubeError as err:
+        if err.status != 409:
+            raise
+        kube.replace(_secret_path(ns, name), secret)
+    return {
+        **props,
+        "issuedAt": issued_at,
+        "expiresAt": expires_at,
+        "renewAt": renewal,
+        "tokenHash": token_hash(token),
+        "tokenState": VALID,
+    }
+
+
+def authenticates(kube: Kube, token: str, namespace: str, account: str) -> bool:
+    """Whether a TokenReview authenticates `token` as the ServiceAccount."""
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
+    status = kube.create("/apis/authentication.k8s.io/v1/tokenreviews", review).get("status") or {}
+    username = (status.get("user") or {}).get("username")
+    return bool(status.get("authenticated")) and username == f"system:serviceaccount:{namespace}:{account}"
+
+
+def token_state(props: dict[str, Any]) -> str:
+    """What the Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    secret = kube.find(_secret_path(props["namespace"], props["secretName"]))
+    data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
+    if not data:
+        return MISSING
+    token = base64.b64decode(data).decode(errors="replace")
+    if token_hash(token) != props.get("tokenHash"):
+        return CHANGED
+    return VALID if authenticates(kube, token, props["namespace"], props["serviceAccount"]) else REJECTED
+
+
+class AccessTokenProvider(ResourceProvider):
+    """Requests ServiceAccount tokens into a Secret and renews them in time; the token is never kept in the state."""
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """Refuses a lifetime a TokenRequest would not take, naming the input."""
+        problem = expiration_problem(news.get("expirationSeconds"))
+        return CheckResult(news, [CheckFailure("expirationSeconds", problem)] if problem else [])
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """The first token."""
+        outs = _issue(props)
+        return CreateResult(id_=f"{props['namespace']}/{props['secretName']}", outs=outs)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update (never a replacement) on new inputs, a Secret read() found wrong, or once renewal is due."""
+        changed = [k for k in INPUTS if olds.get(k) != news.get(k)]
+        stale = olds.get("tokenState") != VALID
+        due = bool(olds.get("expiresAt")) and token_renewal_due(
+            float(olds["issuedAt"]), float(olds["expiresAt"]), clock()
+        )
+        return DiffResult(changes=bool(changed) or stale or due, replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """A new token in the Secret; a Secret under its previous name or namespace is removed."""
+        outs = _issue(news)
+        old_path = _secret_path(olds["namespace"], olds["secretName"])
+        if old_path != _secret_path(news["namespace"], news["secretName"]):
+            Kube.from_kubeconfig(news["kubeconfig"]).delete(old_path)
+        return UpdateResult(outs=outs)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The state with what the Secret holds now (`tokenState`); anything but valid is renewed by `up`."""
+        return ReadResult(id_=id_, outs={**props, "tokenState": token_state(props)})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Removes the Secret; the token expires by itself. An unreachable cluster counts as gone, as in read()."""
+        try:
+            Kube.from_kubeconfig(props["kubeconfig"]).delete(_secret_path(props["namespace"], props["secretName"]))
+        except KubeError as err:
+            if err.status != 0:
+                raise
+
+
+class AccessToken(Resource, module="arbor", name="AccessToken"):
+    """A ServiceAccount's token in a Secret, renewed once 80% of its lifetime has passed; outputs hold no token."""
+
+    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
+    if TYPE_CHECKING:
+        renewAt: pulumi.Output[float]  # noqa: N815 - the output's name in the state
+        tokenState: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kubeconfig: pulumi.Input[str],
+        namespace: str,
+        service_account: str,
+        secret_name: str,
+        expiration_s: int = DEFAULT_EXPIRATION_S,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        if problem := expiration_problem(expiration_s):
+            raise ValueError(f"AccessToken '{name}': expiration_s: {problem}")
+        props = {
+            "kubeconfig": kubeconfig, "namespace": namespace, "serviceAccount": service_account,
+            "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
+            "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
+        }  # fmt: skip
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
+        super().__init__(AccessTokenProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

@@ -1,0 +1,202 @@
+"""AccessToken: TokenRequest into a Secret, renewal at 80% of the lifetime, drift in read(), no token in the state."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import ssl
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from components.reconciler import access_token
+from components.reconciler.access_token import AccessTokenProvider
+from components.reconciler.kube import Kube, KubeError
+
+NS, SA, SECRET = "kube-system", "gardener-node-agent", "gardener-node-agent"
+SECRETS = f"/api/v1/namespaces/{NS}/secrets"
+START = 1_800_000_000.0
+HOUR = 3600.0
+
+
+@dataclass
+class FakeApi:
+    """kube-apiserver as far as AccessToken asks it: TokenRequests, TokenReviews, Secrets; the clock it issues by."""
+
+    now: float = START
+    secrets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    valid: set[str] = field(default_factory=set)
+    issued: list[str] = field(default_factory=list)
+
+    def create(self, path: str, body: Any) -> Any:
+        if path == f"/api/v1/namespaces/{NS}/serviceaccounts/{SA}/token":
+            token = f"jwt-{len(self.issued)}"
+            self.issued.append(token)
+            self.valid.add(token)
+            expires = datetime.datetime.fromtimestamp(self.now + body["spec"]["expirationSeconds"], datetime.UTC)
+            return {"status": {"token": token, "expirationTimestamp": expires.strftime("%Y-%m-%dT%H:%M:%SZ")}}
+        if path == "/apis/authentication.k8s.io/v1/tokenreviews":
+            ok = body["spec"]["token"] in self.valid
+            return {"status": {"authenticated": ok, "user": {"username": f"system:serviceaccount:{NS}:{SA}"}}}
+        name = body["metadata"]["name"]
+        if f"{path}/{name}" in self.secrets:
+            raise KubeError("exists", 409)
+        self.secrets[f"{path}/{name}"] = body
+        return body
+
+    def replace(self, path: str, body: Any) -> Any:
+        self.secrets[path] = body
+        return body
+
+    def find(self, path: str) -> Any | None:
+        return self.secrets.get(path)
+
+    def delete(self, path: str) -> None:
+        self.secrets.pop(path, None)
+
+    def stored_token(self) -> str:
+        """The token the Secret holds."""
+        return base64.b64decode(self.secrets[f"{SECRETS}/{SECRET}"]["data"]["token"]).decode()
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> FakeApi:
+    """A fake API and clock in place of the real ones."""
+    fake = FakeApi()
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: fake))
+    monkeypatch.setattr(access_token, "clock", lambda: fake.now)
+    return fake
+
+
+def props(expiration_s: int = 12 * 3600) -> dict[str, Any]:
+    """The inputs as the engine hands them over."""
+    return {"kubeconfig": "k", "namespace": NS, "serviceAccount": SA, "secretName": SECRET,
+            "expirationSeconds": float(expiration_s), "version": access_token.PROVIDER_VERSION}  # fmt: skip
+
+
+def outputs(result: Any) -> dict[str, Any]:
+    """A create, update or read result's outputs (always set by this provider)."""
+    assert result.outs is not None
+    return dict(result.outs)
+
+
+def created(api: FakeApi) -> dict[str, Any]:
+    """The outputs of a first token."""
+    return outputs(AccessTokenProvider().create(props()))
+
+
+def read(state: dict[str, Any]) -> dict[str, Any]:
+    """The state as the provider reads it back."""
+    return outputs(AccessTokenProvider().read("id", state))
+
+
+def updated(state: dict[str, Any]) -> dict[str, Any]:
+    """The outputs of an update from `state` with the same inputs."""
+    return outputs(AccessTokenProvider().update("id", state, props()))
+
+
+def test_create_writes_the_token_with_gardeners_renew_timestamp(api: FakeApi) -> None:
+    """GIVEN a 12h lifetime WHEN created THEN the Secret holds the token and the renew time at 80% (9h36m)."""
+    outs = created(api)
+    secret = api.secrets[f"{SECRETS}/{SECRET}"]
+    assert api.stored_token() == "jwt-0"
+    renew = secret["metadata"]["annotations"]["serviceaccount.resources.gardener.cloud/token-renew-timestamp"]
+    assert renew == datetime.datetime.fromtimestamp(START + 0.8 * 12 * HOUR, datetime.UTC).strftime(
+        "%Y-%m-%dT%H:%M:%SZ"
+    )
+    assert outs["renewAt"] == START + 0.8 * 12 * HOUR and outs["tokenState"] == "valid"
+
+
+def test_renewal_is_an_update_due_at_80_percent_not_before(api: FakeApi) -> None:
+    """GIVEN a token of 12h WHEN diffed just before 9h36m THEN nothing; at 9h36m THEN an update, not a replacement."""
+    outs = created(api)
+    api.now = START + 0.8 * 12 * HOUR - 1
+    assert not AccessTokenProvider().diff("id", outs, props()).changes
+    api.now = START + 0.8 * 12 * HOUR
+    diff = AccessTokenProvider().diff("id", outs, props())
+    assert diff.changes and diff.replaces == []
+    assert updated(outs)["issuedAt"] == api.now and api.stored_token() == "jwt-1"
+
+
+def test_renewal_counts_at_most_24h_of_a_longer_lifetime() -> None:
+    """GIVEN a 48h token WHEN is renewal due THEN after 80% of 24h, as Gardener caps it."""
+    assert not access_token.token_renewal_due(0, 48 * HOUR, 0.8 * 24 * HOUR - 1)
+    assert access_token.token_renewal_due(0, 48 * HOUR, 0.8 * 24 * HOUR)
+
+
+def test_read_of_a_missing_secret_makes_up_write_a_new_token(api: FakeApi) -> None:
+    """GIVEN the Secret deleted WHEN read THEN `missing`, and the diff asks for an update that writes it again."""
+    outs = created(api)
+    api.delete(f"{SECRETS}/{SECRET}")
+    assert AccessTokenProvider().read("id", outs).id == "id"
+    found = read(outs)
+    assert found["tokenState"] == "missing"
+    diff = AccessTokenProvider().diff("id", found, props())
+    assert diff.changes and diff.replaces == []
+    updated(found)
+    assert api.stored_token() == "jwt-1"
+
+
+def test_read_of_a_token_the_review_rejects_makes_up_write_a_new_one(api: FakeApi) -> None:
+    """GIVEN the token no longer authenticates (its signing key changed) WHEN read THEN `rejected` and an update."""
+    outs = created(api)
+    assert read(outs)["tokenState"] == "valid"
+    api.valid.clear()
+    found = read(outs)
+    assert found["tokenState"] == "rejected"
+    assert AccessTokenProvider().diff("id", found, props()).changes
+
+
+def test_read_of_another_token_in_the_secret_is_drift(api: FakeApi) -> None:
+    """GIVEN the Secret's token edited WHEN read THEN `changed`, so `up` writes its own again."""
+    outs = created(api)
+    api.secrets[f"{SECRETS}/{SECRET}"]["data"]["token"] = base64.b64encode(b"edited").decode()
+    assert read(outs)["tokenState"] == "changed"
+
+
+def test_the_token_is_never_in_outputs_or_state(api: FakeApi) -> None:
+    """GIVEN a token created, renewed and read WHEN the outputs are serialized THEN no token appears in them."""
+    outs = created(api)
+    api.now += 12 * HOUR
+    renewed = updated(outs)
+    found = read(renewed)
+    for state in (outs, renewed, found):
+        text = json.dumps(state)
+        assert api.issued and not any(token in text for token in api.issued)
+    assert found["tokenHash"] == access_token.token_hash("jwt-1")
+
+
+def test_delete_removes_the_secret(api: FakeApi) -> None:
+    """GIVEN a token WHEN deleted THEN its Secret is gone."""
+    outs = created(api)
+    AccessTokenProvider().delete("id", outs)
+    assert not api.secrets
+
+
+def test_a_lifetime_below_10_minutes_is_refused_naming_the_input() -> None:
+    """GIVEN 599s WHEN checked THEN a failure on expirationSeconds; 600s passes."""
+    failures = AccessTokenProvider().check({}, props(599)).failures
+    assert [f.property for f in failures] == ["expirationSeconds"]
+    assert not AccessTokenProvider().check({}, props(600)).failures
+
+
+def test_an_unreachable_cluster_reads_as_missing_and_deletes_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a stopped cluster WHEN refreshed THEN `missing` (`up` writes the token again); WHEN deleted THEN gone."""
+    stopped = Kube(server="https://127.0.0.1:1", context=ssl.create_default_context())
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: stopped))
+    assert read({**props(), "tokenHash": "x"})["tokenState"] == "missing"
+    AccessTokenProvider().delete("id", props())
+
+
+def test_a_refused_delete_is_an_error(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN the API refuses the deletion (403) WHEN deleted THEN the error reaches the engine (the Secret stays)."""
+    outs = created(api)
+
+    def refuse(_path: str) -> None:
+        raise KubeError("forbidden", 403)
+
+    monkeypatch.setattr(api, "delete", refuse)
+    with pytest.raises(KubeError):
+        AccessTokenProvider().delete("id", outs)
