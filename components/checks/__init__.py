@@ -6,7 +6,8 @@ Three stages, each run only when the one before passed, so one mistake is report
   (names.py), the bounds of what the plan sizes by them (capacity.py: node counts, what each range holds), so no
   plan is built from input that could blow up, and what the providers' cloud profiles offer (catalogue.py);
 - plan: what arbor does not run yet (support.py) and pools whose machines could not start (workers.py);
-- previous: changes the previous update's records do not allow (previous.py).
+- previous: changes the previous update's records do not allow (previous.py), and expired versions and images a
+  shoot is created with or moved to (catalogue.py: a shoot keeps what it runs, as in Gardener).
 
 Every check returns `landscape<path>: <reason>` lines, all problems at once; an empty list passes. A new refusal is
 a function added to its stage's tuple below, nothing else.
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.checks.capacity import capacity
-from components.checks.catalogue import catalogue_problems
+from components.checks.catalogue import catalogue_problems, expired_versions, kept_expired
 from components.checks.landscape import cross_checks
 from components.checks.names import name_checks
 from components.checks.previous import (
@@ -48,6 +49,7 @@ from components.spec.landscape import LandscapeSpec, parse_fields
 SpecCheck = Callable[[LandscapeSpec], list[str]]
 PlanCheck = Callable[[LandscapePlan], list[str]]
 PreviousCheck = Callable[[LandscapePlan, Mapping[str, Any]], list[str]]
+PreviousSpecCheck = Callable[[LandscapeSpec, Mapping[str, Any]], list[str]]
 
 # Capacity runs here, before the plan: the plan carves addresses and enumerates nodes by the counts it bounds.
 SPEC_CHECKS: tuple[SpecCheck, ...] = (cross_checks, name_checks, capacity, catalogue_problems)
@@ -60,6 +62,8 @@ PREVIOUS_CHECKS: tuple[tuple[str, PreviousCheck], ...] = (
     ("shoots", removed_shoots),
     ("seeds", removed_seeds),
 )
+# Against a record too, but of what the plan does not hold: the cloud profiles' expiration dates.
+PREVIOUS_SPEC_CHECKS: tuple[tuple[str, PreviousSpecCheck], ...] = (("shoots", expired_versions),)
 
 
 @dataclass
@@ -103,9 +107,13 @@ def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) ->
     if lines := [line for check in PLAN_CHECKS for line in check(plan)]:
         raise RefusalError("landscape asks for what arbor does not run yet", lines)
     deployed = with_earlier_records(previous())
-    if lines := [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]:
+    lines = [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]
+    lines += [line for key, spec_check in PREVIOUS_SPEC_CHECKS for line in spec_check(spec, deployed.get(key) or {})]
+    if lines:
         raise RefusalError("refused change (compared with the stack's previous update)", lines)
-    return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed))
+    # A shoot keeps an expired version it runs (Gardener's maintenance force-updates it); the preview says so.
+    kept = kept_expired(spec, deployed.get("shoots") or {})
+    return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed) + kept)
 
 
 def records(plan: LandscapePlan) -> dict[str, Any]:

@@ -5,12 +5,17 @@ it lists any) and not expired; each pool's image version is offered, not expired
 the pool's machine type, with the pool's runtime and a kubelet its constraint admits; and on aws and gcp the
 profile says where the cloud keeps it (an AMI in the shoot's region, an image, or a lookup). The profiles are
 arbor's, extended by `landscape.cloudProfiles` (components/plan/catalogue.py).
+
+Expiration is Gardener's admission rule too: an expired version or image is refused only where a shoot is created
+with it or moved to it. A shoot the previous update recorded running it keeps it (Gardener's maintenance would
+force-update it), so `expired_versions` runs with the previous stage, against `previous.shoot_outputs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from components.kinds import ProviderType
 from components.plan.catalogue import architecture, image_source, image_version, profiles
@@ -57,7 +62,7 @@ def _offered(entries: Sequence[ExpirableVersion], now: datetime, where: str, *, 
 
 
 def _kubernetes(at: str, version: str, profile: CloudProfileSpec, provider: str, now: datetime) -> list[str]:
-    """A Kubernetes version against the profile's list (none listed: every version arbor supports)."""
+    """A Kubernetes version against the profile's list (none listed: every version arbor supports); expiry aside."""
     versions = profile.kubernetes.versions
     if not versions:
         return []
@@ -66,14 +71,34 @@ def _kubernetes(at: str, version: str, profile: CloudProfileSpec, provider: str,
     if entry is None:
         return [f"{at}: {shown(version)} is not offered on {provider}: "
                 f"{_offered(versions, now, where, given=True)}"]  # fmt: skip
-    if expired := _expired(entry, now):
-        return [f"{at}: {version} {expired} on {provider}: {_offered(versions, now, where)}"]
     return []
+
+
+def _kubernetes_expired(at: str, version: str, profile: CloudProfileSpec, provider: str, now: datetime) -> list[str]:
+    """A listed Kubernetes version that has expired, with what is still offered."""
+    versions = profile.kubernetes.versions
+    entry = next((v for v in versions if v.version == version), None)
+    if entry is None or not (expired := _expired(entry, now)):
+        return []
+    where = f"landscape.cloudProfiles.{provider}.kubernetes.versions"
+    return [f"{at}: {version} {expired} on {provider}: {_offered(versions, now, where)}"]
+
+
+def _image_expired(at: str, pool: WorkerPool, provider: ProviderType, profile: CloudProfileSpec,
+                   now: datetime) -> list[str]:  # fmt: skip
+    """A pool's offered image version that has expired, with what is still offered."""
+    name, version = pool.machine.image.name, pool.machine.image.version
+    entry = image_version(profile, name, version)
+    if entry is None or not (expired := _expired(entry, now)):
+        return []
+    offered = next(i.versions for i in profile.machine_images if i.name == name)
+    where = f"landscape.cloudProfiles.{provider.value}.machineImages"
+    return [f"{at}.machine.image.version: {name} {version} {expired}: {_offered(offered, now, where)}"]
 
 
 def _image(at: str, shoot: ShootSpec, pool: WorkerPool, provider: ProviderType, region: str,
            profile: CloudProfileSpec, now: datetime) -> list[str]:  # fmt: skip
-    """A pool's machine image against the profile: offered, unexpired, its architecture, runtime, kubelet, cloud."""
+    """A pool's machine image against the profile: offered, its architecture, runtime, kubelet, cloud."""
     name, version = pool.machine.image.name, pool.machine.image.version
     images = [i.name for i in profile.machine_images]
     where = f"landscape.cloudProfiles.{provider.value}"
@@ -85,9 +110,6 @@ def _image(at: str, shoot: ShootSpec, pool: WorkerPool, provider: ProviderType, 
     if entry is None:
         return [f"{at}.machine.image.version: {shown(version)} of {name} is not offered on {provider.value}: "
                 f"{_offered(offered, now, where + '.machineImages', given=True)}"]  # fmt: skip
-    if expired := _expired(entry, now):
-        return [f"{at}.machine.image.version: {name} {version} {expired}: "
-                f"{_offered(offered, now, where + '.machineImages')}"]  # fmt: skip
     lines = []
     arch = architecture(profile, pool.machine.type)
     if arch not in entry.architectures:
@@ -124,24 +146,70 @@ def _lookups(provider: ProviderType, profile: CloudProfileSpec) -> list[str]:
     return lines
 
 
-def catalogue_problems(spec: LandscapeSpec, now: datetime | None = None) -> list[str]:
-    """Every shoot's Kubernetes versions and machine images against its provider's profile, one line each."""
-    when = now or datetime.now(UTC)
+def _profiled(spec: LandscapeSpec) -> Iterator[tuple[int, ShootSpec, ProviderType, str, CloudProfileSpec]]:
+    """Each shoot with a profile to check against: index, spec, provider, region and the merged profile."""
     catalogue = profiles(spec.cloud_profiles)
-    # The landscape's own entries, at the paths the user wrote (arbor's are right by construction).
-    lines = [line for provider, profile in spec.cloud_profiles.items() for line in _lookups(provider, profile)]
     seeds = {s.name: s for s in spec.seeds}
     for i, shoot in enumerate(spec.shoots):
         where = spec.garden if shoot.self_hosted else seeds.get(shoot.seed or "")
         profile = catalogue.get(where.provider) if where else None
-        if where is None or profile is None:
-            continue  # no seed: cross_checks names it; no profile (local, unless given): nothing offered to check
-        at, provider = f"landscape.shoots[{i}]", where.provider
+        if where is not None and profile is not None:
+            # No seed: cross_checks names it; no profile (local, unless given): nothing offered to check.
+            yield i, shoot, where.provider, where.region, profile
+
+
+def catalogue_problems(spec: LandscapeSpec, now: datetime | None = None) -> list[str]:
+    """Every shoot's Kubernetes versions and machine images against its provider's profile, one line each.
+
+    Expired ones are `expired_versions`' to refuse: whether that is allowed depends on what the shoot runs.
+    """
+    when = now or datetime.now(UTC)
+    # The landscape's own entries, at the paths the user wrote (arbor's are right by construction).
+    lines = [line for provider, profile in spec.cloud_profiles.items() for line in _lookups(provider, profile)]
+    for i, shoot, provider, region, profile in _profiled(spec):
+        at = f"landscape.shoots[{i}]"
         lines += _kubernetes(f"{at}.kubernetes.version", shoot.kubernetes.version, profile, provider.value, when)
         for j, pool in enumerate(shoot.workers):
             if pool.kubernetes_version:
                 path = f"{at}.workers[{j}].kubernetesVersion"
                 lines += _kubernetes(path, pool.kubernetes_version, profile, provider.value, when)
             if profile.machine_images or provider in CLOUDS:
-                lines += _image(f"{at}.workers[{j}]", shoot, pool, provider, where.region, profile, when)
+                lines += _image(f"{at}.workers[{j}]", shoot, pool, provider, region, profile, when)
     return lines
+
+
+def _expiry(spec: LandscapeSpec, previous: Mapping[str, Any], now: datetime | None) -> list[tuple[bool, str]]:
+    """Each expired version and image a shoot asks for, and whether its record says the shoot runs it (kept)."""
+    when = now or datetime.now(UTC)
+    found: list[tuple[bool, str]] = []
+    for i, shoot, provider, _, profile in _profiled(spec):
+        before = previous.get(f"{shoot.project}/{shoot.name}")
+        record: Mapping[str, Any] = before if isinstance(before, Mapping) else {}
+        workers, images = record.get("workers") or {}, record.get("images") or {}
+        at = f"landscape.shoots[{i}]"
+        kept = shoot.kubernetes.version == record.get("kubernetesVersion")
+        found += [(kept, line) for line in _kubernetes_expired(f"{at}.kubernetes.version", shoot.kubernetes.version,
+                                                               profile, provider.value, when)]  # fmt: skip
+        for j, pool in enumerate(shoot.workers):
+            if pool.kubernetes_version:
+                kept = pool.kubernetes_version == workers.get(pool.name)
+                path = f"{at}.workers[{j}].kubernetesVersion"
+                lines = _kubernetes_expired(path, pool.kubernetes_version, profile, provider.value, when)
+                found += [(kept, line) for line in lines]
+            kept = [pool.machine.image.name, pool.machine.image.version] == images.get(pool.name)
+            found += [(kept, line) for line in _image_expired(f"{at}.workers[{j}]", pool, provider, profile, when)]
+    return found
+
+
+def expired_versions(spec: LandscapeSpec, previous: Mapping[str, Any], now: datetime | None = None) -> list[str]:
+    """Expired Kubernetes versions and images a shoot is created with or moved to (Gardener's admission).
+
+    `previous`: the previous update's shoot records by `<project>/<name>` (`previous.shoot_outputs`); a version or
+    image its shoot's record says it runs is kept. A record from before images were recorded keeps no image.
+    """
+    return [line for kept, line in _expiry(spec, previous, now) if not kept]
+
+
+def kept_expired(spec: LandscapeSpec, previous: Mapping[str, Any], now: datetime | None = None) -> list[str]:
+    """A notice for each expired version or image a shoot keeps because it runs it already."""
+    return [f"{line} (kept: the shoot runs it)" for kept, line in _expiry(spec, previous, now) if kept]

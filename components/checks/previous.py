@@ -136,11 +136,13 @@ def _hosting(shoot: ShootValues) -> str:
 
 
 def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
-    """Each shoot's Kubernetes version and its pools', hosting, network plugin, seed and etcd volumes."""
+    """Each shoot's Kubernetes version, its pools' versions and images, hosting, network plugin, seed, etcd volumes."""
     return {
         s.ref: {
             "kubernetesVersion": s.kubernetes_version,
             "workers": {p.name: p.kubernetes_version for p in s.workers},
+            # What each pool's machines run: an expired image is kept only where it already runs (catalogue.py).
+            "images": {p.name: [p.image, p.image_version] for p in s.workers},
             "hosting": _hosting(s),
             "networkType": s.network_type,
             **({"seed": s.seed} if s.seed else {}),

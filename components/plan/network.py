@@ -34,6 +34,10 @@ GCP_PODS_RANGE = "ipv4-pod-cidr"
 PLAN_PREFIX = "network plan of "
 # Node i's address is host 2 + i of the nodes range: the first hosts are the network's and its gateway's.
 FIRST_NODE_HOST = 2
+# Gardener's convention: kube-dns takes the 10th address of each service range; the kubelets' `clusterDNS`.
+KUBE_DNS_INDEX = 10
+# The cluster's DNS domain (Gardener's default): CoreDNS serves it, the kubelets' `clusterDomain`.
+CLUSTER_DOMAIN = "cluster.local"
 
 
 @dataclass(frozen=True)
@@ -122,6 +126,11 @@ class NodeNetwork:
 
     addresses: tuple[str, ...]
     pod_cidrs: tuple[str, ...]
+
+
+def kube_dns_ips(services: Sequence[str]) -> list[str]:
+    """kube-dns's addresses: the 10th of each service range, in the order of the shoot's families."""
+    return [str(ipaddress.ip_network(r)[KUBE_DNS_INDEX]) for r in services]
 
 
 def _split(cidr: str, parts: int) -> list[str]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from components.kinds import ProviderType
 from components.plan.bootstrap import pool_user_data, secret_name
-from components.plan.network import NodeNetwork, node_networks
+from components.plan.network import NodeNetwork, kube_dns_ips, node_networks
 from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValues, VolumeValues, ZoneDeployment
 
 # Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
@@ -44,6 +44,8 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
         registry_mirrors=pool.registry_mirrors,
         sysctls=pool.sysctls,
         api_server=_api_server(shoot),
+        # Where a cloud assigns the IPv6 service range, the plan knows (and names) only the IPv4 kube-dns address.
+        cluster_dns=tuple(kube_dns_ips(shoot.networking.services)),
         # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
         ca_rotation=shoot.credentials.rotation.get("ca", 0),
     )

@@ -240,6 +240,8 @@ class NodeValues:
     sysctls: Mapping[str, str] = field(default_factory=dict)
     journald: Mapping[str, str] = field(default_factory=dict)
     api_server: str = "https://api.internal"
+    # kube-dns's addresses (the kubelets' `clusterDNS`), one per service range the plan knows, in family order.
+    cluster_dns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 from components import yaml_text
 from components.plan.bootstrap import NODE_AGENT_DIR, NODE_AGENT_IMAGE, _node_agent_config, secret_name
+from components.plan.network import CLUSTER_DOMAIN
 from components.plan.nodes import POOL_LABEL
 from components.plan.osc import (
     Command,
@@ -62,6 +63,9 @@ def _kubelet_config(v: NodeValues) -> str:
         "authentication": {"x509": {"clientCAFile": "/var/lib/kubelet/ca.crt"}, "webhook": {"enabled": True}},
         "authorization": {"mode": "Webhook"},
         "cgroupDriver": "systemd",
+        # Pods resolve through kube-dns (Gardener's `clusterDNS`/`clusterDomain`).
+        "clusterDNS": list(v.cluster_dns),
+        "clusterDomain": CLUSTER_DOMAIN,
         "protectKernelDefaults": True,
         # Rendered by value (as Kubernetes prints a Quantity), so `1024Mi` for `1Gi` restarts nothing.
         "kubeReserved": {k: canonical(q) for k, q in v.kube_reserved.items()},

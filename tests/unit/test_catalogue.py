@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from components.checks import RefusalError, check, parse_landscape
-from components.checks.catalogue import admits, catalogue_problems
+from components.checks.catalogue import admits, catalogue_problems, expired_versions, kept_expired
 from components.kinds import ProviderType
 from components.plan.catalogue import ImageSource, profiles
 from components.plan.planner import plan_landscape
@@ -57,6 +57,32 @@ def with_machine(doc: dict[str, Any], shoot: int, **machine: Any) -> dict[str, A
 def problems(doc: dict[str, Any]) -> list[str]:
     """The catalogue's lines for a landscape whose fields are valid, on NOW."""
     return catalogue_problems(parse_fields(doc), now=NOW)
+
+
+def expired(doc: dict[str, Any], records: dict[str, Any] | None = None) -> list[str]:
+    """The expiry lines for a landscape whose fields are valid, on NOW, against the previous shoot records."""
+    return expired_versions(parse_fields(doc), records or {}, now=NOW)
+
+
+def expiring(*, image: str = "1877.0", kubernetes: str = "1.34.4") -> dict[str, Any]:
+    """The aws base with web on `kubernetes` and gardenlinux `image`: 1876.0, 1877.0, 1.34.3, 1.34.4 have expired."""
+    doc = on_aws(
+        **gardenlinux({"version": "1877.0", "expirationDate": "2026-01-31T23:59:59Z"},
+                      {"version": "1876.0", "expirationDate": "2026-01-01T00:00:00Z"}, {"version": "1877.1"}),
+        kubernetes={"versions": [{"version": "1.34.4", "expirationDate": "2026-05-01T00:00:00Z"},
+                                 {"version": "1.34.3", "expirationDate": "2026-04-01T00:00:00Z"},
+                                 {"version": "1.34.5"}, {"version": "1.33.6"}]},
+    )  # fmt: skip
+    doc["shoots"][0]["kubernetes"]["version"] = kubernetes
+    with_machine(doc, 0, image={"name": "gardenlinux", "version": image})
+    with_machine(doc, 1, image={"name": "gardenlinux", "version": "1877.1"})  # db: on what is still offered
+    return doc
+
+
+def running(kubernetes: str, image: str) -> dict[str, Any]:
+    """The previous update's record of web (`previous.shoot_outputs`): its version and pool-a's image."""
+    return {"dev/web": {"kubernetesVersion": kubernetes, "workers": {"pool-a": kubernetes},
+                        "images": {"pool-a": ["gardenlinux", image]}}}  # fmt: skip
 
 
 def test_built_in_profiles_offer_ubuntu_by_lookup_on_each_cloud() -> None:
@@ -106,20 +132,72 @@ def test_an_unknown_version_and_a_region_without_an_ami_are_named() -> None:
     ]
 
 
-def test_expired_versions_are_refused_with_what_is_still_offered() -> None:
-    """GIVEN an expired image version and an expired Kubernetes version WHEN checked THEN both name what to move to."""
-    doc = on_aws(
-        **gardenlinux({"version": "1877.0", "expirationDate": "2026-01-31T23:59:59Z"}, {"version": "1877.1"}),
-        kubernetes={"versions": [{"version": "1.34.4", "expirationDate": "2026-05-01T00:00:00Z"},
-                                 {"version": "1.34.5"}, {"version": "1.33.6"}]},
-    )  # fmt: skip
-    lines = problems(doc)
-    assert f"{S0}.kubernetes.version: 1.34.4 expired on 2026-05-01 on aws: pick one of 1.34.5, 1.33.6" in lines
+def test_a_new_shoot_on_expired_versions_is_refused_with_what_is_still_offered() -> None:
+    """GIVEN a shoot no update recorded, on an expired image and Kubernetes version WHEN checked THEN both named."""
+    doc = expiring()
+    kube = f"{S0}.kubernetes.version: 1.34.4 expired on 2026-05-01 on aws: pick one of 1.34.5, 1.33.6"
+    image = f"{S0}.workers[0].machine.image.version: gardenlinux 1877.0 expired on 2026-01-31: pick one of 1877.1"
+    assert expired(doc) == [kube, image]
+    # A record of other shoots only (db) keeps nothing of web; the spec stage leaves expiry to this check.
+    assert expired(doc, {"ops/db": running("1.34.4", "1877.0")["dev/web"]}) == [kube, image]
+    assert not any("expired" in line for line in problems(doc))
+
+
+def test_a_running_shoot_keeps_its_now_expired_version_and_image() -> None:
+    """GIVEN web recorded running 1.34.4 on gardenlinux 1877.0, both expired since WHEN checked THEN accepted.
+
+    Gardener refuses an expired version only when a shoot is created with it or moved to it.
+    """
+    assert expired(expiring(), running("1.34.4", "1877.0")) == []
+    assert kept_expired(parse_fields(expiring()), running("1.34.4", "1877.0"), now=NOW) == [
+        f"{S0}.kubernetes.version: 1.34.4 expired on 2026-05-01 on aws: pick one of 1.34.5, 1.33.6 (kept: the shoot "
+        "runs it)",
+        f"{S0}.workers[0].machine.image.version: gardenlinux 1877.0 expired on 2026-01-31: pick one of 1877.1 "
+        "(kept: the shoot runs it)",
+    ]
+
+
+def test_a_running_shoot_moved_to_another_expired_version_is_refused() -> None:
+    """GIVEN web recorded on 1.34.4 WHEN moved to 1.34.3, also expired THEN the version field is refused."""
+    doc = expiring(kubernetes="1.34.3")
+    assert expired(doc, running("1.34.4", "1877.0")) == [
+        f"{S0}.kubernetes.version: 1.34.3 expired on 2026-04-01 on aws: pick one of 1.34.5, 1.33.6"
+    ]
+
+
+def test_a_running_pool_moved_to_another_expired_image_is_refused() -> None:
+    """GIVEN web's pool recorded on gardenlinux 1877.0 WHEN moved to 1876.0, also expired THEN the image is refused."""
+    doc = expiring(image="1876.0")
+    assert expired(doc, running("1.34.4", "1877.0")) == [
+        f"{S0}.workers[0].machine.image.version: gardenlinux 1876.0 expired on 2026-01-01: pick one of 1877.1"
+    ]
+
+
+def test_a_pool_version_is_kept_by_its_pools_record() -> None:
+    """GIVEN a pool setting its own expired version WHEN its record runs it THEN kept, else its field is refused."""
+    doc = expiring(kubernetes="1.34.5")
+    doc["shoots"][0]["workers"][0]["kubernetesVersion"] = "1.34.4"
+    record = running("1.34.5", "1877.0")
+    assert expired(doc, record) == [
+        f"{S0}.workers[0].kubernetesVersion: 1.34.4 expired on 2026-05-01 on aws: pick one of 1.34.5, 1.33.6"
+    ]
+    record["dev/web"]["workers"]["pool-a"] = "1.34.4"
+    assert expired(doc, record) == []
+
+
+def test_the_previous_stage_refuses_an_expired_version_only_for_a_new_shoot() -> None:
+    """GIVEN the whole check WHEN web is new THEN refused as a change; WHEN its record runs it THEN a notice."""
+    doc = expiring()
+    doc["garden"]["dns"] = {"provider": "aws-route53", "zone": "Z0123456789", "domain": "example.com"}
+    with pytest.raises(RefusalError) as err:
+        check(doc, "aws", lambda: {})
+    assert err.value.heading.startswith("refused change")
     assert (
-        f"{S0}.workers[0].machine.image.version: gardenlinux 1877.0 expired on 2026-01-31: pick one of 1877.1" in lines
+        f"{S0}.kubernetes.version: 1.34.4 expired on 2026-05-01 on aws: pick one of 1.34.5, 1.33.6" in err.value.lines
     )
-    # shoot db runs 1.33.6, which is listed and unexpired: only its image is refused.
-    assert not any(line.startswith("landscape.shoots[1].kubernetes") for line in lines)
+    checked = check(doc, "aws", lambda: {"shoots": running("1.34.4", "1877.0")})
+    assert checked.plan.shoots[0].kubernetes_version == "1.34.4"
+    assert any(n.startswith(f"{S0}.kubernetes.version: 1.34.4 expired") for n in checked.notices)
 
 
 def test_a_kubernetes_version_not_listed_is_refused_and_none_listed_allows_any() -> None:
@@ -228,7 +306,7 @@ def test_profile_fields_are_refused_in_the_users_words(field: str, value: Any, r
 def test_an_unquoted_yaml_date_expires_as_utc() -> None:
     """GIVEN an expirationDate YAML reads as a date WHEN checked on a later day THEN the version has expired."""
     doc = on_aws(**gardenlinux({"version": "1877.0", "expirationDate": datetime(2026, 1, 1).date()}))
-    assert problems(doc)[0].endswith(
+    assert expired(doc)[0].endswith(
         "gardenlinux 1877.0 expired on 2026-01-01: no version is offered: add one to "
         "landscape.cloudProfiles.aws.machineImages"
     )

@@ -225,12 +225,13 @@ def test_changes(case: str, doc: dict[str, Any], before: dict[str, Any], lines: 
 
 
 def test_records_hold_version_hosting_and_seed() -> None:
-    """GIVEN the base landscape WHEN recorded THEN each shoot's version, hosting, plugin, seed; each seed's shoots."""
+    """GIVEN the base landscape WHEN recorded THEN each shoot's versions, images, hosting, plugin, seed."""
     records = deployed()
     assert records["shoots"] == {
         "dev/web": {
             "kubernetesVersion": "1.34.4",
             "workers": {"pool-a": "1.34.4"},
+            "images": {"pool-a": ["gardenlinux", "1877.0"]},
             "hosting": "hosted",
             "networkType": "calico",
             "seed": "local-1",
@@ -238,6 +239,7 @@ def test_records_hold_version_hosting_and_seed() -> None:
         "ops/db": {
             "kubernetesVersion": "1.33.6",
             "workers": {"pool-a": "1.33.6"},
+            "images": {"pool-a": ["gardenlinux", "1877.0"]},
             "hosting": "hosted",
             "networkType": "calico",
             "seed": "local-1",
@@ -245,6 +247,7 @@ def test_records_hold_version_hosting_and_seed() -> None:
         "ops/root": {
             "kubernetesVersion": "1.34.4",
             "workers": {"cp": "1.34.4"},
+            "images": {"cp": ["gardenlinux", "1877.0"]},
             "hosting": "self-hosted",
             "networkType": "calico",
         },

@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 import yaml
 
+from components.checks import parse_landscape
 from components.plan import bootstrap, osc
 from components.plan.bootstrap import secret_name
 from components.plan.nodes import node_values
+from components.plan.planner import plan_landscape
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
 from components.render import nodeagent
+from tests.unit.spec_cases import base
 
 BASE = NodeValues(
     pool="pool-a",
@@ -28,6 +31,7 @@ BASE = NodeValues(
     kubelet={"maxPods": 110},
     kube_reserved={"cpu": "80m", "memory": "1Gi"},
     eviction_hard={"memory.available": "100Mi"},
+    cluster_dns=("100.64.0.10",),
 )
 
 
@@ -61,6 +65,7 @@ SCENARIOS: list[tuple[str, NodeValues, set[str], bool]] = [
     ("eviction thresholds, same value", changed(eviction_hard={"memory.available": "102400Ki"}), set(), False),
     ("the CPU manager policy", changed(kubelet={"maxPods": 110, "cpuManagerPolicy": "static"}), set(), True),
     ("the API server address", changed(api_server="https://api.new"), {"gardener-node-agent.service"}, False),
+    ("the kube-dns addresses", changed(cluster_dns=("100.64.0.10", "fd00::a")), {"kubelet.service"}, False),
 ]  # fmt: skip
 
 
@@ -198,10 +203,7 @@ def test_user_data_over_budget_is_a_clear_error() -> None:
 
 def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.MonkeyPatch) -> None:
     """GIVEN a budget smaller than a pool's user data WHEN the plan is checked THEN each pool is one line."""
-    from components.checks import parse_landscape
     from components.checks.workers import user_data_problems
-    from components.plan.planner import plan_landscape
-    from tests.unit.spec_cases import base
 
     plan = plan_landscape(parse_landscape({**base(), "shoots": base()["shoots"][:2]}), "local")
     monkeypatch.setitem(bootstrap.USER_DATA_BUDGET, "local", 100)
@@ -220,3 +222,39 @@ def test_over_budget_pools_are_listed_before_any_change(monkeypatch: pytest.Monk
 def test_quantities_print_as_kubernetes_prints_them(written: str, printed: str) -> None:
     """GIVEN a quantity as written WHEN made canonical THEN it reads as Kubernetes' Quantity.String() prints it."""
     assert canonical(written) == printed
+
+
+def kubelet_config(v: NodeValues) -> dict[str, Any]:
+    """The KubeletConfiguration of a pool's reconcile OSC, read back."""
+    files = nodeagent.reconcile_osc(v).to_object()["spec"]["files"]
+    content = next(f["content"]["inline"]["data"] for f in files if f["path"] == "/var/lib/kubelet/config/kubelet")
+    config: dict[str, Any] = yaml.safe_load(content)
+    return config
+
+
+@pytest.mark.parametrize(
+    ("families", "services", "dns"),
+    [
+        (("IPv4",), ("100.104.0.0/13",), ["100.104.0.10"]),
+        (("IPv6",), ("fd00:104::/108",), ["fd00:104::a"]),
+        (("IPv4", "IPv6"), ("100.104.0.0/13", "fd00:104::/108"), ["100.104.0.10", "fd00:104::a"]),
+        (("IPv6", "IPv4"), ("fd00:104::/108", "100.104.0.0/13"), ["fd00:104::a", "100.104.0.10"]),
+    ],
+    ids=["ipv4", "ipv6", "dual-stack", "dual-stack-ipv6-first"],
+)
+def test_kubelet_resolves_through_kube_dns(
+    families: tuple[str, ...], services: tuple[str, ...], dns: list[str]
+) -> None:
+    """GIVEN a shoot's families and service ranges WHEN its pool's kubelet config is rendered THEN kube-dns.
+
+    `clusterDNS` is the 10th address of each service range in the shoot's family order (Gardener's), and
+    `clusterDomain` is `cluster.local`.
+    """
+    plan = plan_landscape(parse_landscape(base()), "local")
+    shoot = plan.shoots[0]
+    shoot = dataclasses.replace(
+        shoot, networking=dataclasses.replace(shoot.networking, ip_families=families, services=services)
+    )
+    config = kubelet_config(node_values(shoot, shoot.workers[0]))
+    assert config["clusterDNS"] == dns
+    assert config["clusterDomain"] == "cluster.local"

@@ -120,6 +120,40 @@ def test_a_changed_static_pod_manifest_is_named_as_a_restart() -> None:
     ]
 
 
+def test_kube_dns_in_the_kubelet_config_restarts_kubelet_without_a_roll() -> None:
+    """GIVEN a pool's OSC before and after its kubelets learn kube-dns WHEN summarised THEN kubelet restarts.
+
+    Only kubelet restarts, and the OSC key stays (no roll of the pool).
+    """
+    import dataclasses
+
+    from components.plan import osc as oscs
+    from components.plan.bootstrap import secret_name
+    from components.render import nodeagent
+    from tests.unit.test_nodeagent import BASE
+
+    def inputs(v: Any) -> dict[str, Any]:
+        rendered = nodeagent.reconcile_osc(v)
+        return {
+            "secretName": secret_name(v),
+            "unitHashes": oscs.unit_hashes(rendered),
+            "fileHashes": oscs.file_hashes(rendered),
+        }
+
+    urn = P + "arbor:landscape:Landscape$arbor:shoot:Shoot$pulumi-python:dynamic/arbor:OperatingSystemConfig::"
+    urn += "arbor-shoot-dev-web-osc-pool-a"
+    osc = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
+    before, after = dataclasses.replace(BASE, cluster_dns=()), BASE
+    change = {
+        "op": "update",
+        "urn": urn,
+        "oldState": {"type": osc, "inputs": inputs(before)},
+        "newState": {"type": osc, "inputs": inputs(after)},
+    }
+    expected = "- `arbor-shoot-dev-web` pool `pool-a`: restarts kubelet.service"
+    assert preview_summary.node_restarts([change]) == [expected]
+
+
 def test_credential_rotations_logged_by_the_program_are_a_section() -> None:
     """GIVEN a preview whose program logged a rotation plan WHEN rendered THEN a section shows it."""
     from components.render import pki

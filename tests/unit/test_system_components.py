@@ -17,7 +17,7 @@ from components.bundles import ClusterAccess
 from components.checks import parse_landscape, previous
 from components.concerns.system import system_components
 from components.kinds import ProviderType
-from components.plan.network import plan_network
+from components.plan.network import kube_dns_ips, plan_network
 from components.plan.planner import plan_landscape
 from components.plan.values import ShootValues
 from components.render import system
@@ -88,7 +88,7 @@ def test_on_local_the_api_server_allocates_kube_dns() -> None:
 
 def test_kube_dns_addresses_by_example() -> None:
     """GIVEN the local stack's db shoot WHEN rendered THEN kube-dns is 100.112.0.10 and fd00:112::a."""
-    assert coredns.cluster_ips(DUAL_STACK.networking.services) == ["100.112.0.10", "fd00:112::a"]
+    assert kube_dns_ips(DUAL_STACK.networking.services) == ["100.112.0.10", "fd00:112::a"]
 
 
 @pytest.mark.parametrize("shoot", list(SHOOTS.values()), ids=lambda s: s.name)

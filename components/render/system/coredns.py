@@ -7,9 +7,8 @@ node's resolvers.
 
 from __future__ import annotations
 
-import ipaddress
-
 from components import pins
+from components.plan.network import CLUSTER_DOMAIN, kube_dns_ips
 from components.render.system.common import (
     CLUSTER_CRITICAL,
     Object,
@@ -27,15 +26,13 @@ LABELS = {"k8s-app": SERVICE}
 PORT = 8053
 METRICS_PORT = 9153
 REPLICAS = 2
-# The address of the range kube-dns takes, by Gardener's convention.
-SERVICE_INDEX = 10
 COREFILE = f""".:{PORT} {{
     errors
     health {{
         lameduck 15s
     }}
     ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {{
+    kubernetes {CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {{
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
         ttl 30
@@ -48,11 +45,6 @@ COREFILE = f""".:{PORT} {{
     loadbalance round_robin
 }}
 """
-
-
-def cluster_ips(services: tuple[str, ...]) -> list[str]:
-    """kube-dns's addresses: the 10th of each service range, in the order of the shoot's families."""
-    return [str(ipaddress.ip_network(r)[SERVICE_INDEX]) for r in services]
 
 
 def objects(services: tuple[str, ...], labels: dict[str, str], fixed: bool = True) -> list[Object]:
@@ -80,7 +72,7 @@ def objects(services: tuple[str, ...], labels: dict[str, str], fixed: bool = Tru
 
 def _service(services: tuple[str, ...], labels: dict[str, str]) -> Object:
     """`kube-dns` at the 10th address of every service range (both families on a dual-stack shoot)."""
-    ips = cluster_ips(services)
+    ips = kube_dns_ips(services)
     ports = [
         {"name": "dns", "port": 53, "protocol": "UDP", "targetPort": PORT},
         {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": PORT},
