@@ -204,6 +204,10 @@ class Shoot(pulumi.ComponentResource):
         ).deployments
         return [*control_plane, *self.access.ready, *node_configs, *workers]
 
+    def _in_shoot(self) -> pulumi.ResourceOptions:
+        """Options of an object in the shoot: through its provider, once its API serves."""
+        return pulumi.ResourceOptions(parent=self, provider=self.access.provider, depends_on=list(self.access.ready))
+
     def _join_rbac(self, name: str) -> list[pulumi.Resource]:
         """The RBAC machines join arbor's kube-apiserver with (bootstrap token, CSRs, node-agent's OSC Secret).
 
@@ -211,10 +215,8 @@ class Shoot(pulumi.ComponentResource):
         """
         if not self.values.dns:
             return []
-        in_shoot = pulumi.ResourceOptions(
-            parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
-        )
         keys = [secret_name(node) for node in self.values.node_settings.values()]
+        in_shoot = self._in_shoot()
         return [
             KubeObject(f"{name}-join-{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}", obj, in_shoot)
             for obj in nodeagent.join_rbac(keys)
@@ -233,9 +235,7 @@ class Shoot(pulumi.ComponentResource):
 
     def _system_components(self, name: str) -> list[pulumi.Resource]:
         """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""
-        in_shoot = pulumi.ResourceOptions(
-            parent=self, provider=self.access.provider, depends_on=list(self.access.ready)
-        )
+        in_shoot = self._in_shoot()
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
             metadata={"name": "shoot-info", "namespace": "kube-system"},

@@ -119,12 +119,7 @@ def _issue(props: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": ns, "annotations": {RENEW_TIMESTAMP: _rfc3339(renewal)}},
         "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
-    try:
-        kube.create(_secret_path(ns), secret)
-    except KubeError as err:
-        if err.status != 409:
-            raise
-        kube.replace(_secret_path(ns, name), secret)
+    kube.create_or_replace(_secret_path(ns), secret)
     return {
         **props,
         "issuedAt": issued_at,

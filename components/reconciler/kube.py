@@ -152,6 +152,15 @@ class Kube:
         """PUT `body` at `path`."""
         return self._call("PUT", path, body)
 
+    def create_or_replace(self, collection: str, body: Any) -> Any:
+        """POST `body` to `collection`, or PUT it over the object of its name there when that exists."""
+        try:
+            return self.create(collection, body)
+        except KubeError as err:
+            if err.status != 409:
+                raise
+            return self.replace(f"{collection}/{body['metadata']['name']}", body)
+
     def delete(self, path: str) -> None:
         """DELETE `path`; an object already gone is fine."""
         try:

@@ -15,7 +15,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.plan.osc import restart_plan
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
@@ -36,12 +36,7 @@ def _write(props: dict[str, Any], old_name: str | None = None) -> None:
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     secret = props["secret"]
     name = secret["metadata"]["name"]
-    try:
-        kube.create(SECRETS, secret)
-    except KubeError as err:
-        if err.status != 409:
-            raise
-        kube.replace(f"{SECRETS}/{name}", secret)
+    kube.create_or_replace(SECRETS, secret)
     if old_name and old_name != name:
         kube.delete(f"{SECRETS}/{old_name}")
 

@@ -50,6 +50,9 @@ class FakeApi:
         self.secrets[path] = body
         return body
 
+    # The real client's: create, and on 409 replace, through this fake's create and replace.
+    create_or_replace = Kube.create_or_replace
+
     def find(self, path: str) -> Any | None:
         return self.secrets.get(path)
 
