@@ -184,6 +184,21 @@ build_nodeagent_validate() {
 
 nodeagent_validate_version() { "$1" -version; }
 
+# --- machine-controller-manager ---------------------------------------------------------------------
+
+# The release components/pins.py pins (MCM_VERSION). `go install` refuses the module here (the proxy answers
+# 403 for its version list), so it is built inside a writable copy of the downloaded module, hash checked.
+mcm_version() { sed -n 's/^MCM_VERSION = "\(v[^"]*\)"$/\1/p' "$ARBOR_ROOT/components/pins.py"; }
+
+build_mcm() {
+  local out=$1 v=$2 src=$WORK/machine-controller-manager
+  rm -rf "$src"
+  cp -r "$(checked "github.com/gardener/machine-controller-manager@$v" "$MCM_SUM")" "$src"
+  chmod -R u+w "$src"
+  cd "$src"
+  go build -trimpath -ldflags "-s -w" -o "$out/machine-controller-manager" ./cmd/machine-controller-manager
+}
+
 # --- Pulumi CLI and language host ---------------------------------------------------------------------
 
 # build_pulumi: the CLI and, beside it as in Pulumi's own distribution, the Python language host and the
@@ -351,7 +366,7 @@ cloud_plugins() {
 main() {
   local want=("$@")
   # nodeagent-validate is only for tests: built when asked for (its integration test does), not by `make up`.
-  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin cloud-plugins)
+  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok mcm pulumi kubernetes-plugin command-plugin cloud-plugins)
   local t
   for t in "${want[@]}"; do
     case $t in
@@ -359,6 +374,8 @@ main() {
       kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
     etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
     kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
+    # MCM prints no version (its --version flag is absent), so only the cache answers for it.
+    mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
     pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
       'pulumi_version "$1"' build_pulumi \
       pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;

@@ -9,6 +9,7 @@ Here they become resources:
 - in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
   MCM's ServiceAccount, Role and RoleBinding, its target kubeconfig, its Deployment with the provider's sidecar
   (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service;
+  on local, where kwok only simulates that Deployment, the controller itself as a process (LocalProcess);
 - per pool and zone: the user-data Secret and the MachineClass (both named after the class: a rolling change
   makes new ones) and the MachineDeployment, whose template then points at the new class;
 - in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user.
@@ -86,10 +87,7 @@ class Workers(pulumi.ComponentResource):
             )
             for obj in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
         ]
-        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
-        for obj in machines.shoot_objects():
-            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
-            KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot)
+        self._in_shoot(name, shoot, infra, seed, shoot_api)
         # Machines are made in the network, by MCM, from classes that reference the credentials.
         classes = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=[credentials, *seed.machine_crds, *network.ready])
@@ -107,6 +105,18 @@ class Workers(pulumi.ComponentResource):
                 zone = f"{pool.name}-z{d.zone_index + 1}"
                 self.deployments.append(self._machines(name, zone, objects, in_seed, classes, manager))
         self.register_outputs({"machineDeployments": names})
+
+    def _in_shoot(
+        self, name: str, shoot: ShootValues, infra: InfrastructureProvider, seed: SeedAccess, shoot_api: ClusterAccess
+    ) -> None:
+        """MCM's rights in the shoot; where no kubelet runs its Deployment (local), the controller as a process."""
+        infra.machine_controller(
+            shoot, seed, shoot_api, self, [seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *shoot_api.ready]
+        )
+        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
+        for obj in machines.shoot_objects():
+            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
+            KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot)
 
     def _machines(
         self,

@@ -16,16 +16,20 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
 from components.plan.network import NetworkPlan, NodeNetwork
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.local_cluster import LocalCluster
+from components.reconciler.local_process import LocalProcess
 from components.reconciler.node_addresses import NodeAddresses
-from components.render import machine_providers
+from components.render import machine_providers, machines
 from components.render.machines import Object, Sidecar
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
+# The kubeconfig files of a local machine-controller-manager, in its process directory.
+CONTROL_KUBECONFIG = "control.kubeconfig"
+TARGET_KUBECONFIG = "target.kubeconfig"
 # kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -86,6 +90,27 @@ def kwok_node(
             delete_before_replace=True,
         ),
     )
+
+
+def process_dir(workdir: str, cluster: str, program: str) -> str:
+    """Where a supervised process of a cluster keeps its files and its log, under the landscape's work dir."""
+    # Named after the cluster, which the stack's name prefixes: two stacks of one work dir never share one.
+    return os.path.join(workdir, "processes", f"{cluster}-{program}")
+
+
+def mcm_args(namespace: str) -> list[str]:
+    """MCM's flags as a local process: its Deployment's, with the kubeconfig files in its directory and a free port.
+
+    `{dir}` and `{port}` are filled in at each start (components/reconciler/local_process.py).
+    """
+    in_cluster = "--control-kubeconfig=inClusterConfig"
+    return [
+        *(f for f in machines.MCM_FLAGS if f != in_cluster),
+        f"--control-kubeconfig={{dir}}/{CONTROL_KUBECONFIG}",
+        f"--target-kubeconfig={{dir}}/{TARGET_KUBECONFIG}",
+        f"--namespace={namespace}",
+        "--port={port}",
+    ]
 
 
 class LocalProvider:
@@ -257,3 +282,26 @@ class LocalProvider:
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image and the node labels, nothing of a cloud."""
         return machine_providers.local_machine_class(shoot.seed_namespace, d)
+
+    def machine_controller(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """The real machine-controller-manager as a process on this machine: kwok only simulates its Deployment.
+
+        Control cluster: the seed (the shoot's namespace there); target: the shoot's API. Both through the
+        clusters' admin kubeconfigs, written into the process's directory under the work dir with its log.
+        """
+        process = LocalProcess(
+            f"{parent._name}-mcm-process",
+            program=machines.MCM_NAME,
+            directory=process_dir(self.settings.workdir, shoot.cluster.name, machines.MCM_NAME),
+            args=mcm_args(shoot.seed_namespace),
+            files={CONTROL_KUBECONFIG: seed.cluster.kubeconfig, TARGET_KUBECONFIG: shoot_api.kubeconfig},
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        )
+        return [process]

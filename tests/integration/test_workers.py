@@ -1,8 +1,8 @@
 """Workers on the real engine: MCM and machine deployments in the seed, kwok nodes per pool, rolls in the preview.
 
-Nothing reconciles the machine objects locally (MCM's pod is one kwok runs, not a process): the local provider makes
-each pool's minimum as kwok nodes itself, named after their class as MCM names machines, so a change that rolls a
-pool replaces them and one that does not leaves them be.
+MCM runs locally as a process (tests/integration/test_local_mcm.py), but no provider sidecar makes nodes of its
+Machines: the local provider makes each pool's minimum as kwok nodes itself, named after their class as MCM names
+machines, so a change that rolls a pool replaces them and one that does not leaves them be.
 """
 
 from __future__ import annotations
