@@ -160,8 +160,10 @@ class LocalProcessProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=_outputs(props, running_pid(props)))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Stops the process; its log stays for reading."""
+        """Stops the process and removes the files it read (kubeconfigs); its log stays for reading."""
         stop(props)
+        for name in props.get("files") or {}:
+            (Path(props["dir"]) / name).unlink(missing_ok=True)
 
 
 class LocalProcess(Resource, module="arbor", name="LocalProcess"):

@@ -88,6 +88,9 @@ def test_delete_stops_the_process_and_forgets_its_pid(provider: Any, props: dict
     assert local_process.running_pid(props) is None
     assert not (Path(props["dir"]) / local_process.PID_FILE).exists()
     assert provider.read("x", outs).outs["running"] is False
+    # The credentials it was given go with it; its log stays for reading.
+    assert outs["files"] and not any((Path(props["dir"]) / name).exists() for name in outs["files"])
+    assert (Path(props["dir"]) / local_process.LOG_FILE).exists()
 
 
 def test_a_reused_pid_running_another_program_is_not_taken_for_ours(props: dict[str, Any]) -> None:
