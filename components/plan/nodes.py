@@ -20,6 +20,10 @@ from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValue
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Gardener's minReadySeconds of a MachineDeployment (500 s); a kwok node is Ready at once and carries no workload
+# that needs to settle, so local rolls on after a few seconds and a roll is watched in minutes, not hours.
+MIN_READY_SECONDS = 500
+LOCAL_MIN_READY_SECONDS = 10
 # Each local node's pool and planned network, in the one order addresses are given out.
 Slots = tuple[tuple[str, NodeNetwork | None], ...]
 
@@ -94,6 +98,7 @@ def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, 
 def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
     """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
     zones = pool_zones(shoot, pool)
+    local = shoot.networking.provider is ProviderType.LOCAL
     return tuple(
         ZoneDeployment(
             name=deployment_name(shoot.technical_id, pool.name, i),
@@ -109,6 +114,7 @@ def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> 
             max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
             volume=pool.volume,
             labels=node_labels(pool.name, zone, pool.machine_type),
+            min_ready_seconds=LOCAL_MIN_READY_SECONDS if local else MIN_READY_SECONDS,
         )
         for i, zone in enumerate(zones)
     )
@@ -131,9 +137,10 @@ def local_nodes(
 ) -> tuple[LocalNode, ...]:
     """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, with their addresses.
 
-    Only local shoots have them: a cloud's machines are made by MCM and addressed by the cloud.
+    Only self-hosted local shoots have them (no MCM runs before such a shoot has an API): a hosted shoot's machines
+    are made by MCM, on local by arbor's kwok sidecar, and a cloud's are addressed by the cloud.
     """
-    if shoot.networking.provider is not ProviderType.LOCAL:
+    if shoot.networking.provider is not ProviderType.LOCAL or not shoot.self_hosted:
         return ()
     networks = iter(network for _, network in slots)
     return tuple(

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
-from components.plan.network import NetworkPlan, NodeNetwork
+from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
@@ -98,14 +98,27 @@ def process_dir(workdir: str, cluster: str, program: str) -> str:
     return os.path.join(workdir, "processes", f"{cluster}-{program}")
 
 
-def mcm_args(namespace: str) -> list[str]:
-    """MCM's flags as a local process: its Deployment's, with the kubeconfig files in its directory and a free port.
+# Settings of the local processes over their containers': arbor supervises exactly one of each per shoot, so no
+# leader election (which would exit the process whenever the seed is down for a few seconds).
+LOCAL_PROCESS_FLAGS = ("--leader-elect=false",)
+# And a kwok node deleted by hand is a failed machine after a minute, not ten, so MCM replaces it while a test watches.
+KWOK_SIDECAR_FLAGS = (*LOCAL_PROCESS_FLAGS, "--machine-health-timeout=1m")
+
+
+def _flag(arg: str) -> str:
+    """`--name` of `--name=value`."""
+    return arg.split("=", 1)[0]
+
+
+def process_args(flags: Sequence[str], namespace: str, overrides: Sequence[str] = ()) -> list[str]:
+    """A controller's flags as a local process: its container's, `overrides` replacing some, kubeconfigs as files.
 
     `{dir}` and `{port}` are filled in at each start (components/reconciler/local_process.py).
     """
-    in_cluster = "--control-kubeconfig=inClusterConfig"
+    replaced = {_flag(f) for f in overrides} | {"--control-kubeconfig"}
     return [
-        *(f for f in machines.MCM_FLAGS if f != in_cluster),
+        *(f for f in flags if _flag(f) not in replaced),
+        *overrides,
         f"--control-kubeconfig={{dir}}/{CONTROL_KUBECONFIG}",
         f"--target-kubeconfig={{dir}}/{TARGET_KUBECONFIG}",
         f"--namespace={namespace}",
@@ -170,7 +183,7 @@ class LocalProvider:
             by_pool.setdefault(machine.pool, []).append(machine.name)
         for i in range(len(machines), values.nodes):
             ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
-        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, ready, by_pool)
+        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool)
 
     @staticmethod
     def _node(
@@ -280,8 +293,8 @@ class LocalProvider:
         return None
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
-        """The local class: the image and the node labels, nothing of a cloud."""
-        return machine_providers.local_machine_class(shoot.seed_namespace, d)
+        """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""
+        return machine_providers.local_machine_class(shoot.seed_namespace, d, local_node_ranges(shoot.networking))
 
     def machine_controller(
         self,
@@ -291,17 +304,35 @@ class LocalProvider:
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> Sequence[pulumi.Resource]:
-        """The real machine-controller-manager as a process on this machine: kwok only simulates its Deployment.
+        """The real machine-controller-manager and arbor's kwok sidecar as processes: kwok only simulates their Pod.
 
         Control cluster: the seed (the shoot's namespace there); target: the shoot's API. Both through the
-        clusters' admin kubeconfigs, written into the process's directory under the work dir with its log.
+        clusters' admin kubeconfigs, written into each process's directory under the work dir with its log.
         """
-        process = LocalProcess(
-            f"{parent._name}-mcm-process",
-            program=machines.MCM_NAME,
-            directory=process_dir(self.settings.workdir, shoot.cluster.name, machines.MCM_NAME),
-            args=mcm_args(shoot.seed_namespace),
-            files={CONTROL_KUBECONFIG: seed.cluster.kubeconfig, TARGET_KUBECONFIG: shoot_api.kubeconfig},
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        files: dict[str, pulumi.Input[str]] = {
+            CONTROL_KUBECONFIG: seed.cluster.kubeconfig,
+            TARGET_KUBECONFIG: shoot_api.kubeconfig,
+        }
+        programs = (
+            (
+                "mcm-process",
+                machines.MCM_NAME,
+                process_args(machines.MCM_FLAGS, shoot.seed_namespace, LOCAL_PROCESS_FLAGS),
+            ),
+            (
+                "sidecar-process",
+                machine_providers.KWOK_SIDECAR,
+                process_args(machines.SIDECAR_FLAGS, shoot.seed_namespace, KWOK_SIDECAR_FLAGS),
+            ),
         )
-        return [process]
+        return [
+            LocalProcess(
+                f"{parent._name}-{suffix}",
+                program=program,
+                directory=process_dir(self.settings.workdir, shoot.cluster.name, program),
+                args=args,
+                files=files,
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+            )
+            for suffix, program, args in programs
+        ]

@@ -1,4 +1,4 @@
-"""The real machine-controller-manager on the local landscape: one supervised process per hosted shoot.
+"""The real machine-controller-manager on the local landscape: it and its kwok sidecar as processes per hosted shoot.
 
 Its control cluster is the shoot's seed (the shoot's namespace there), its target the shoot's API; it is what turns
 each MachineDeployment into a MachineSet. Killed, it is drift that the next `up` (with refresh) repairs.
@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from components.reconciler import local_process
+from components.render import machine_providers, machines
 from tests.integration.engine import Stack, kubectl
 
 pytestmark = pytest.mark.integration
@@ -23,16 +24,21 @@ pytestmark = pytest.mark.integration
 SETTLE_S = 180.0
 
 
-def processes(stack: Stack) -> dict[str, int]:
-    """The stack's running MCM processes: the namespace each controls, with its pid."""
-    running: dict[str, int] = {}
+PROGRAMS = (machines.MCM_NAME, machine_providers.KWOK_SIDECAR)
+
+
+def processes(stack: Stack) -> dict[tuple[str, str], int]:
+    """The stack's running MCM and sidecar processes: (the namespace each controls, its program) to its pid."""
+    running: dict[tuple[str, str], int] = {}
     for d in (Path(os.environ["KWOK_WORKDIR"]) / "processes").glob(f"{stack.name}-*"):
         pid = local_process.running_pid({"dir": str(d)})
-        if pid is None:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if pid else []
+        except OSError:  # exited since
             continue
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
-        [namespace] = [a.removeprefix("--namespace=") for a in argv if a.startswith("--namespace=")]
-        running[namespace] = pid
+        if argv:
+            [namespace] = [a.removeprefix("--namespace=") for a in argv if a.startswith("--namespace=")]
+            running[(namespace, Path(argv[0]).name)] = pid or 0
     return running
 
 
@@ -65,11 +71,11 @@ def unowned_deployments(stack: Stack, tmp_path: Path) -> list[str]:
 def test_mcm_runs_per_hosted_shoot_makes_machine_sets_and_is_restarted_by_up(
     local_stack: Stack, tmp_path: Path
 ) -> None:
-    """GIVEN the local landscape WHEN up THEN MCM runs per hosted shoot, makes MachineSets; killed, up restarts it."""
+    """GIVEN the local landscape WHEN up THEN MCM and its sidecar run per hosted shoot; killed, up restarts both."""
     namespaces = {d["metadata"]["namespace"] for d in machine_objects(local_stack, tmp_path, "machinedeployments")}
     assert namespaces, "the local landscape has hosted shoots with MachineDeployments"
     running = processes(local_stack)
-    assert set(running) == namespaces
+    assert set(running) == {(n, p) for n in namespaces for p in PROGRAMS}
     deadline = time.monotonic() + SETTLE_S
     while (missing := unowned_deployments(local_stack, tmp_path)) and time.monotonic() < deadline:
         time.sleep(5)
@@ -84,5 +90,5 @@ def test_mcm_runs_per_hosted_shoot_makes_machine_sets_and_is_restarted_by_up(
     assert processes(local_stack) == {}
     local_stack.up()
     again = processes(local_stack)
-    assert set(again) == namespaces
+    assert set(again) == set(running)
     assert not set(again.values()) & set(running.values())

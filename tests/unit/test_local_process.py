@@ -13,6 +13,7 @@ import pytest
 from components.providers import local
 from components.reconciler import local_process
 from components.reconciler.local_process import LocalProcessProvider, ProcessError
+from components.render import machines
 
 FAKE = "fake-controller"
 
@@ -108,11 +109,11 @@ def test_a_program_missing_from_path_says_to_run_make_tools(props: dict[str, Any
         LocalProcessProvider().create({**props, "program": "no-such-controller"})
 
 
-def test_local_mcm_flags_are_the_deployments_with_files_of_its_directory() -> None:
-    args = local.mcm_args("shoot--p--s")
+def test_local_controller_flags_are_the_containers_with_files_of_its_directory() -> None:
+    args = local.process_args(machines.SIDECAR_FLAGS, "shoot--p--s", local.KWOK_SIDECAR_FLAGS)
     assert "--control-kubeconfig=inClusterConfig" not in args
     assert "--control-kubeconfig={dir}/control.kubeconfig" in args
     assert "--target-kubeconfig={dir}/target.kubeconfig" in args
     assert "--namespace=shoot--p--s" in args
-    assert {"--safety-up=2", "--safety-down=1", "--machine-safety-overshooting-period=1m"} <= set(args)
-    assert "--port={port}" in args
+    # An override replaces the container's flag of that name, never adds a second one.
+    assert [a for a in args if a.startswith("--machine-health-timeout=")] == ["--machine-health-timeout=1m"]
