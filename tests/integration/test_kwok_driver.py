@@ -1,4 +1,4 @@
-"""arbor's kwok sidecar driver: its Go unit tests (addresses, token check, list and delete), run by every `make test`."""
+"""arbor's kwok sidecar driver: its Go unit tests (addresses, token check, list, delete), run by `make test`."""
 
 from __future__ import annotations
 
