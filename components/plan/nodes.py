@@ -83,16 +83,24 @@ def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
     return f"{technical_id}-{pool}-z{zone_index + 1}"
 
 
-def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
-    """Five hex digits over exactly what must replace machines (render/machines.py's docstring lists what)."""
+def roll_hash(node: NodeValues, zone: str, volume: VolumeValues, families: tuple[str, ...] = ()) -> str:
+    """Five hex digits over exactly what must replace machines (render/machines.py's docstring lists what).
+
+    A node's addresses and pod ranges are set when it registers, so a second IP family (a migration to
+    dual-stack, or back) replaces the machines too; a single-stack shoot's hash leaves the families out, as
+    it always did, so that nothing rolls on upgrade.
+    """
     data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
+    if len(families) > 1:
+        data.append(",".join(families))
     inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
     return hashlib.sha256(inner.encode()).hexdigest()[:5]
 
 
-def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
+def class_name(shoot: ShootValues, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
     """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
-    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, pool.volume)}"
+    rolls = roll_hash(node, zone, pool.volume, shoot.networking.ip_families)
+    return f"{deployment_name(shoot.technical_id, pool.name, zone_index)}-{rolls}"
 
 
 def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
@@ -102,7 +110,7 @@ def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> 
     return tuple(
         ZoneDeployment(
             name=deployment_name(shoot.technical_id, pool.name, i),
-            class_name=class_name(shoot.technical_id, pool, i, zone, node),
+            class_name=class_name(shoot, pool, i, zone, node),
             pool=pool.name,
             zone=zone,
             zone_index=i,

@@ -13,7 +13,7 @@ import pytest
 from components import pins
 from components.checks import parse_landscape
 from components.plan.network import local_node_ranges
-from components.plan.nodes import distribute, node_values, with_nodes, zone_deployments
+from components.plan.nodes import distribute, node_values, roll_hash, with_nodes, zone_deployments
 from components.plan.planner import plan_landscape
 from components.plan.values import PoolValues, ShootValues, VolumeValues, ZoneDeployment
 from components.render import machine_crds, machine_providers, machines
@@ -384,3 +384,11 @@ def test_a_new_pod_range_makes_a_new_node() -> None:
     assert node.network is not None
     dual = dataclasses.replace(node.network, pod_cidrs=(*node.network.pod_cidrs, "fd00::/64"))
     assert node.name != dataclasses.replace(node, network=dual).name
+
+
+def test_a_second_ip_family_rolls_the_pool_and_a_single_stack_hash_stays() -> None:
+    """GIVEN a pool's node settings WHEN a second family joins THEN the hash (class name) changes; one family: none."""
+    node = node_values(SHOOT, POOL)
+    single = roll_hash(node, "zone-a", POOL.volume, ("IPv4",))
+    assert single == roll_hash(node, "zone-a", POOL.volume)  # what single-stack classes were named by before
+    assert roll_hash(node, "zone-a", POOL.volume, ("IPv4", "IPv6")) != single
