@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Safety net after `pulumi destroy`: deletes every kwokctl cluster left in this clone's work directory and
-# stops any process still running from it, so `make down` leaves nothing behind even after a crash.
+# stops any process still running from it (kwokctl's, and the supervised ones under processes/), so `make down`
+# leaves nothing behind even after a crash.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 clusters=$KWOK_WORKDIR/clusters
@@ -21,3 +22,16 @@ if [ -n "$pids" ]; then
   kill -9 $(pgrep -f "^$clusters/" || true) 2>/dev/null || true
 fi
 rm -rf "$clusters"
+# Supervised processes (machine-controller-manager per hosted shoot): each directory records "<pid> <executable>";
+# a pid is only signalled while it still runs that executable (pids are reused).
+for pidfile in "$KWOK_WORKDIR"/processes/*/pid; do
+  [ -f "$pidfile" ] || continue
+  read -r pid exe <"$pidfile" || continue
+  if [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$exe" ]; then
+    echo "stopping leftover process $pid ($(basename "$(dirname "$pidfile")"))"
+    kill "$pid" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e "/proc/$pid" ] || break; sleep 1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+done

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
 # command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
-# kwokctl, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
+# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
 # nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
 # version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
 # $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
 #
-# Usage: hack/tools.sh [tool ...]   (default: every tool but nodeagent-validate)
+# Usage: hack/tools.sh [tool ...]   (default: every tool but nodeagent-validate and kwok-driver-test)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -170,9 +170,8 @@ nodeagent_validate_gardener() {
   sed -n 's/^[[:space:]]*github.com\/gardener\/gardener \(v[^ ]*\)$/\1/p' "$NODEAGENT_VALIDATE_SRC/go.mod"
 }
 
-nodeagent_validate_sources() {
-  cat "$NODEAGENT_VALIDATE_SRC"/go.mod "$NODEAGENT_VALIDATE_SRC"/go.sum "$NODEAGENT_VALIDATE_SRC"/*.go | sha256sum | cut -c1-12
-}
+# sources DIR: a short hash of a Go program's go.mod, go.sum and sources, naming its cached build.
+sources() { cat "$1"/go.mod "$1"/go.sum "$1"/*.go | sha256sum | cut -c1-12; }
 
 build_nodeagent_validate() {
   local out=$1 mod=$WORK/nodeagent-validate
@@ -183,6 +182,42 @@ build_nodeagent_validate() {
 }
 
 nodeagent_validate_version() { "$1" -version; }
+
+# --- machine-controller-manager ---------------------------------------------------------------------
+
+# The release components/pins.py pins (MCM_VERSION). `go install` refuses the module here (the proxy answers
+# 403 for its version list), so it is built inside a writable copy of the downloaded module, hash checked.
+mcm_version() { sed -n 's/^MCM_VERSION = "\(v[^"]*\)"$/\1/p' "$ARBOR_ROOT/components/pins.py"; }
+
+build_mcm() {
+  local out=$1 v=$2 src=$WORK/machine-controller-manager
+  rm -rf "$src"
+  cp -r "$(checked "github.com/gardener/machine-controller-manager@$v" "$MCM_SUM")" "$src"
+  chmod -R u+w "$src"
+  cd "$src"
+  go build -trimpath -ldflags "-s -w" -o "$out/machine-controller-manager" ./cmd/machine-controller-manager
+}
+
+# --- machine-controller-manager-provider-kwok -----------------------------------------------------------
+
+# arbor's own provider sidecar for local (hack/machine-controller-kwok): MCM's machine-controller library with a
+# driver whose machines are kwok Nodes in the shoot. Like nodeagent-validate, built from a copy with its committed
+# go.sum, and rebuilt only when its sources change; its unit tests run before every build.
+KWOK_DRIVER_SRC=$ARBOR_ROOT/hack/machine-controller-kwok
+KWOK_DRIVER=machine-controller-manager-provider-kwok
+
+kwok_driver_test() {
+  local mod=$WORK/machine-controller-kwok
+  rm -rf "$mod" && cp -r "$KWOK_DRIVER_SRC" "$mod"
+  cd "$mod"
+  GOFLAGS=-mod=readonly go test -count=1 ./...
+}
+
+build_kwok_driver() {
+  local out=$1
+  kwok_driver_test
+  GOFLAGS=-mod=readonly go build -trimpath -ldflags "-s -w" -o "$out/$KWOK_DRIVER" .
+}
 
 # --- Pulumi CLI and language host ---------------------------------------------------------------------
 
@@ -351,7 +386,7 @@ cloud_plugins() {
 main() {
   local want=("$@")
   # nodeagent-validate is only for tests: built when asked for (its integration test does), not by `make up`.
-  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok pulumi kubernetes-plugin command-plugin cloud-plugins)
+  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok mcm kwok-driver pulumi kubernetes-plugin command-plugin cloud-plugins)
   local t
   for t in "${want[@]}"; do
     case $t in
@@ -359,6 +394,8 @@ main() {
       kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
     etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
     kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
+    # MCM prints no version (its --version flag is absent), so only the cache answers for it.
+    mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
     pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
       'pulumi_version "$1"' build_pulumi \
       pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
@@ -368,7 +405,11 @@ main() {
       install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
     command-plugin) command_plugin ;;
     cloud-plugins) cloud_plugins ;;
-    nodeagent-validate) CACHE_SUFFIX=+src-$(nodeagent_validate_sources) provide nodeagent-validate \
+    kwok-driver) CACHE_SUFFIX=+src-$(sources "$KWOK_DRIVER_SRC") provide "$KWOK_DRIVER" "$(mcm_version)" no_version \
+      build_kwok_driver "$KWOK_DRIVER" ;;
+    # The driver's Go tests on their own, whatever the cache holds (tests/integration/test_kwok_driver.py).
+    kwok-driver-test) (kwok_driver_test) ;;
+    nodeagent-validate) CACHE_SUFFIX=+src-$(sources "$NODEAGENT_VALIDATE_SRC") provide nodeagent-validate \
       "$(nodeagent_validate_gardener)" 'nodeagent_validate_version "$1"' build_nodeagent_validate nodeagent-validate ;;
     *) die "unknown tool '$t'" ;;
     esac

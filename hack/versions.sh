@@ -9,6 +9,8 @@ ETCD_VERSION=v3.6.5
 KWOK_VERSION=v0.8.0
 # machine-controller-manager's version is pinned once, in components/pins.py (MCM_VERSION, Gardener's pin): the image
 # arbor renders, the CRDs copied from its Go module (hack/machine_crds.py) and any build of it use that release.
+# The h1: hash of that release's module, checked before tools.sh builds the controller from it.
+MCM_SUM=h1:TQ4Qs9aaYTqSkqFownIaEAvnrYoNpBMcp7ZMYVEgUWM=
 
 # Go module coordinates of the Pulumi language host and plugins. These modules carry no tags; the Go module
 # proxy serves some commits as pseudo-versions, and not the release commits of recent versions. Each pin
@@ -30,4 +32,4 @@ PULUMI_COMMAND_PROVIDER_SUM=h1:mMeqiVu/gjA55IWvfcVnZ+/E18fU9aG4EAR+owuXq9w=
 # The checksum database reachable here has no record of these modules, so Go skips it for them; the wrappers'
 # go.sum files committed under hack/gosum/ (and the provider hash above, and hack/nodeagent-validate/go.sum for
 # gardener) pin their content instead.
-ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi-command/provider,github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider,github.com/gardener/gardener
+ARBOR_UNLISTED_MODULES=github.com/pulumi/pulumi-command/provider,github.com/pulumi/pulumi/pkg,github.com/pulumi/pulumi/sdk/python/cmd/pulumi-language-python,github.com/pulumi/pulumi-kubernetes/provider,github.com/gardener/gardener,github.com/gardener/machine-controller-manager

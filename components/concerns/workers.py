@@ -9,6 +9,8 @@ Here they become resources:
 - in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
   MCM's ServiceAccount, Role and RoleBinding, its target kubeconfig, its Deployment with the provider's sidecar
   (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service;
+  on local, where kwok only simulates that Deployment, MCM and arbor's kwok sidecar as processes (LocalProcess);
+- MachinesReleased between MCM and the objects it puts finalizers on, so that deletion stops MCM last;
 - per pool and zone: the user-data Secret and the MachineClass (both named after the class: a rolling change
   makes new ones) and the MachineDeployment, whose template then points at the new class;
 - in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user.
@@ -26,6 +28,7 @@ from components.concerns.control_plane import NodeCas, spec_with_checksums, user
 from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.contract import InfrastructureProvider
+from components.reconciler.machines_released import MachinesReleased
 from components.render import controlplane, machines
 from components.render.machine_providers import credentials_data
 
@@ -73,23 +76,17 @@ class Workers(pulumi.ComponentResource):
         after_key = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=list(managed.ready) if managed else [])
         )
-        credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot, managed), after_key)
-        # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
-        controller = pulumi.ResourceOptions.merge(
-            in_seed, pulumi.ResourceOptions(depends_on=[*seed.machine_crds, *after])
+        manager = self._manager(name, shoot, infra, seed, shoot_api, sources, after, in_seed)
+        # Every object MCM puts a finalizer on is deleted before this, and this before MCM (its delete waits).
+        released = MachinesReleased(
+            f"{name}-mcm-released",
+            kubeconfig=seed.cluster.kubeconfig,
+            namespace=shoot.seed_namespace,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=manager),
         )
-        manager = [
-            KubeObject(
-                f"{name}-mcm-{obj['kind'].lower()}",
-                _with_checksums(obj, shoot, sources),
-                controller if obj["kind"] == "Deployment" else in_seed,
-            )
-            for obj in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
-        ]
-        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
-        for obj in machines.shoot_objects():
-            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
-            KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot)
+        in_seed = pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[released]))
+        after_key = pulumi.ResourceOptions.merge(after_key, pulumi.ResourceOptions(depends_on=[released]))
+        credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot, managed), after_key)
         # Machines are made in the network, by MCM, from classes that reference the credentials.
         classes = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=[credentials, *seed.machine_crds, *network.ready])
@@ -107,6 +104,46 @@ class Workers(pulumi.ComponentResource):
                 zone = f"{pool.name}-z{d.zone_index + 1}"
                 self.deployments.append(self._machines(name, zone, objects, in_seed, classes, manager))
         self.register_outputs({"machineDeployments": names})
+
+    def _manager(
+        self,
+        name: str,
+        shoot: ShootValues,
+        infra: InfrastructureProvider,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        sources: Mapping[str, pulumi.Output[dict[str, str]]],
+        after: Sequence[pulumi.Resource],
+        in_seed: pulumi.ResourceOptions,
+    ) -> list[pulumi.Resource]:
+        """MCM in the seed namespace (its Deployment after the control plane) and its rights in the shoot."""
+        # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
+        controller = pulumi.ResourceOptions.merge(
+            in_seed, pulumi.ResourceOptions(depends_on=[*seed.machine_crds, *after])
+        )
+        manager = [
+            KubeObject(
+                f"{name}-mcm-{obj['kind'].lower()}",
+                _with_checksums(obj, shoot, sources),
+                controller if obj["kind"] == "Deployment" else in_seed,
+            )
+            for obj in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
+        ]
+        return manager + self._in_shoot(name, shoot, infra, seed, shoot_api)
+
+    def _in_shoot(
+        self, name: str, shoot: ShootValues, infra: InfrastructureProvider, seed: SeedAccess, shoot_api: ClusterAccess
+    ) -> list[pulumi.Resource]:
+        """MCM's rights in the shoot; where no kubelet runs its Deployment (local), MCM and its sidecar as processes."""
+        processes = infra.machine_controller(
+            shoot, seed, shoot_api, self, [seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *shoot_api.ready]
+        )
+        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
+        rights = []
+        for obj in machines.shoot_objects():
+            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
+            rights.append(KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot))
+        return [*processes, *rights]
 
     def _machines(
         self,

@@ -271,6 +271,11 @@ class Shoot(pulumi.ComponentResource):
             seed_kubeconfig=seed.cluster.kubeconfig if seed else None,
             shoot_kubeconfig=self.access.kubeconfig,
             kubernetes_version=values.kubernetes_version,
+            machine_deployments={
+                d.name: f"{d.class_name}x{d.minimum}" for ds in values.deployments.values() for d in ds
+            }
+            if seed
+            else None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(converged)),
         )
 

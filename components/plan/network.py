@@ -256,6 +256,23 @@ def node_networks(values: NetworkValues, count: int) -> tuple[NodeNetwork, ...]:
     return tuple(nodes)
 
 
+def local_node_ranges(values: NetworkValues) -> tuple[dict[str, str | int], ...]:
+    """Per family, what a local machine's address and pod range are taken from (the kwok sidecar's class spec).
+
+    The sidecar gives a new machine the lowest slot i no node holds: host FIRST_NODE_HOST + i of `nodes` and the
+    i-th range of `podMaskSize` in `pods`, as node_networks numbers the nodes arbor makes itself.
+    """
+    return tuple(
+        {
+            "nodes": _by_family(values.nodes, fam) or "",
+            "pods": _by_family(values.pods, fam) or "",
+            "podMaskSize": values.node_masks[fam],
+            "firstHost": FIRST_NODE_HOST,
+        }
+        for fam in values.ip_families
+    )
+
+
 def _cell(value: str | Carve | None, subnet: str = "") -> str:
     """A table cell: a range, a carve from an assigned block (a subnet's own block is Google's), or '-'."""
     if isinstance(value, Carve) and value.parent == subnet:

@@ -20,6 +20,10 @@ from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValue
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# Gardener's minReadySeconds of a MachineDeployment (500 s); a kwok node is Ready at once and carries no workload
+# that needs to settle, so local rolls on after a few seconds and a roll is watched in minutes, not hours.
+MIN_READY_SECONDS = 500
+LOCAL_MIN_READY_SECONDS = 10
 # Each local node's pool and planned network, in the one order addresses are given out.
 Slots = tuple[tuple[str, NodeNetwork | None], ...]
 
@@ -79,25 +83,34 @@ def deployment_name(technical_id: str, pool: str, zone_index: int) -> str:
     return f"{technical_id}-{pool}-z{zone_index + 1}"
 
 
-def roll_hash(node: NodeValues, zone: str, volume: VolumeValues) -> str:
-    """Five hex digits over exactly what must replace machines (render/machines.py's docstring lists what)."""
+def roll_hash(node: NodeValues, zone: str, volume: VolumeValues, families: tuple[str, ...] = ()) -> str:
+    """Five hex digits over exactly what must replace machines (render/machines.py's docstring lists what).
+
+    A node's addresses and pod ranges are set when it registers, so a second IP family (a migration to
+    dual-stack, or back) replaces the machines too; a single-stack shoot's hash leaves the families out, as
+    it always did, so that nothing rolls on upgrade.
+    """
     data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
+    if len(families) > 1:
+        data.append(",".join(families))
     inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
     return hashlib.sha256(inner.encode()).hexdigest()[:5]
 
 
-def class_name(technical_id: str, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
+def class_name(shoot: ShootValues, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:
     """`<technical id>-<pool>-z<N>-<hash>`: a new name (so a new class, and a roll) exactly when machines must go."""
-    return f"{deployment_name(technical_id, pool.name, zone_index)}-{roll_hash(node, zone, pool.volume)}"
+    rolls = roll_hash(node, zone, pool.volume, shoot.networking.ip_families)
+    return f"{deployment_name(shoot.technical_id, pool.name, zone_index)}-{rolls}"
 
 
 def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> tuple[ZoneDeployment, ...]:
     """A pool's MachineDeployments, one per zone, with minimum, maximum, maxSurge and maxUnavailable spread."""
     zones = pool_zones(shoot, pool)
+    local = shoot.networking.provider is ProviderType.LOCAL
     return tuple(
         ZoneDeployment(
             name=deployment_name(shoot.technical_id, pool.name, i),
-            class_name=class_name(shoot.technical_id, pool, i, zone, node),
+            class_name=class_name(shoot, pool, i, zone, node),
             pool=pool.name,
             zone=zone,
             zone_index=i,
@@ -109,6 +122,7 @@ def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> 
             max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
             volume=pool.volume,
             labels=node_labels(pool.name, zone, pool.machine_type),
+            min_ready_seconds=LOCAL_MIN_READY_SECONDS if local else MIN_READY_SECONDS,
         )
         for i, zone in enumerate(zones)
     )
@@ -131,9 +145,10 @@ def local_nodes(
 ) -> tuple[LocalNode, ...]:
     """Each pool's minimum as kwok nodes, spread over its zones as its MachineDeployments are, with their addresses.
 
-    Only local shoots have them: a cloud's machines are made by MCM and addressed by the cloud.
+    Only self-hosted local shoots have them (no MCM runs before such a shoot has an API): a hosted shoot's machines
+    are made by MCM, on local by arbor's kwok sidecar, and a cloud's are addressed by the cloud.
     """
-    if shoot.networking.provider is not ProviderType.LOCAL:
+    if shoot.networking.provider is not ProviderType.LOCAL or not shoot.self_hosted:
         return ()
     networks = iter(network for _, network in slots)
     return tuple(

@@ -113,8 +113,8 @@ def _networking(spec: ShootSpec, technical_id: str, where: SeedSpec | GardenSpec
 
 
 def _nodes(spec: ShootSpec) -> int:
-    """A shoot's nodes at its size: a node per pool minimum."""
-    return sum(p.minimum for p in spec.workers)
+    """The nodes arbor makes for a shoot: a self-hosted one's, a node per pool minimum (MCM makes a hosted one's)."""
+    return sum(p.minimum for p in spec.workers) if spec.self_hosted else 0
 
 
 def _images(spec: ShootSpec, networking: NetworkValues, profiles: CloudProfiles) -> dict[str, ImageSource]:

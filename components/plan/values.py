@@ -261,6 +261,8 @@ class ZoneDeployment:
     max_unavailable: int
     volume: VolumeValues = field(default_factory=VolumeValues)
     labels: dict[str, str] = field(default_factory=dict)
+    # How long a new machine's node is Ready before MCM counts it available and rolls on (plan/nodes.py).
+    min_ready_seconds: int = 500
 
 
 @dataclass(frozen=True)

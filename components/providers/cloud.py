@@ -9,7 +9,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, NetworkAccess
+from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
@@ -130,6 +130,17 @@ class CloudProvider:
     ) -> Object:
         """The providerSpec of one pool's zone with its subnet's ID, the nodes' identity and its image resolved."""
         raise NotImplementedError
+
+    def machine_controller(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """Nothing: the seed's kubelets run machine-controller-manager's Deployment."""
+        return []
 
     def publish_static_pods(
         self,

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.render.machines import Object, Sidecar
@@ -87,5 +87,19 @@ class InfrastructureProvider(Protocol):
         """The identity the provider's sidecar creates machines with, made by arbor with least privilege.
 
         None where machines need nothing of a cloud (local).
+        """
+        ...
+
+    def machine_controller(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """What runs machine-controller-manager for a hosted shoot where no seed runs its Deployment (local).
+
+        Empty where the seed's kubelets run the Deployment (clouds).
         """
         ...

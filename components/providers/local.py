@@ -16,16 +16,20 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
-from components.plan.network import NetworkPlan, NodeNetwork
+from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
+from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.local_cluster import LocalCluster
+from components.reconciler.local_process import LocalProcess
 from components.reconciler.node_addresses import NodeAddresses
-from components.render import machine_providers
+from components.render import machine_providers, machines
 from components.render.machines import Object, Sidecar
 
 # kwok manages the nodes that carry this annotation (its default configuration).
 KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
+# The kubeconfig files of a local machine-controller-manager, in its process directory.
+CONTROL_KUBECONFIG = "control.kubeconfig"
+TARGET_KUBECONFIG = "target.kubeconfig"
 # kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -88,6 +92,40 @@ def kwok_node(
     )
 
 
+def process_dir(workdir: str, cluster: str, program: str) -> str:
+    """Where a supervised process of a cluster keeps its files and its log, under the landscape's work dir."""
+    # Named after the cluster, which the stack's name prefixes: two stacks of one work dir never share one.
+    return os.path.join(workdir, "processes", f"{cluster}-{program}")
+
+
+# Settings of the local processes over their containers': arbor supervises exactly one of each per shoot, so no
+# leader election (which would exit the process whenever the seed is down for a few seconds).
+LOCAL_PROCESS_FLAGS = ("--leader-elect=false",)
+# And a kwok node deleted by hand is a failed machine after a minute, not ten, so MCM replaces it while a test watches.
+KWOK_SIDECAR_FLAGS = (*LOCAL_PROCESS_FLAGS, "--machine-health-timeout=1m")
+
+
+def _flag(arg: str) -> str:
+    """`--name` of `--name=value`."""
+    return arg.split("=", 1)[0]
+
+
+def process_args(flags: Sequence[str], namespace: str, overrides: Sequence[str] = ()) -> list[str]:
+    """A controller's flags as a local process: its container's, `overrides` replacing some, kubeconfigs as files.
+
+    `{dir}` and `{port}` are filled in at each start (components/reconciler/local_process.py).
+    """
+    replaced = {_flag(f) for f in overrides} | {"--control-kubeconfig"}
+    return [
+        *(f for f in flags if _flag(f) not in replaced),
+        *overrides,
+        f"--control-kubeconfig={{dir}}/{CONTROL_KUBECONFIG}",
+        f"--target-kubeconfig={{dir}}/{TARGET_KUBECONFIG}",
+        f"--namespace={namespace}",
+        "--port={port}",
+    ]
+
+
 class LocalProvider:
     """InfrastructureProvider for the local landscape: every cluster is a kwokctl cluster."""
 
@@ -145,7 +183,7 @@ class LocalProvider:
             by_pool.setdefault(machine.pool, []).append(machine.name)
         for i in range(len(machines), values.nodes):
             ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
-        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, ready, by_pool)
+        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool)
 
     @staticmethod
     def _node(
@@ -255,5 +293,46 @@ class LocalProvider:
         return None
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
-        """The local class: the image and the node labels, nothing of a cloud."""
-        return machine_providers.local_machine_class(shoot.seed_namespace, d)
+        """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""
+        return machine_providers.local_machine_class(shoot.seed_namespace, d, local_node_ranges(shoot.networking))
+
+    def machine_controller(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """The real machine-controller-manager and arbor's kwok sidecar as processes: kwok only simulates their Pod.
+
+        Control cluster: the seed (the shoot's namespace there); target: the shoot's API. Both through the
+        clusters' admin kubeconfigs, written into each process's directory under the work dir with its log.
+        """
+        files: dict[str, pulumi.Input[str]] = {
+            CONTROL_KUBECONFIG: seed.cluster.kubeconfig,
+            TARGET_KUBECONFIG: shoot_api.kubeconfig,
+        }
+        programs = (
+            (
+                "mcm-process",
+                machines.MCM_NAME,
+                process_args(machines.MCM_FLAGS, shoot.seed_namespace, LOCAL_PROCESS_FLAGS),
+            ),
+            (
+                "sidecar-process",
+                machine_providers.KWOK_SIDECAR,
+                process_args(machines.SIDECAR_FLAGS, shoot.seed_namespace, KWOK_SIDECAR_FLAGS),
+            ),
+        )
+        return [
+            LocalProcess(
+                f"{parent._name}-{suffix}",
+                program=program,
+                directory=process_dir(self.settings.workdir, shoot.cluster.name, program),
+                args=args,
+                files=files,
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+            )
+            for suffix, program, args in programs
+        ]

@@ -24,9 +24,12 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.reconciler import kwokctl
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
-PROVIDER_VERSION = "1"
+PROVIDER_VERSION = "2"
 # Inputs that identify a different cluster: a change replaces it (kwokctl cannot rename or upgrade in place).
 REPLACE_ON = ("clusterName", "workdir", "kubernetesVersion")
+BOOTSTRAP_TOKEN_FLAG = "--enable-bootstrap-token-auth"
+# Flags given to a new cluster's first start (the others need files that exist only after `kwokctl create`).
+CREATE_FLAGS = (*kwokctl.ENCRYPTION_FLAGS, BOOTSTRAP_TOKEN_FLAG)
 # Inputs that change in place: files kube-apiserver reads, and the logic version.
 UPDATE_ON = ("encryptionConfig", "extraClientCas", "version")
 
@@ -44,6 +47,8 @@ def _apiserver_flags(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[st
         kwokctl.ENCRYPTION_FLAGS[0]: str(cluster.encryption_file) if encrypted else None,
         kwokctl.ENCRYPTION_FLAGS[1]: "true" if encrypted else None,
         kwokctl.CLIENT_CA_FLAG: str(bundle),
+        # Machines join with bootstrap tokens (MCM writes one per machine); kwokctl leaves this authenticator off.
+        BOOTSTRAP_TOKEN_FLAG: "true",
     }
 
 
@@ -88,7 +93,7 @@ def _ensure_running(props: dict[str, Any]) -> dict[str, Any]:
             # The configuration exists before the first start, so nothing is ever stored unencrypted.
             _write_files(props, cluster)
             flags = _apiserver_flags(props, cluster)
-            kwokctl.create(cluster, {f: v for f, v in flags.items() if v and f in kwokctl.ENCRYPTION_FLAGS})
+            kwokctl.create(cluster, {f: v for f, v in flags.items() if v and f in CREATE_FLAGS})
         kwokctl.wait_ready(cluster)
     _write_files(props, cluster)
     if kwokctl.set_apiserver_flags(cluster, _apiserver_flags(props, cluster)):

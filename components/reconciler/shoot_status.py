@@ -9,6 +9,7 @@ and `up` writes the record again.
 from __future__ import annotations
 
 import datetime
+import time
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -17,11 +18,16 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.kube import Kube, KubeError
 from components.render import health
+from components.render.health import Condition
 
-PROVIDER_VERSION = "1"
+PROVIDER_VERSION = "2"
 
 
 MIRROR = "kubernetes.io/config.mirror"
+MACHINES = "/apis/machine.sapcloud.io/v1alpha1/namespaces"
+# How long a write waits for MCM to bring the machines to what the update asked for (a roll on local: minutes).
+SETTLE_S = 600.0
+POLL_S = 3.0
 
 
 def _control_plane(props: dict[str, Any], shoot: Kube) -> list[dict[str, Any]]:
@@ -37,6 +43,15 @@ def _control_plane(props: dict[str, Any], shoot: Kube) -> list[dict[str, Any]]:
     ]
 
 
+def _machines(props: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A hosted shoot's Machines and MachineDeployments in its seed namespace (none for a self-hosted shoot)."""
+    if not props.get("seedKubeconfig"):
+        return [], []
+    seed, ns = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    machines, deployments = (seed.find(f"{MACHINES}/{ns}/{kind}") for kind in ("machines", "machinedeployments"))
+    return (machines or {}).get("items") or [], (deployments or {}).get("items") or []
+
+
 def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
     """The shoot's conditions as its clusters report them now."""
     shoot = Kube.from_kubeconfig(props["shootKubeconfig"])
@@ -46,9 +61,25 @@ def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
         workloads = []
     try:
         nodes = shoot.get("/api/v1/nodes")["items"]
+        machines, deployments = _machines(props)
     except KubeError:
-        nodes = []
-    return health.evaluate(shoot.ready(), workloads, nodes, int(props["expectedNodes"]))
+        nodes, machines, deployments = [], [], []
+    return health.evaluate(shoot.ready(), workloads, nodes, int(props["expectedNodes"]), machines, deployments)
+
+
+def _settled(props: dict[str, Any], timeout_s: float = SETTLE_S, poll_s: float = POLL_S) -> tuple[Condition, ...]:
+    """The conditions once the machines caught up: only EveryNodeReady failing is observed again, up to `timeout_s`.
+
+    MCM makes and rolls machines after `up` applied their objects, and Gardener's reconcile waits for its worker
+    likewise; anything else failing is reported at once.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        conditions = _observe(props)
+        failing = {c.type for c in conditions if not c.status}
+        if failing != {health.NODES} or time.monotonic() >= deadline:
+            return conditions
+        time.sleep(poll_s)
 
 
 def _outputs(props: dict[str, Any], conditions: tuple[health.Condition, ...]) -> dict[str, Any]:
@@ -62,7 +93,7 @@ def _outputs(props: dict[str, Any], conditions: tuple[health.Condition, ...]) ->
 
 def _write(props: dict[str, Any], operation: str) -> dict[str, Any]:
     """Observes the shoot and writes its record's status in the garden; returns the outputs."""
-    conditions = _observe(props)
+    conditions = _settled(props)
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     state = health.last_operation_state(conditions)
     status = {
@@ -155,6 +186,7 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
         seed_kubeconfig: pulumi.Input[str] | None,
         shoot_kubeconfig: pulumi.Input[str],
         kubernetes_version: str,
+        machine_deployments: dict[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -167,6 +199,8 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
             "seedKubeconfig": seed_kubeconfig or "",
             "shootKubeconfig": shoot_kubeconfig,
             "kubernetesVersion": kubernetes_version,
+            # Each MachineDeployment's class and replicas: a change MCM carries out is one the status waits for.
+            "machineDeployments": machine_deployments or {},
             "version": PROVIDER_VERSION,
             "conditions": None,
             "state": None,

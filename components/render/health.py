@@ -3,7 +3,9 @@
 - APIServerAvailable: the shoot's API answers /readyz and its kube-apiserver is available;
 - ControlPlaneHealthy: every control-plane component is fully ready: the Deployments and StatefulSets in the
   seed namespace of a hosted shoot, or the mirror pods kubelet publishes for a self-hosted shoot's static pods;
-- EveryNodeReady: the shoot has at least as many nodes as its pools' minimums, and every node is Ready.
+- EveryNodeReady: the shoot has at least as many nodes as its pools' minimums, and every node is Ready; for a
+  hosted shoot also every Machine is Running with a node, and every MachineDeployment has rolled out (all its
+  replicas updated and available at its latest generation), as Gardener's care reads machine-controller-manager's.
 """
 
 from __future__ import annotations
@@ -51,10 +53,53 @@ def _node_ready(node: dict[str, Any]) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def _machine_problem(machine: dict[str, Any]) -> str | None:
+    """Why a Machine is not a healthy node yet (phase not Running, or no node), or None."""
+    name = machine["metadata"]["name"]
+    status = machine.get("status") or {}
+    phase = (status.get("currentStatus") or {}).get("phase") or "Pending"
+    if phase != "Running":
+        return f"machine {name} is {phase}"
+    if not status.get("node") and not (machine["metadata"].get("labels") or {}).get("node"):
+        return f"machine {name} has no node"
+    return None
+
+
+def _rollout_problem(deployment: dict[str, Any]) -> str | None:
+    """Why a MachineDeployment has not rolled out (an old generation, or replicas not all updated and available)."""
+    meta, spec, status = deployment["metadata"], deployment.get("spec") or {}, deployment.get("status") or {}
+    wanted = spec.get("replicas", 0)
+    observed = status.get("observedGeneration", 0) >= meta.get("generation", 0)
+    counts = [status.get(k, 0) for k in ("replicas", "updatedReplicas", "availableReplicas")]
+    if observed and counts == [wanted] * 3:
+        return None
+    return f"machine deployment {meta['name']} is rolling out ({counts[1]}/{wanted} updated, {counts[2]} available)"
+
+
+def _nodes(
+    nodes: list[dict[str, Any]], expected: int, machines: list[dict[str, Any]], deployments: list[dict[str, Any]]
+) -> Condition:
+    """EveryNodeReady from the nodes and, for a hosted shoot, its machines and machine deployments."""
+    not_ready = sorted(n["metadata"]["name"] for n in nodes if not _node_ready(n))
+    problems = [p for p in (*map(_machine_problem, machines), *map(_rollout_problem, deployments)) if p]
+    if not_ready:
+        problems.insert(0, f"nodes not ready: {', '.join(not_ready)}")
+    elif len(nodes) < expected:
+        problems.insert(0, f"{len(nodes)} of at least {expected} nodes registered")
+    if problems:
+        return Condition(NODES, False, "NodesUnhealthy", "; ".join(problems))
+    return Condition(NODES, True, "EveryNodeReady", f"all {len(nodes)} nodes are ready")
+
+
 def evaluate(
-    api_ready: bool, workloads: Iterable[dict[str, Any]], nodes: Iterable[dict[str, Any]], expected_nodes: int
+    api_ready: bool,
+    workloads: Iterable[dict[str, Any]],
+    nodes: Iterable[dict[str, Any]],
+    expected_nodes: int,
+    machines: Iterable[dict[str, Any]] = (),
+    deployments: Iterable[dict[str, Any]] = (),
 ) -> tuple[Condition, ...]:
-    """The three conditions of a shoot from its API, its control-plane workloads (or mirror pods) and its nodes."""
+    """A shoot's three conditions from its API, control-plane workloads (or mirror pods), nodes and machines."""
     items = list(workloads)
     apiservers = [o for o in items if _component(o) == "kube-apiserver"]
     api_ok = api_ready and bool(apiservers) and all(_ready_workload(o) for o in apiservers)
@@ -74,16 +119,7 @@ def evaluate(
         if cp_ok
         else f"not ready: {', '.join(unready) or 'no control-plane workload found'}",
     )
-    node_list = list(nodes)
-    not_ready = sorted(n["metadata"]["name"] for n in node_list if not _node_ready(n))
-    nodes_ok = len(node_list) >= expected_nodes and not not_ready
-    if nodes_ok:
-        message = f"all {len(node_list)} nodes are ready"
-    elif not_ready:
-        message = f"nodes not ready: {', '.join(not_ready)}"
-    else:
-        message = f"{len(node_list)} of at least {expected_nodes} nodes registered"
-    every_node = Condition(NODES, nodes_ok, "EveryNodeReady" if nodes_ok else "NodesUnhealthy", message)
+    every_node = _nodes(list(nodes), expected_nodes, list(machines), list(deployments))
     return (api, control_plane, every_node)
 
 

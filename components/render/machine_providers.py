@@ -12,6 +12,7 @@ provider hands in resolved. The local provider simulates machines (kwok), so its
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from components.pins import MCM_PROVIDERS
@@ -46,6 +47,9 @@ def sidecar_local(namespace: str) -> Sidecar:
     rules = ({"apiGroups": [""], "resources": ["pods", "services"], "verbs": ALL_VERBS},)
     return Sidecar("local", container, seed_rules=rules)
 
+
+# arbor's own sidecar for local (hack/machine-controller-kwok), run as a process where kwok simulates the Pod.
+KWOK_SIDECAR = "machine-controller-manager-provider-kwok"
 
 SIDECARS = {"aws": sidecar_aws, "gcp": sidecar_gcp, "local": sidecar_local}
 
@@ -146,9 +150,12 @@ def gcp_provider_spec(d: ZoneDeployment, v: GcpMachineValues, image: str) -> Obj
     return spec
 
 
-def local_machine_class(namespace: str, d: ZoneDeployment) -> Object:
-    """The local MachineClass of one zone: the image it records, and the pool and zone its node is labelled with."""
-    spec = {"image": ":".join(d.image), "labels": dict(d.labels)}
+def local_machine_class(namespace: str, d: ZoneDeployment, networks: Sequence[Mapping[str, str | int]]) -> Object:
+    """The local class of one zone: its image, its nodes' labels and, per family, the ranges they are addressed from.
+
+    arbor's kwok sidecar reads the ranges (plan/network.py local_node_ranges).
+    """
+    spec = {"image": ":".join(d.image), "labels": dict(d.labels), "networks": [dict(n) for n in networks]}
     return machine_class(namespace, d, LOCAL_CLASS_PROVIDER, spec)
 
 

@@ -78,8 +78,10 @@ CREDENTIALS_SECRET = "cloudprovider"
 # A rolled pool's old class and user data stay in use until MCM has replaced their machines: MCM holds them with a
 # finalizer meanwhile. The update deletes them without waiting for that, and MCM lets them go once the roll is done.
 RETIRED_BY_MCM = {"pulumi.com/skipAwait": "true"}
-# MCM keeps a machine unready this long after it joined before the next one rolls (Gardener's value).
-MIN_READY_SECONDS = 500
+# Deleted in the background, as Gardener does. With foreground (the provider's default), MCM v0.62.1 keeps retrying
+# to write back the `foregroundDeletion` finalizer it had cached, which the API server refuses (422) once the
+# object is being deleted: the deletion would never end.
+DELETED_IN_BACKGROUND = {"pulumi.com/deletionPropagationPolicy": "background"}
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -326,11 +328,15 @@ def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
             "name": d.name,
             "namespace": namespace,
             "labels": {POOL_LABEL: d.pool},
-            "annotations": {naming.label("minimum"): str(d.minimum), naming.label("maximum"): str(d.maximum)},
+            "annotations": {
+                naming.label("minimum"): str(d.minimum),
+                naming.label("maximum"): str(d.maximum),
+                **DELETED_IN_BACKGROUND,
+            },
         },
         "spec": {
             "replicas": d.minimum,
-            "minReadySeconds": MIN_READY_SECONDS,
+            "minReadySeconds": d.min_ready_seconds,
             "selector": {"matchLabels": dict(selector)},
             "strategy": {
                 "type": "RollingUpdate",
@@ -392,6 +398,3 @@ def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Objec
         "type": "Opaque",
         "data": {"userData": base64.b64encode(user_data.encode()).decode()},
     }  # fmt: skip
-
-
-# --- local: kwok nodes in place of machines --------------------------------------------------------------

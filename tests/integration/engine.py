@@ -21,6 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
+from components.reconciler import local_process
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_LANDSCAPE = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]["arbor:landscape"]
 
@@ -111,6 +113,11 @@ def cleanup_clusters(prefix: str) -> None:
         scratch.unlink(missing_ok=True)
     for line in processes_of(prefix):
         subprocess.run(["kill", "-9", line.split()[0]], check=False)
+    # The supervised processes of those clusters (machine-controller-manager): state dropped, nothing stops them.
+    processes = workdir / "processes"
+    for d in processes.glob(f"{prefix}*") if processes.is_dir() else []:
+        local_process.stop({"dir": str(d)})
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def make_stack(

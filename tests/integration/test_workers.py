@@ -1,8 +1,8 @@
-"""Workers on the real engine: MCM and machine deployments in the seed, kwok nodes per pool, rolls in the preview.
+"""Workers on the real engine: MCM and machine deployments in the seed, nodes per pool, rolls in the preview.
 
-Nothing reconciles the machine objects locally (MCM's pod is one kwok runs, not a process): the local provider makes
-each pool's minimum as kwok nodes itself, named after their class as MCM names machines, so a change that rolls a
-pool replaces them and one that does not leaves them be.
+MCM and arbor's kwok sidecar run locally as processes (tests/integration/test_local_mcm.py) and make each
+Machine a kwok node in the shoot (tests/integration/test_local_machines.py watches them work): a change that rolls
+a pool gives it a new class, and MCM replaces its machines; one that does not leaves them be.
 """
 
 from __future__ import annotations
@@ -133,7 +133,6 @@ def test_a_rolling_change_replaces_class_and_nodes_an_in_place_one_does_not(loca
     assert {n: op for n, op in rolled.items() if op == "replace"} == {
         f"{prefix}-workers-class-pool-a-z1": "replace",
         f"{prefix}-workers-user-data-pool-a-z1": "replace",
-        f"{prefix}-node-pool-a-z1-0": "replace",
     }, rolled
     # The deployment stays and points its template at the new class: MCM rolls its machines by its strategy.
     assert rolled[f"{prefix}-workers-deployment-pool-a-z1"] == "update"

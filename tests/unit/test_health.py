@@ -63,3 +63,39 @@ def test_messages_name_what_is_wrong() -> None:
     conditions = health.evaluate(True, [*HEALTHY[:2], statefulset("etcd-main", 0)], [node("n1", "False")], 1)
     assert conditions[1].message == "not ready: etcd-main"
     assert conditions[2].message == "nodes not ready: n1"
+
+
+def machine(name: str, phase: str = "Running", node: str = "n0") -> dict[str, Any]:
+    """A Machine as MCM writes its status."""
+    return {"metadata": {"name": name, "labels": {"node": node} if node else {}},
+            "status": {"currentStatus": {"phase": phase}, "node": node}}  # fmt: skip
+
+
+def machine_deployment(
+    name: str, replicas: int = 1, updated: int = 1, available: int = 1, observed: int = 1
+) -> dict[str, Any]:
+    """A MachineDeployment at generation 1 as MCM writes its status."""
+    return {"metadata": {"name": name, "generation": 1}, "spec": {"replicas": replicas},
+            "status": {"observedGeneration": observed, "replicas": max(replicas, updated),
+                       "updatedReplicas": updated, "availableReplicas": available}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("case", "machines", "deployments", "ok", "says"),
+    [
+        ("running and rolled out", [machine("m0")], [machine_deployment("md")], True, "all 1 nodes are ready"),
+        ("machine pending", [machine("m0", "Pending", "")], [machine_deployment("md")], False, "machine m0 is Pending"),
+        ("machine failed", [machine("m0", "Failed")], [machine_deployment("md")], False, "machine m0 is Failed"),
+        ("running without node", [machine("m0", node="")], [], False, "machine m0 has no node"),
+        ("rolling", [machine("m0")], [machine_deployment("md", 1, 0, 1)], False, "md is rolling out (0/1 updated"),
+        ("old generation", [machine("m0")], [machine_deployment("md", observed=0)], False, "md is rolling out"),
+        ("scaling up", [machine("m0")], [machine_deployment("md", 2, 1, 1)], False, "md is rolling out (1/2"),
+    ],
+)  # fmt: skip
+def test_machines_in_every_node_ready(
+    case: str, machines: list[dict[str, Any]], deployments: list[dict[str, Any]], ok: bool, says: str
+) -> None:
+    """GIVEN a hosted shoot's Machines and MachineDeployments WHEN evaluated THEN EveryNodeReady reads them."""
+    *_, nodes = health.evaluate(True, HEALTHY, [node("n0")], 1, machines, deployments)
+    assert (nodes.status, nodes.reason) == (ok, "EveryNodeReady" if ok else "NodesUnhealthy")
+    assert says in nodes.message

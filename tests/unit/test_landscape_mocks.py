@@ -116,8 +116,10 @@ FLOW = [
     "arbor-shoot-dev-web-kube-apiserver",
     "arbor-shoot-dev-web-kube-controller-manager",
     "arbor-shoot-dev-web-cluster",  # the shoot's API (workers and node configuration follow)
-    "arbor-shoot-dev-web-node-pool-a-z1-0",
-    "arbor-shoot-dev-web-shoot-info",  # system components
+    "arbor-shoot-dev-web-workers-mcm-process",  # MCM, then what it holds finalizers on
+    "arbor-shoot-dev-web-workers-mcm-released",
+    "arbor-shoot-dev-web-workers-class-pool-a-z1",
+    "arbor-shoot-dev-web-workers-deployment-pool-a-z1",
     "arbor-shoot-dev-web-status",  # health
 ]
 
@@ -132,6 +134,10 @@ def test_reconciliation_flow_order(mocks: Mocks) -> pulumi.Output[None]:
             assert earlier in built.before(later), f"{later} does not wait for {earlier}"
         assert "arbor-shoot-dev-web-etcd-events" in built.before("arbor-shoot-dev-web-kube-apiserver")
         assert "arbor-shoot-dev-web-kube-apiserver" in built.before("arbor-shoot-dev-web-kube-scheduler")
+        # System components once the API serves, before the health is read.
+        assert "arbor-shoot-dev-web-cluster" in built.before("arbor-shoot-dev-web-shoot-info")
+        assert "arbor-shoot-dev-web-shoot-info" in built.before("arbor-shoot-dev-web-status")
+        assert "arbor-shoot-dev-web-workers-sidecar-process" in built.before("arbor-shoot-dev-web-workers-mcm-released")
         # Minimal: the two shoots never wait for each other.
         assert not any(n.startswith("arbor-shoot-ops-db") for n in built.before("arbor-shoot-dev-web-status"))
 

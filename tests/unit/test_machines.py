@@ -12,7 +12,8 @@ import pytest
 
 from components import pins
 from components.checks import parse_landscape
-from components.plan.nodes import distribute, node_values, with_nodes, zone_deployments
+from components.plan.network import local_node_ranges
+from components.plan.nodes import distribute, node_values, roll_hash, with_nodes, zone_deployments
 from components.plan.planner import plan_landscape
 from components.plan.values import PoolValues, ShootValues, VolumeValues, ZoneDeployment
 from components.render import machine_crds, machine_providers, machines
@@ -56,7 +57,7 @@ def _gcp(d: ZoneDeployment) -> dict[str, Any]:
 CLASSES: dict[str, Callable[[ZoneDeployment], dict[str, Any]]] = {
     "aws": _aws,
     "gcp": _gcp,
-    "local": lambda d: machine_providers.local_machine_class(NS, d),
+    "local": lambda d: machine_providers.local_machine_class(NS, d, local_node_ranges(WEB.networking)),
 }
 
 
@@ -323,7 +324,16 @@ def test_pool_without_zones_uses_the_shoots_zones() -> None:
     assert [d.zone for d in zone_deployments(shoot, pool, node_values(shoot, pool))] == ["x", "y"]
 
 
-# --- local nodes -----------------------------------------------------------------------------------------
+# --- local nodes: a self-hosted shoot's, which arbor makes (MCM makes a hosted shoot's) ----------------------
+
+SELF_HOSTED = with_nodes(dataclasses.replace(WEB, seed=None))
+
+
+def test_a_hosted_shoot_has_no_nodes_of_arbors() -> None:
+    """GIVEN a hosted local shoot WHEN planned THEN arbor makes none of its nodes: MCM's sidecar does."""
+    assert WEB.local_nodes == ()
+    assert WEB.cluster.nodes == 0
+    assert len(SELF_HOSTED.local_nodes) == sum(p.minimum for p in WEB.workers)
 
 
 @pytest.mark.parametrize(
@@ -336,7 +346,7 @@ def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[st
     """GIVEN a pool's minimum and zones WHEN local nodes are planned THEN they spread as its deployments would."""
     pool = dataclasses.replace(POOL, minimum=minimum, zones=zones)
     networking = dataclasses.replace(SHOOT.networking, zones=("seed-a", "seed-b"))
-    nodes = with_nodes(dataclasses.replace(SHOOT, workers=(pool,), networking=networking)).local_nodes
+    nodes = with_nodes(dataclasses.replace(SHOOT, seed=None, workers=(pool,), networking=networking)).local_nodes
     counts: dict[str, int] = {}
     for node in nodes:
         counts[node.zone] = counts.get(node.zone, 0) + 1
@@ -348,8 +358,8 @@ def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[st
 
 def test_local_nodes_are_named_after_their_class() -> None:
     """GIVEN the base shoot WHEN its local nodes are planned THEN each is named as MCM names a machine of its class."""
-    [node] = WEB.local_nodes
-    [d] = WEB.deployments[WEB.workers[0].name]
+    [node] = SELF_HOSTED.local_nodes
+    [d] = SELF_HOSTED.deployments[WEB.workers[0].name]
     assert (node.key, node.machine_class) == ("pool-a-z1-0", d.class_name)
     assert re.fullmatch(rf"{d.class_name}-[0-9a-f]{{5}}", node.name)
 
@@ -363,14 +373,22 @@ def test_local_nodes_roll_with_their_class(change: str, renamed: bool) -> None:
     pool = WEB.workers[0]
     changed = dataclasses.replace(pool, machine_type="big") if change == "machine type" else dataclasses.replace(
         pool, minimum=2, maximum=2)  # fmt: skip
-    before = with_nodes(WEB).local_nodes[0].name
-    after = with_nodes(dataclasses.replace(WEB, workers=(changed,))).local_nodes[0].name
+    before = SELF_HOSTED.local_nodes[0].name
+    after = with_nodes(dataclasses.replace(SELF_HOSTED, workers=(changed,))).local_nodes[0].name
     assert (before != after) is renamed
 
 
 def test_a_new_pod_range_makes_a_new_node() -> None:
     """GIVEN a local node WHEN its pod ranges change (a new family) THEN its name changes."""
-    [node] = WEB.local_nodes
+    [node] = SELF_HOSTED.local_nodes
     assert node.network is not None
     dual = dataclasses.replace(node.network, pod_cidrs=(*node.network.pod_cidrs, "fd00::/64"))
     assert node.name != dataclasses.replace(node, network=dual).name
+
+
+def test_a_second_ip_family_rolls_the_pool_and_a_single_stack_hash_stays() -> None:
+    """GIVEN a pool's node settings WHEN a second family joins THEN the hash (class name) changes; one family: none."""
+    node = node_values(SHOOT, POOL)
+    single = roll_hash(node, "zone-a", POOL.volume, ("IPv4",))
+    assert single == roll_hash(node, "zone-a", POOL.volume)  # what single-stack classes were named by before
+    assert roll_hash(node, "zone-a", POOL.volume, ("IPv4", "IPv6")) != single

@@ -1,0 +1,195 @@
+"""LocalProcess: a long-running program on this machine (machine-controller-manager on local) as a dynamic resource.
+
+It runs detached in its own session from a directory of its own under the landscape's work dir: the files it reads
+(kubeconfigs, secret inputs, written 0600), its log and its pid file. `read()` reports a process that is gone as
+`running: false`, so `up --refresh` starts it again; `delete` stops it (TERM, then KILL) and removes the pid file.
+A pid is only taken for ours when /proc says that process runs the recorded executable (pids are reused).
+
+The engine stores the provider pickled by reference to this module: keep its path and class names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+# Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
+PROVIDER_VERSION = "1"
+# Inputs that change what runs: a change restarts the process.
+RESTART_ON = ("program", "args", "files", "dir", "version")
+PID_FILE = "pid"
+LOG_FILE = "process.log"
+# In an argument, `{dir}` is the process's directory and `{port}` a free loopback port chosen at each start.
+STOP_GRACE_S = 10.0
+
+
+class ProcessError(Exception):
+    """A process that cannot be started."""
+
+
+def executable(program: str) -> str:
+    """The program's absolute path on PATH; a clear error when `make tools` has not provided it."""
+    found = shutil.which(program)
+    if not found:
+        raise ProcessError(f"{program} is not on PATH: run `make tools`")
+    return str(Path(found).resolve())
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def recorded(directory: Path) -> tuple[int, str] | None:
+    """The pid and executable the directory records, if any."""
+    try:
+        pid, exe = (directory / PID_FILE).read_text().strip().split(" ", 1)
+        return int(pid), exe
+    except (OSError, ValueError):
+        return None
+
+
+def runs(pid: int, exe: str) -> bool:
+    """Whether process `pid` is alive (not a zombie) and runs `exe`."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        argv0 = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+    except OSError:
+        return False
+    # The state follows the command name in parentheses, which may itself hold spaces or parentheses.
+    if stat.rsplit(")", 1)[1].split()[0] == "Z":
+        return False
+    return argv0 == exe
+
+
+def running_pid(props: dict[str, Any]) -> int | None:
+    """The pid of the process the properties describe, when it runs."""
+    record = recorded(Path(props["dir"]))
+    return record[0] if record and runs(*record) else None
+
+
+def start(props: dict[str, Any]) -> int:
+    """Writes the files and starts the program detached, its output appended to the log; returns its pid."""
+    directory = Path(props["dir"])
+    directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for name, content in (props.get("files") or {}).items():
+        path = directory / name
+        path.write_text(content)
+        path.chmod(0o600)
+    exe = executable(props["program"])
+    values = {"dir": str(directory), "port": str(free_port())}
+    argv = [exe, *(a.format(**values) for a in props.get("args") or [])]
+    with open(directory / LOG_FILE, "ab") as log:
+        log.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} starting: {' '.join(argv)}\n".encode())
+        log.flush()
+        # Its own session: the process outlives the provider process that started it, and no signal of the
+        # engine's process group reaches it.
+        proc = subprocess.Popen(
+            argv, cwd=directory, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    (directory / PID_FILE).write_text(f"{proc.pid} {exe}\n")
+    return proc.pid
+
+
+def stop(props: dict[str, Any]) -> None:
+    """Stops the process (TERM, then KILL after the grace period) and removes its pid file."""
+    directory = Path(props["dir"])
+    pid = running_pid(props)
+    if pid is not None:
+        _signal(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while time.monotonic() < deadline and running_pid(props) == pid:
+            time.sleep(0.1)
+        if running_pid(props) == pid:
+            _signal(pid, signal.SIGKILL)
+    (directory / PID_FILE).unlink(missing_ok=True)
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    """Sends a signal to a process that may have exited meanwhile."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _outputs(props: dict[str, Any], pid: int | None) -> dict[str, Any]:
+    """Inputs plus the pid and whether it runs."""
+    return {**{k: props.get(k) for k in (*RESTART_ON, "program")}, "pid": pid or 0, "running": pid is not None}
+
+
+def ensure_running(props: dict[str, Any], restart: bool = False) -> dict[str, Any]:
+    """The process running with these inputs: started when gone, restarted when asked."""
+    if restart:
+        stop(props)
+    pid = running_pid(props)
+    return _outputs(props, pid if pid is not None else start(props))
+
+
+class LocalProcessProvider(ResourceProvider):
+    """CRUD of one supervised process; nothing is captured, everything is read from the properties."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Starts the process; one a crashed run left behind is restarted with these inputs."""
+        return CreateResult(id_=Path(props["dir"]).name, outs=ensure_running(props, restart=True))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """A change of what runs, or a process refresh found gone, is an update."""
+        changed = olds.get("running") is False or any(olds.get(k) != news.get(k) for k in RESTART_ON)
+        return DiffResult(changes=changed, replaces=[], delete_before_replace=True)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Restarts the process when its inputs changed; starts it when it is gone."""
+        changed = any(olds.get(k) != news.get(k) for k in RESTART_ON)
+        if olds.get("dir") != news.get("dir"):
+            stop(olds)
+        return UpdateResult(outs=ensure_running(news, restart=changed))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The process as it is: `running: false` when it is gone."""
+        return ReadResult(id_=id_, outs=_outputs(props, running_pid(props)))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Stops the process and removes the files it read (kubeconfigs); its log stays for reading."""
+        stop(props)
+        for name in props.get("files") or {}:
+            (Path(props["dir"]) / name).unlink(missing_ok=True)
+
+
+class LocalProcess(Resource, module="arbor", name="LocalProcess"):
+    """A program running detached on this machine, supervised through `up`, refresh and `down`."""
+
+    if TYPE_CHECKING:
+        pid: pulumi.Output[int]
+        running: pulumi.Output[bool]
+
+    def __init__(
+        self,
+        name: str,
+        program: str,
+        directory: str,
+        args: pulumi.Input[list[str]],
+        files: pulumi.Input[dict[str, pulumi.Input[str]]] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "program": program,
+            "dir": directory,
+            "args": args,
+            "files": files or {},
+            "version": PROVIDER_VERSION,
+            "pid": None,
+            "running": None,
+        }
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=["files"]))
+        super().__init__(LocalProcessProvider(), name, props, opts)

@@ -1,0 +1,119 @@
+"""LocalProcess (components/reconciler/local_process.py) with a fake program: `tail -f` of a file it is given."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from components.providers import local
+from components.reconciler import local_process
+from components.reconciler.local_process import LocalProcessProvider, ProcessError
+from components.render import machines
+
+FAKE = "fake-controller"
+
+
+@pytest.fixture
+def props(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Inputs of a process whose program is `tail` under another name, following a file of its directory."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tail = shutil.which("tail")
+    assert tail
+    (bin_dir / FAKE).symlink_to(tail)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return {
+        "program": FAKE,
+        "dir": str(tmp_path / "processes" / "mcm-shoot--p--s"),
+        "args": ["-f", "{dir}/target.kubeconfig"],
+        "files": {"target.kubeconfig": "kind: Config\n"},
+        "version": local_process.PROVIDER_VERSION,
+    }
+
+
+@pytest.fixture
+def provider(props: dict[str, Any]) -> Any:
+    """The provider; whatever a test started is stopped afterwards."""
+    p = LocalProcessProvider()
+    yield p
+    p.delete("", props)
+
+
+def test_create_starts_the_program_with_its_files_and_records_its_pid(provider: Any, props: dict[str, Any]) -> None:
+    outs = provider.create(props).outs
+    directory = Path(props["dir"])
+    assert outs["running"] is True
+    assert local_process.running_pid(props) == outs["pid"]
+    assert (directory / "target.kubeconfig").stat().st_mode & 0o777 == 0o600
+    log = (directory / local_process.LOG_FILE).read_text()
+    assert f"-f {directory}/target.kubeconfig" in log
+    assert provider.read("x", outs).outs["running"] is True
+
+
+def test_a_process_that_is_gone_is_drift_and_update_starts_it_again(provider: Any, props: dict[str, Any]) -> None:
+    outs = provider.create(props).outs
+    os.kill(outs["pid"], signal.SIGKILL)
+    os.waitpid(outs["pid"], 0)
+    read = provider.read("x", outs).outs
+    assert read["running"] is False
+    assert provider.diff("x", read, props).changes is True
+    again = provider.update("x", read, props).outs
+    assert again["running"] is True
+    assert again["pid"] != outs["pid"]
+
+
+def test_a_running_process_with_the_same_inputs_shows_no_diff(provider: Any, props: dict[str, Any]) -> None:
+    outs = provider.create(props).outs
+    assert provider.diff("x", provider.read("x", outs).outs, props).changes is False
+    changed = {**props, "args": ["-f", "{dir}/target.kubeconfig", "-n", "1"]}
+    assert provider.diff("x", outs, changed).changes is True
+
+
+def test_new_inputs_restart_the_process(provider: Any, props: dict[str, Any]) -> None:
+    outs = provider.create(props).outs
+    news = {**props, "files": {"target.kubeconfig": "kind: Config\n# rotated\n"}}
+    again = provider.update("x", outs, news).outs
+    assert again["pid"] != outs["pid"]
+    assert local_process.runs(outs["pid"], str(Path(shutil.which(FAKE) or "").resolve())) is False
+    assert "rotated" in (Path(props["dir"]) / "target.kubeconfig").read_text()
+
+
+def test_delete_stops_the_process_and_forgets_its_pid(provider: Any, props: dict[str, Any]) -> None:
+    outs = provider.create(props).outs
+    provider.delete("x", outs)
+    assert local_process.running_pid(props) is None
+    assert not (Path(props["dir"]) / local_process.PID_FILE).exists()
+    assert provider.read("x", outs).outs["running"] is False
+    # The credentials it was given go with it; its log stays for reading.
+    assert outs["files"] and not any((Path(props["dir"]) / name).exists() for name in outs["files"])
+    assert (Path(props["dir"]) / local_process.LOG_FILE).exists()
+
+
+def test_a_reused_pid_running_another_program_is_not_taken_for_ours(props: dict[str, Any]) -> None:
+    directory = Path(props["dir"])
+    directory.mkdir(parents=True)
+    # This test's own pid, recorded with an executable it does not run: not ours, so never signalled.
+    (directory / local_process.PID_FILE).write_text(f"{os.getpid()} /nonexistent/{FAKE}\n")
+    assert local_process.running_pid(props) is None
+    local_process.stop(props)
+    assert not (directory / local_process.PID_FILE).exists()
+
+
+def test_a_program_missing_from_path_says_to_run_make_tools(props: dict[str, Any]) -> None:
+    with pytest.raises(ProcessError, match="not on PATH: run `make tools`"):
+        LocalProcessProvider().create({**props, "program": "no-such-controller"})
+
+
+def test_local_controller_flags_are_the_containers_with_files_of_its_directory() -> None:
+    args = local.process_args(machines.SIDECAR_FLAGS, "shoot--p--s", local.KWOK_SIDECAR_FLAGS)
+    assert "--control-kubeconfig=inClusterConfig" not in args
+    assert "--control-kubeconfig={dir}/control.kubeconfig" in args
+    assert "--target-kubeconfig={dir}/target.kubeconfig" in args
+    assert "--namespace=shoot--p--s" in args
+    # An override replaces the container's flag of that name, never adds a second one.
+    assert [a for a in args if a.startswith("--machine-health-timeout=")] == ["--machine-health-timeout=1m"]
