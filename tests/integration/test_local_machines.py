@@ -22,7 +22,15 @@ import preview_summary
 import pytest
 
 from components.render import machine_providers
-from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
+from tests.integration.engine import (
+    LOCAL_LANDSCAPE,
+    ROOT,
+    Stack,
+    kubectl,
+    make_stack,
+    remove_stack,
+    require_environment,
+)
 
 pytestmark = pytest.mark.integration
 SEED = "seed/local-1"
@@ -119,6 +127,25 @@ def test_a_new_minimum_scales_and_a_roll_stays_within_max_surge(local_stack: Sta
     assert_running_with_nodes(local_stack, tmp_path, 1)
 
 
+def test_a_new_image_version_rolls_the_pool(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN pool-a WHEN its image version changes THEN the preview says it rolls and MCM replaces its machine."""
+    machine = LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"]
+    before = assert_running_with_nodes(local_stack, tmp_path, 1)
+    try:
+        local_stack.set_config({"arbor:landscape": with_pool(machine={**machine, "image": {
+            **machine["image"], "version": "1877.1.0"}})})  # fmt: skip
+        summary = preview_summary.render(json.loads(local_stack.run("preview", "--json").stdout))
+        assert "`arbor-shoot-dev-web` pool `pool-a`: **rolls**" in summary, summary
+        peak = watch_peak(lambda: len(machines_of(local_stack, tmp_path)), local_stack.up)
+        after = assert_running_with_nodes(local_stack, tmp_path, 1)
+        assert not set(after) & set(before), "the machine was replaced"
+        assert peak <= 2, f"{peak} machines at once: more than replicas + maxSurge"
+    finally:
+        local_stack.set_config({"arbor:landscape": LOCAL_LANDSCAPE})
+        local_stack.up()
+    assert_running_with_nodes(local_stack, tmp_path, 1)
+
+
 def test_a_node_deleted_by_hand_is_replaced_by_mcm(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN a Running machine WHEN its node is deleted by hand THEN MCM replaces the machine, without an `up`."""
     [gone] = machines_of(local_stack, tmp_path)
@@ -153,3 +180,30 @@ def watch_peak(count: Callable[[], int], action: Callable[[], object]) -> int:
         done.set()
         watcher.join()
     return peak
+
+
+def test_a_kubernetes_minor_upgrade_rolls_the_pool(tmp_path: Path) -> None:
+    """GIVEN ops/db at 1.33 alone on a stack WHEN upgraded to 1.34 THEN MCM replaces its machine (no way back)."""
+    require_environment()
+    garden = {k: v for k, v in LOCAL_LANDSCAPE["garden"].items() if k != "encryption"}
+    db = LOCAL_LANDSCAPE["shoots"][1]
+    landscape = {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"], "shoots": [db]}
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": landscape})
+    ns, key = "shoot--ops--db", "shoot/ops/db"
+    try:
+        stack.up()
+        before = {m["metadata"]["name"] for m in items(stack, SEED, tmp_path, "machines.machine.sapcloud.io", "-n", ns)}
+        assert len(before) == 1
+        upgraded = {**landscape, "shoots": [{**db, "kubernetes": {"version": "1.34.4"}}]}
+        stack.set_config({"arbor:landscape": upgraded})
+        assert "`arbor-shoot-ops-db` pool `pool-a`: **rolls**" in preview_summary.render(
+            json.loads(stack.run("preview", "--json").stdout)
+        )
+        stack.up()
+        machines = items(stack, SEED, tmp_path, "machines.machine.sapcloud.io", "-n", ns)
+        assert len(machines) == 1 and machines[0]["metadata"]["name"] not in before
+        assert machines[0]["status"]["currentStatus"]["phase"] == "Running"
+        nodes = items(stack, key, tmp_path, "nodes")
+        assert [n["metadata"]["name"] for n in nodes] == [machines[0]["metadata"]["name"]]
+    finally:
+        remove_stack(stack, destroy=False)
