@@ -19,6 +19,7 @@ from components import naming
 from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
 from components.reconciler.node_addresses import NodeAddresses
@@ -105,19 +106,14 @@ LOCAL_PROCESS_FLAGS = ("--leader-elect=false",)
 KWOK_SIDECAR_FLAGS = (*LOCAL_PROCESS_FLAGS, "--machine-health-timeout=1m")
 
 
-def _flag(arg: str) -> str:
-    """`--name` of `--name=value`."""
-    return arg.split("=", 1)[0]
-
-
 def process_args(flags: Sequence[str], namespace: str, overrides: Sequence[str] = ()) -> list[str]:
     """A controller's flags as a local process: its container's, `overrides` replacing some, kubeconfigs as files.
 
     `{dir}` and `{port}` are filled in at each start (components/reconciler/local_process.py).
     """
-    replaced = {_flag(f) for f in overrides} | {"--control-kubeconfig"}
+    replaced = {flag_name(f) for f in overrides} | {"--control-kubeconfig"}
     return [
-        *(f for f in flags if _flag(f) not in replaced),
+        *(f for f in flags if flag_name(f) not in replaced),
         *overrides,
         f"--control-kubeconfig={{dir}}/{CONTROL_KUBECONFIG}",
         f"--target-kubeconfig={{dir}}/{TARGET_KUBECONFIG}",

@@ -257,7 +257,7 @@ def extra_client_cas(cluster: Cluster) -> str | None:
     return cluster.client_ca_file.read_text().removeprefix(_own_ca(cluster))
 
 
-def _flag(arg: str) -> str:
+def flag_name(arg: str) -> str:
     """`--flag=value` -> `--flag`."""
     return arg.split("=", 1)[0]
 
@@ -293,7 +293,7 @@ def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bo
     if apiserver is None:
         raise KwokError(f"cluster '{cluster.name}' has no kube-apiserver in {cluster.dir}/kwok.yaml")
     wanted = [f"{flag}={value}" for flag, value in flags.items() if value is not None]
-    args = [a for a in apiserver["args"] if _flag(a) not in flags] + wanted
+    args = [a for a in apiserver["args"] if flag_name(a) not in flags] + wanted
     if args != apiserver["args"]:
         apiserver["args"] = args
         # Flags given at creation are also recorded as patches; keep them from bringing back an old value.
@@ -303,7 +303,7 @@ def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bo
             patch["extraArgs"] = [e for e in extra if f"--{e.get('key')}" not in flags]
         write_file(cluster.dir / "kwok.yaml", yaml.safe_dump_all(docs, sort_keys=False))
     running = running_apiserver_args(cluster)
-    return sorted(a for a in running if _flag(a) in flags) != sorted(wanted)
+    return sorted(a for a in running if flag_name(a) in flags) != sorted(wanted)
 
 
 def delete(cluster: Cluster) -> None:
