@@ -86,6 +86,17 @@ def assert_running_with_nodes(stack: Stack, tmp_path: Path, count: int) -> dict[
     return machines
 
 
+def assert_rolls(stack: Stack, tmp_path: Path, landscape: dict[str, Any], before: dict[str, Any]) -> None:
+    """With `landscape`, the preview says pool-a rolls and `up` replaces `before`, within maxSurge 1 (Gardener's)."""
+    stack.set_config({"arbor:landscape": landscape})
+    summary = preview_summary.render(json.loads(stack.run("preview", "--json").stdout))
+    assert "`arbor-shoot-dev-web` pool `pool-a`: **rolls**" in summary, summary
+    peak = watch_peak(lambda: len(machines_of(stack, tmp_path)), stack.up)
+    after = assert_running_with_nodes(stack, tmp_path, len(before))
+    assert not set(after) & set(before), "every machine was replaced"
+    assert peak <= len(before) + 1, f"{peak} machines at once: more than replicas + maxSurge"
+
+
 def test_each_machine_is_a_kwok_node_that_joined_with_its_bootstrap_token(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN the local landscape WHEN up THEN a Running Machine per pool minimum, its token checked, its node up."""
     [machine] = assert_running_with_nodes(local_stack, tmp_path, 1).values()
@@ -111,14 +122,8 @@ def test_a_new_minimum_scales_and_a_roll_stays_within_max_surge(local_stack: Sta
         local_stack.up()
         before = assert_running_with_nodes(local_stack, tmp_path, 2)
         # A roll: new class, machines replaced one at a time (maxSurge 1, maxUnavailable 0: Gardener's defaults).
-        local_stack.set_config({"arbor:landscape": with_pool(minimum=2, maximum=3, machine={
-            **LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"], "type": "local-large"})})  # fmt: skip
-        summary = preview_summary.render(json.loads(local_stack.run("preview", "--json").stdout))
-        assert "`arbor-shoot-dev-web` pool `pool-a`: **rolls**" in summary, summary
-        peak = watch_peak(lambda: len(machines_of(local_stack, tmp_path)), local_stack.up)
-        after = assert_running_with_nodes(local_stack, tmp_path, 2)
-        assert not set(after) & set(before), "every machine was replaced"
-        assert peak <= 3, f"{peak} machines at once: more than replicas + maxSurge"
+        assert_rolls(local_stack, tmp_path, with_pool(minimum=2, maximum=3, machine={
+            **LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"], "type": "local-large"}), before)  # fmt: skip
         for node in nodes_of(local_stack, tmp_path).values():
             assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "local-large"
     finally:
@@ -132,14 +137,8 @@ def test_a_new_image_version_rolls_the_pool(local_stack: Stack, tmp_path: Path) 
     machine = LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"]
     before = assert_running_with_nodes(local_stack, tmp_path, 1)
     try:
-        local_stack.set_config({"arbor:landscape": with_pool(machine={**machine, "image": {
-            **machine["image"], "version": "1877.1.0"}})})  # fmt: skip
-        summary = preview_summary.render(json.loads(local_stack.run("preview", "--json").stdout))
-        assert "`arbor-shoot-dev-web` pool `pool-a`: **rolls**" in summary, summary
-        peak = watch_peak(lambda: len(machines_of(local_stack, tmp_path)), local_stack.up)
-        after = assert_running_with_nodes(local_stack, tmp_path, 1)
-        assert not set(after) & set(before), "the machine was replaced"
-        assert peak <= 2, f"{peak} machines at once: more than replicas + maxSurge"
+        assert_rolls(local_stack, tmp_path, with_pool(machine={**machine, "image": {
+            **machine["image"], "version": "1877.1.0"}}), before)  # fmt: skip
     finally:
         local_stack.set_config({"arbor:landscape": LOCAL_LANDSCAPE})
         local_stack.up()
