@@ -30,12 +30,12 @@ SETTLE_S = 600.0
 POLL_S = 3.0
 
 
-def _control_plane(props: dict[str, Any], shoot: Kube) -> list[dict[str, Any]]:
+def _control_plane(props: dict[str, Any], shoot: Kube, seed: Kube | None) -> list[dict[str, Any]]:
     """The control plane's workloads in the seed namespace, or a self-hosted shoot's mirror pods in kube-system."""
-    if not props.get("seedKubeconfig"):
+    if seed is None:
         pods = shoot.get("/api/v1/namespaces/kube-system/pods")["items"]
         return [{**p, "kind": "Pod"} for p in pods if MIRROR in ((p.get("metadata") or {}).get("annotations") or {})]
-    seed, ns = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    ns = props["seedNamespace"]
     return [
         {**o, "kind": kind}
         for kind, path in (("Deployment", "deployments"), ("StatefulSet", "statefulsets"))
@@ -43,11 +43,11 @@ def _control_plane(props: dict[str, Any], shoot: Kube) -> list[dict[str, Any]]:
     ]
 
 
-def _machines(props: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _machines(props: dict[str, Any], seed: Kube | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """A hosted shoot's Machines and MachineDeployments in its seed namespace (none for a self-hosted shoot)."""
-    if not props.get("seedKubeconfig"):
+    if seed is None:
         return [], []
-    seed, ns = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    ns = props["seedNamespace"]
     machines, deployments = (seed.find(f"{MACHINES}/{ns}/{kind}") for kind in ("machines", "machinedeployments"))
     return (machines or {}).get("items") or [], (deployments or {}).get("items") or []
 
@@ -55,13 +55,15 @@ def _machines(props: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[st
 def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
     """The shoot's conditions as its clusters report them now."""
     shoot = Kube.from_kubeconfig(props["shootKubeconfig"])
+    # One client of the seed for the whole look: the status is observed every few seconds while it settles.
+    seed = Kube.from_kubeconfig(props["seedKubeconfig"]) if props.get("seedKubeconfig") else None
     try:
-        workloads = _control_plane(props, shoot)
+        workloads = _control_plane(props, shoot, seed)
     except KubeError:
         workloads = []
     try:
         nodes = shoot.get("/api/v1/nodes")["items"]
-        machines, deployments = _machines(props)
+        machines, deployments = _machines(props, seed)
     except KubeError:
         nodes, machines, deployments = [], [], []
     return health.evaluate(shoot.ready(), workloads, nodes, int(props["expectedNodes"]), machines, deployments)
