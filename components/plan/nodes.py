@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from components.kinds import ProviderType
 from components.plan.bootstrap import pool_user_data, secret_name
 from components.plan.network import NodeNetwork, kube_dns_ips, node_networks
-from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValues, VolumeValues, ZoneDeployment
+from components.plan.values import (
+    ControlPlaneMachine,
+    LocalNode,
+    NodeValues,
+    PoolValues,
+    ShootValues,
+    VolumeValues,
+    ZoneDeployment,
+)
 
 # Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
 POOL_LABEL = "worker.gardener.cloud/pool"
@@ -167,6 +175,19 @@ def control_plane_ips(shoot: ShootValues, slots: Slots) -> tuple[str, ...]:
     return tuple(n.addresses[0] for pool, n in slots if n and pool in control_plane)
 
 
+def control_plane_machine(
+    shoot: ShootValues, deployments: Mapping[str, tuple[ZoneDeployment, ...]]
+) -> ControlPlaneMachine | None:
+    """A self-hosted cloud shoot's control-plane machine: its pool's first zone, `<deployment>-0` (checked: one)."""
+    if shoot.networking.provider is ProviderType.LOCAL or not shoot.self_hosted:
+        return None
+    pool = next((p for p in shoot.workers if p.control_plane), None)
+    if pool is None:
+        return None
+    first = deployments[pool.name][0]
+    return ControlPlaneMachine(f"{first.name}-0", first)
+
+
 def with_nodes(shoot: ShootValues) -> ShootValues:
     """The shoot with what its nodes derive, computed once: node settings, deployments, user data, local nodes."""
     slots = node_slots(shoot)
@@ -179,4 +200,5 @@ def with_nodes(shoot: ShootValues) -> ShootValues:
         deployments=deployments,
         user_data={pool: pool_user_data(node) for pool, node in settings.items()},
         local_nodes=local_nodes(shoot, deployments, slots),
+        control_plane_machine=control_plane_machine(shoot, deployments),
     )

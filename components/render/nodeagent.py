@@ -30,6 +30,7 @@ from components.plan.osc import (
 )
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
+from components.render import pki
 
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
 ROOT_CERTS = "/var/lib/ca-certificates-local/ROOTcerts.crt"
@@ -67,6 +68,8 @@ def _kubelet_config(v: NodeValues) -> str:
         "clusterDNS": list(v.cluster_dns),
         "clusterDomain": CLUSTER_DOMAIN,
         "protectKernelDefaults": True,
+        # kubelet renews its client certificate before it expires (the CSR is approved by the join RBAC).
+        "rotateCertificates": True,
         # Rendered by value (as Kubernetes prints a Quantity), so `1024Mi` for `1Gi` restarts nothing.
         "kubeReserved": {k: canonical(q) for k, q in v.kube_reserved.items()},
         "evictionHard": {k: canonical(q) for k, q in v.eviction_hard.items()},
@@ -167,7 +170,7 @@ def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
 # node-agent's ServiceAccount (and its access token Secret) in the shoot's kube-system, as Gardener names it.
 NODE_AGENT_ACCESS = "gardener-node-agent"
 BOOTSTRAPPERS = "system:bootstrappers"
-NODES = "system:nodes"
+NODES = pki.NODES_GROUP
 CSR_ROLE = "system:certificates.k8s.io:certificatesigningrequests:"
 
 
