@@ -178,7 +178,8 @@ def test_self_hosted_shoot_on_a_cloud_garden_without_dns_is_refused(provider: st
     """GIVEN the garden on a cloud without DNS WHEN its self-hosted shoot is checked THEN the DNS line, no crash."""
     assert _refused(_on(provider, region)) == [
         f"{S0.replace('0', '2')}.selfHosted: a self-hosted shoot on {provider} is reached at "
-        "api.<shoot>.<project>.<domain>, a load balancer in front of its control-plane machine: set landscape.garden.dns"
+        "api.<shoot>.<project>.<domain>, a load balancer in front of its control-plane machine: "
+        "set landscape.garden.dns"
     ]
 
 
