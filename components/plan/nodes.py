@@ -31,6 +31,7 @@ INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # Gardener's minReadySeconds of a MachineDeployment (500 s); a kwok node is Ready at once and carries no workload
 # that needs to settle, so local rolls on after a few seconds and a roll is watched in minutes, not hours.
 MIN_READY_SECONDS = 500
+LOOPBACK = "127.0.0.1"
 LOCAL_MIN_READY_SECONDS = 10
 # Each local node's pool and planned network, in the one order addresses are given out.
 Slots = tuple[tuple[str, NodeNetwork | None], ...]
@@ -55,7 +56,7 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
         eviction_hard=pool.eviction_hard,
         registry_mirrors=pool.registry_mirrors,
         sysctls=pool.sysctls,
-        api_server=_api_server(shoot),
+        api_server=_api_server(shoot, pool),
         # Where a cloud assigns the IPv6 service range, the plan knows (and names) only the IPv4 kube-dns address.
         cluster_dns=tuple(kube_dns_ips(shoot.networking.services)),
         # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
@@ -63,8 +64,15 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
     )
 
 
-def _api_server(shoot: ShootValues) -> str:
-    """Where the pool's kubelets reach kube-apiserver."""
+def _api_server(shoot: ShootValues, pool: PoolValues) -> str:
+    """Where the pool's kubelets reach kube-apiserver.
+
+    A self-hosted cloud shoot's control-plane machine reaches its own on loopback: a network load balancer does not
+    carry a target's connections back to that target (AWS's, with client addresses kept), and the API it serves
+    must not depend on the balancer or DNS to start.
+    """
+    if shoot.dns and shoot.self_hosted and pool.control_plane:
+        return f"https://{LOOPBACK}"
     if shoot.dns:
         return f"https://{shoot.dns.internal}"
     if not shoot.self_hosted:

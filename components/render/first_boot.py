@@ -15,7 +15,9 @@ import base64
 import gzip
 import posixpath
 import shlex
+from dataclasses import dataclass
 
+from components import yaml_text
 from components.plan.bootstrap import BOOTSTRAP_TOKEN, MACHINE_NAME
 from components.plan.osc import Command, File, ImageRef, Inline, OperatingSystemConfig, Unit
 
@@ -25,9 +27,11 @@ FIRST_BOOT_DIR = "/var/lib/arbor-first-boot"
 DONE = f"{FIRST_BOOT_DIR}/done"
 # What the secret stores accept as one secret's value (Secret Manager and Secrets Manager alike).
 BUNDLE_BUDGET = 64 * 1024
-# kubelet's client kubeconfig (the `--kubeconfig` its unit runs with): on a first control-plane machine no API can
-# sign a bootstrap request before kubelet has started the API server's static pod (kubeadm writes one as well).
+# kubelet's client kubeconfig (the `--kubeconfig` its unit runs with) and certificate: on a first control-plane
+# machine no API can sign a bootstrap request before kubelet has started the API server's static pod (kubeadm
+# writes them as well). The certificate sits where kubelet's own bootstrap puts it, so kubelet renews it in place.
 KUBELET_KUBECONFIG = "/var/lib/kubelet/kubeconfig-real"
+KUBELET_CLIENT_PEM = "/var/lib/kubelet/pki/kubelet-client-current.pem"
 # The AWS CLI image the fetch runs in, through containerd (machine images carry containerd, not the CLI).
 AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.31.3"
 SECRET_MANAGER_API = "https://secretmanager.googleapis.com/v1"
@@ -36,6 +40,33 @@ SYSTEMD_DIR = "/etc/systemd/system"
 # node-init starts node-agent once its bootstrap succeeds (the API serves, the token is known); started earlier,
 # node-agent would only fail without credentials.
 STARTED_BY_NODE_INIT = "gardener-node-agent.service"
+
+
+@dataclass(frozen=True)
+class KubeletClient:
+    """What kubelet starts with on a first control-plane machine: the API, its CA, its client certificate and key."""
+
+    server: str
+    ca: str
+    cert: str
+    key: str
+
+
+def kubelet_kubeconfig(kubelet: KubeletClient) -> str:
+    """The kubeconfig kubelet starts with: the API and its CA inline, its certificate and key from the PEM file."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {"name": "default", "cluster": {"server": kubelet.server, "certificate-authority-data": _b64(kubelet.ca)}}
+        ],
+        "users": [
+            {"name": "default", "user": {"client-certificate": KUBELET_CLIENT_PEM, "client-key": KUBELET_CLIENT_PEM}}
+        ],
+        "contexts": [{"name": "default", "context": {"cluster": "default", "user": "default"}}],
+        "current-context": "default",
+    }
+    return yaml_text.dump(config, sort_keys=False)
 
 
 class BundleTooLargeError(ValueError):
@@ -90,7 +121,7 @@ EXTRACT = """extract() {
 def bundle(
     reconcile: OperatingSystemConfig,
     provision: OperatingSystemConfig,
-    kubelet_kubeconfig: str,
+    kubelet: KubeletClient,
     machine: str,
     token: str,
 ) -> str:
@@ -102,7 +133,8 @@ def bundle(
     lines = ["#!/bin/bash", "set -o errexit -o nounset -o pipefail", 'ROOT="${ROOT:-}"', EXTRACT]
     for f in reconcile.files:
         lines += _file_lines(f)
-    lines += _file_lines(File(KUBELET_KUBECONFIG, Inline(kubelet_kubeconfig)))
+    lines += _file_lines(File(KUBELET_CLIENT_PEM, Inline(kubelet.cert + kubelet.key)))
+    lines += _file_lines(File(KUBELET_KUBECONFIG, Inline(kubelet_kubeconfig(kubelet))))
     for f in provision.files:
         content = f.content
         if isinstance(content, Inline) and content.transmit_unencoded:

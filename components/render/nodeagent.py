@@ -218,3 +218,21 @@ def join_rbac(osc_secrets: Iterable[str]) -> list[dict[str, Any]]:
         _binding("ClusterRoleBinding", CSR_ROLE + "nodeclient", "ClusterRole", [_group(BOOTSTRAPPERS)]),
         _binding("ClusterRoleBinding", CSR_ROLE + "selfnodeclient", "ClusterRole", [_group(NODES)]),
     ]
+
+
+def bootstrap_token_secret(token_id: str, token_secret: str) -> dict[str, Any]:
+    """`kube-system/bootstrap-token-<id>`: a token kube-apiserver authenticates as `system:bootstrappers`."""
+    data = {
+        "token-id": token_id,
+        "token-secret": token_secret,
+        "usage-bootstrap-authentication": "true",
+        "usage-bootstrap-signing": "true",
+        "description": "arbor: node-agent of a self-hosted shoot's first control-plane machine",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "kube-system"},
+        "stringData": data,
+    }

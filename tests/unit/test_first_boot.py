@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +25,7 @@ from tests.unit.test_nodeagent import BASE
 
 TOKEN = "abcdef.0123456789abcdef"
 MACHINE = "shoot--ops--root-cp-z1-0"
-KUBECONFIG = "apiVersion: v1\nkind: Config\n"
+KUBELET = first_boot.KubeletClient("https://127.0.0.1", "CA\n", "CERT\n", "KEY\n")
 STUBS = {
     # ctr: a pull succeeds; a mount puts the image's files (those named in IMAGE_FILES, each holding the image's
     # reference) at the target; `run` prints the packed bundle as the AWS CLI would.
@@ -58,7 +59,7 @@ def cp_bundle() -> str:
     """The first-boot bundle of the base pool with one static pod's files, as a control-plane machine gets it."""
     static = Part(files=(File("/etc/kubernetes/manifests/etcd-main.yaml", Inline("kind: Pod\n"), 0o600),))
     return first_boot.bundle(
-        nodeagent.reconcile_osc(BASE, [static]), bootstrap.provision_osc(BASE), KUBECONFIG, MACHINE, TOKEN
+        nodeagent.reconcile_osc(BASE, [static]), bootstrap.provision_osc(BASE), KUBELET, MACHINE, TOKEN
     )
 
 
@@ -78,7 +79,10 @@ def test_bundle_writes_every_file_of_both_oscs_fills_the_placeholders_and_starts
     assert (credentials / "bootstrap-token").read_text() == TOKEN
     assert (root / bootstrap.NODE_AGENT_DIR.lstrip("/") / "machine-name").read_text() == MACHINE
     assert (root / "etc/kubernetes/manifests/etcd-main.yaml").read_text() == "kind: Pod\n"
-    assert (root / first_boot.KUBELET_KUBECONFIG.lstrip("/")).read_text() == KUBECONFIG
+    kubeconfig = yaml.safe_load((root / first_boot.KUBELET_KUBECONFIG.lstrip("/")).read_text())
+    assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://127.0.0.1"
+    assert kubeconfig["users"][0]["user"]["client-certificate"] == first_boot.KUBELET_CLIENT_PEM
+    assert (root / first_boot.KUBELET_CLIENT_PEM.lstrip("/")).read_text() == "CERT\nKEY\n"
     assert (root / first_boot.DONE.lstrip("/")).exists()
     started = [line.split()[3] for line in log.splitlines() if line.startswith("systemctl enable")]
     assert started == [u.name for u in [*reconcile.units, *provision.units] if u.name != "gardener-node-agent.service"]
@@ -91,7 +95,7 @@ def test_image_files_are_extracted_from_their_image(tmp_path: Path) -> None:
     config = merge(
         "x", Purpose.RECONCILE, [Part(files=(File("/opt/bin/kubelet", ImageRef(image, "/kubelet"), 0o755),))]
     )
-    log = run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBECONFIG, MACHINE, TOKEN))
+    log = run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBELET, MACHINE, TOKEN))
     assert (tmp_path / "root/opt/bin/kubelet").read_text() == image + "\n"
     assert f"ctr images mount {image}" in log
 
@@ -100,7 +104,7 @@ def test_units_and_drop_ins_are_written_and_a_unit_of_the_image_is_only_started(
     """GIVEN a unit with content and drop-ins and one without WHEN the bundle runs THEN both start, one is written."""
     units = (Unit("a.service", "[Service]\n", drop_ins=(DropIn("10-x.conf", "[Service]\nX=1\n"),)), Unit("b.service"))
     config = merge("x", Purpose.RECONCILE, [Part(units=units)])
-    log = run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBECONFIG, MACHINE, TOKEN))
+    log = run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBELET, MACHINE, TOKEN))
     systemd = tmp_path / "root/etc/systemd/system"
     assert (systemd / "a.service").read_text() == "[Service]\n"
     assert (systemd / "a.service.d/10-x.conf").read_text() == "[Service]\nX=1\n"
@@ -145,7 +149,7 @@ def test_any_inline_content_arrives_byte_for_byte(tmp_path_factory: pytest.TempP
     """GIVEN any file content WHEN the bundle writes it THEN the file holds exactly that (no quoting breaks it)."""
     tmp_path = tmp_path_factory.mktemp("content")
     config = merge("x", Purpose.RECONCILE, [Part(files=(File("/etc/x it's", Inline(text), 0o644),))])
-    run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBECONFIG, MACHINE, TOKEN))
+    run(tmp_path, first_boot.bundle(config, merge("p", Purpose.PROVISION, []), KUBELET, MACHINE, TOKEN))
     assert (tmp_path / "root/etc/x it's").read_bytes() == text.encode()
 
 
