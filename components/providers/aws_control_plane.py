@@ -118,7 +118,11 @@ def control_plane_machine(
         disable_api_termination=True,
         tags={**tags, **d.labels},
         # The user data can read the bundle only once its version and the instance's rights exist.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[version, profile], protect=True),
+        # The AMI and the user data matter at creation only (a newer AMI found by the lookup, or a new fetch script,
+        # would replace or restart the machine and its etcd): the machine keeps what it was made from.
+        opts=pulumi.ResourceOptions(
+            parent=parent, depends_on=[version, profile], protect=True, ignore_changes=["ami", "userData"]
+        ),
     )
     ready = _balancer(shoot, instance, public_subnets, vpc, parent)
     return ExposedControlPlane(machine=instance.id, address=ready[0].dns_name, ready=[instance, *ready])

@@ -69,7 +69,14 @@ def control_plane_machine(
         deletion_protection=True,
         allow_stopping_for_update=True,
         # The startup script can read the bundle only once its version and the read right exist.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=readable, protect=True),
+        # The image and the startup script matter at creation only (a new image found by the lookup, or a new
+        # fetch script, would replace the machine and its etcd): the machine keeps what it was made from.
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=readable,
+            protect=True,
+            ignore_changes=["bootDisk.initializeParams.image", "metadataStartupScript"],
+        ),
     )
     address, ready = _balancer(shoot, instance, vpc, parent)
     return ExposedControlPlane(machine=instance.id, address=address, ready=[instance, *ready])

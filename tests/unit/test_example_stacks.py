@@ -292,7 +292,12 @@ def test_the_self_hosted_shoot_runs_on_one_machine_arbor_makes_behind_a_balancer
     assert machine is not None
     instances = example.of(INSTANCE[cloud], p)
     assert list(instances) == ["cp-instance"]
-    assert example.built.options[f"{p}-cp-instance"].protect is True
+    options = example.built.options[f"{p}-cp-instance"]
+    # Protected, and a newer image from the lookup never replaces it (nor restarts it with new user data).
+    assert options.protect is True
+    assert set(options.ignore_changes or ()) == (
+        {"bootDisk.initializeParams.image", "metadataStartupScript"} if cloud == "gcp" else {"ami", "userData"}
+    )
     instance = instances["cp-instance"]
     if cloud == "gcp":
         assert instance["name"] == machine.name and instance["deletionProtection"] is True
