@@ -38,22 +38,34 @@ SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward
 
 
 def containerd(v: NodeValues) -> Part:
-    """Containerd with a hosts.toml per registry mirror; the unit restarts only when the CAs change.
-
-    containerd reads a registry's hosts.toml from its hosts directory (`config_path`) at each pull, so a mirror
-    reaches it without a restart, as Gardener's node-agent writes registries without restarting containerd.
-    """
-    mirrors = tuple(
-        File(
-            path=f"/etc/containerd/certs.d/{upstream}/hosts.toml",
-            content=Inline(f'server = "https://{upstream}"\n\n[host."{url}"]\n  capabilities = ["pull", "resolve"]\n'),
-            permissions=0o644,
-        )
-        for upstream, url in sorted(v.registry_mirrors.items())
-    )
+    """Containerd and the node's root certificates; the unit restarts only when the CAs change."""
     certs = File(path=ROOT_CERTS, content=Inline(v.root_certs), permissions=0o644)
     unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS,))
-    return Part(units=(unit,), files=(certs, *mirrors))
+    return Part(units=(unit,), files=(certs,))
+
+
+# containerd's hosts.toml names the registry's own server; Docker Hub's is not its name.
+REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
+
+
+def cri_config(v: NodeValues) -> dict[str, Any]:
+    """The OSC's `criConfig`: the runtime and, as Gardener's `containerd.registries`, each registry mirror.
+
+    node-agent writes a registry's hosts.toml into containerd's hosts directory (`config_path`), which containerd
+    reads at each pull: a mirror reaches nodes without a containerd restart.
+    """
+    config: dict[str, Any] = {"name": v.cri}
+    if v.registry_mirrors:
+        registries = [
+            {
+                "upstream": upstream,
+                "server": REGISTRY_SERVERS.get(upstream, f"https://{upstream}"),
+                "hosts": [{"url": url, "capabilities": ["pull", "resolve"]}],
+            }
+            for upstream, url in sorted(v.registry_mirrors.items())
+        ]
+        config["containerd"] = {"registries": registries}
+    return config
 
 
 def _kubelet_config(v: NodeValues) -> str:
@@ -147,7 +159,7 @@ COMPONENTS = (containerd, journald, sysctl, kubelet, node_agent)
 def reconcile_osc(v: NodeValues, extra: Iterable[Part] = ()) -> OperatingSystemConfig:
     """The configuration node-agent keeps applied on every node of the pool (plus `extra`: static pods, say)."""
     parts = [*(c(v) for c in COMPONENTS), *extra]
-    return merge(secret_name(v), Purpose.RECONCILE, parts, {"criConfig": {"name": v.cri}})
+    return merge(secret_name(v), Purpose.RECONCILE, parts, {"criConfig": cri_config(v)})
 
 
 def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
