@@ -28,6 +28,7 @@ from components.plan.values import (
 POOL_LABEL = "worker.gardener.cloud/pool"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+VERSION_LABEL = "worker.gardener.cloud/kubernetes-version"
 # Gardener's minReadySeconds of a MachineDeployment (500 s); a kwok node is Ready at once and carries no workload
 # that needs to settle, so local rolls on after a few seconds and a roll is watched in minutes, not hours.
 MIN_READY_SECONDS = 500
@@ -137,16 +138,21 @@ def zone_deployments(shoot: ShootValues, pool: PoolValues, node: NodeValues) -> 
             max_surge=distribute(i, pool.max_surge, len(zones)),
             max_unavailable=distribute(i, pool.max_unavailable, len(zones)),
             volume=pool.volume,
-            labels=node_labels(pool.name, zone, pool.machine_type),
+            labels=node_labels(pool.name, zone, pool.machine_type, pool.kubernetes_version),
             min_ready_seconds=LOCAL_MIN_READY_SECONDS if local else MIN_READY_SECONDS,
         )
         for i, zone in enumerate(zones)
     )
 
 
-def node_labels(pool: str, zone: str, machine_type: str) -> dict[str, str]:
-    """The labels a pool's node carries: its pool, zone and instance type."""
-    return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type}
+def node_labels(pool: str, zone: str, machine_type: str, kubernetes_version: str) -> dict[str, str]:
+    """The labels a pool's node carries: its pool, zone, instance type and Kubernetes version.
+
+    The version label is Gardener's (kubelet's `--node-labels`, node-agent keeps it current): each pool's
+    kube-proxy of a version runs on that version's nodes only, so during an upgrade the old and the new one never
+    compete for the same node's host ports. In a MachineDeployment's node template it changes nodes in place.
+    """
+    return {POOL_LABEL: pool, ZONE_LABEL: zone, INSTANCE_TYPE_LABEL: machine_type, VERSION_LABEL: kubernetes_version}
 
 
 def node_slots(shoot: ShootValues) -> Slots:

@@ -16,7 +16,7 @@ from typing import Any
 from components import yaml_text
 from components.plan.bootstrap import NODE_AGENT_DIR, NODE_AGENT_IMAGE, _node_agent_config, secret_name
 from components.plan.network import CLUSTER_DOMAIN
-from components.plan.nodes import POOL_LABEL
+from components.plan.nodes import POOL_LABEL, VERSION_LABEL
 from components.plan.osc import (
     Command,
     File,
@@ -103,7 +103,7 @@ def kubelet(v: NodeValues) -> Part:
         "EnvironmentFile=-/var/lib/kubelet/extra_args\n"
         "ExecStart=/opt/bin/kubelet --config=/var/lib/kubelet/config/kubelet "
         "--kubeconfig=/var/lib/kubelet/kubeconfig-real --bootstrap-kubeconfig=/var/lib/kubelet/kubeconfig-bootstrap "
-        "$KUBELET_EXTRA_ARGS\n"
+        f"--node-labels={VERSION_LABEL}={v.kubernetes_version} $KUBELET_EXTRA_ARGS\n"
     )
     unit = Unit("kubelet.service", content=content, file_paths=(*(f.path for f in files), ROOT_CERTS))
     return Part(units=(unit,), files=files)

@@ -227,6 +227,7 @@ def test_deployment_selects_its_machines_and_labels_their_nodes() -> None:
         "worker.gardener.cloud/pool": "pool-a",
         "topology.kubernetes.io/zone": "zone-c",
         "node.kubernetes.io/instance-type": POOL.machine_type,
+        "worker.gardener.cloud/kubernetes-version": POOL.kubernetes_version,
     }
 
 
@@ -351,7 +352,8 @@ def test_local_node_spread(minimum: int, zones: tuple[str, ...], spread: dict[st
     for node in nodes:
         counts[node.zone] = counts.get(node.zone, 0) + 1
         assert node.labels == {"worker.gardener.cloud/pool": "pool-a", "topology.kubernetes.io/zone": node.zone,
-                               "node.kubernetes.io/instance-type": POOL.machine_type}  # fmt: skip
+                               "node.kubernetes.io/instance-type": POOL.machine_type,
+                               "worker.gardener.cloud/kubernetes-version": POOL.kubernetes_version}  # fmt: skip
     assert counts == spread
     assert len({n.name for n in nodes}) == len({n.key for n in nodes}) == len(nodes) == minimum
 

@@ -107,7 +107,11 @@ def test_a_kube_proxy_per_pool_at_its_version(shoot: ShootValues) -> None:
     ]
     for pool, ds in zip(shoot.workers, daemonsets, strict=True):
         pod = ds["spec"]["template"]["spec"]
-        assert pod["nodeSelector"] == {"worker.gardener.cloud/pool": pool.name}
+        # Only that version's nodes: an upgrade's new kube-proxy never competes with the old one for host ports.
+        assert pod["nodeSelector"] == {
+            "worker.gardener.cloud/pool": pool.name,
+            "worker.gardener.cloud/kubernetes-version": pool.kubernetes_version,
+        }
         assert pod["containers"][0]["image"] == f"registry.k8s.io/kube-proxy:v{pool.kubernetes_version}"
         assert ds["spec"]["selector"]["matchLabels"].items() <= ds["spec"]["template"]["metadata"]["labels"].items()
 

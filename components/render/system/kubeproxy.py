@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 
 from components import pins
-from components.plan.nodes import POOL_LABEL
+from components.plan.nodes import POOL_LABEL, VERSION_LABEL
 from components.plan.values import PoolValues
 from components.render.system.common import (
     NODE_CRITICAL,
@@ -86,7 +86,8 @@ def _daemonset(pool: PoolValues, api_server: str, checksum: str, labels: dict[st
         "serviceAccountName": NAME,
         "hostNetwork": True,
         "priorityClassName": NODE_CRITICAL,
-        "nodeSelector": {POOL_LABEL: pool.name},
+        # Gardener's: a version's kube-proxy on that version's nodes (plan/nodes.py's node_labels).
+        "nodeSelector": {POOL_LABEL: pool.name, VERSION_LABEL: pool.kubernetes_version},
         "tolerations": TOLERATE_ALL,
         "containers": [container],
         "volumes": [
