@@ -42,6 +42,17 @@ class NetworkAccess:
     # What machine classes point at besides subnets: the nodes' security group and instance profile (aws) or
     # service account (gcp), by MachineClass field name; None where machines need nothing of the cloud (local).
     nodes: pulumi.Output[dict[str, str]] | None = None
+    # The VPC (aws) or network (gcp) ID; None on local.
+    vpc: pulumi.Output[str] | None = None
+
+
+@dataclass(frozen=True)
+class ExposedControlPlane:
+    """A self-hosted cloud shoot's control-plane machine: its ID, its API's balancer address, and what must exist."""
+
+    machine: pulumi.Output[str]
+    address: pulumi.Output[str]
+    ready: Sequence[pulumi.Resource] = ()
 
 
 @dataclass(frozen=True)

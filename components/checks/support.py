@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from components.kinds import ProviderType
-from components.plan.values import LandscapePlan
+from components.plan.values import LandscapePlan, ShootValues
 
 
 def unsupported(plan: LandscapePlan) -> list[str]:
@@ -31,14 +31,34 @@ def unsupported(plan: LandscapePlan) -> list[str]:
         if provider is ProviderType.LOCAL:
             continue
         if shoot.self_hosted:
-            lines.append(
-                f"landscape.shoots[{i}].selfHosted: self-hosted shoots on {provider.value} are not supported yet: "
-                "nothing creates their first control-plane machine (Gardener's `gardenadm bootstrap`); host the "
-                "shoot on a seed"
-            )
+            lines += _self_hosted_on_cloud(i, shoot)
         elif shoot.dns is None:
             lines.append(
                 f"landscape.shoots[{i}].seed: a shoot on a {provider.value} seed is reached at "
                 "api.<shoot>.<project>.<domain>: set landscape.garden.dns (the zone arbor writes its records in)"
+            )
+    return lines
+
+
+def _self_hosted_on_cloud(i: int, shoot: ShootValues) -> list[str]:
+    """What a self-hosted shoot on a cloud cannot ask for yet: arbor makes its one control-plane machine itself."""
+    at, provider = f"landscape.shoots[{i}]", shoot.cluster.provider.value
+    lines = []
+    if shoot.dns is None:
+        lines.append(
+            f"{at}.selfHosted: a self-hosted shoot on {provider} is reached at api.<shoot>.<project>.<domain>, "
+            "a load balancer in front of its control-plane machine: set landscape.garden.dns"
+        )
+    for j, pool in enumerate(shoot.workers):
+        if not pool.control_plane:
+            lines.append(
+                f"{at}.workers[{j}].controlPlane: a self-hosted shoot on {provider} runs only its control-plane "
+                "machine yet: other pools need machine-controller-manager inside the shoot, which arbor does not "
+                "run yet; host the shoot on a seed for more pools"
+            )
+        elif (pool.minimum, pool.maximum) != (1, 1):
+            lines.append(
+                f"{at}.workers[{j}].minimum: a self-hosted shoot on {provider} runs its control plane on exactly "
+                f"one machine (one etcd member; minimum and maximum 1), not {pool.minimum}..{pool.maximum}"
             )
     return lines

@@ -1,4 +1,4 @@
-"""A hosted shoot's API reached from outside its seed: the load balancer's address recorded under its domains.
+"""A shoot's API reached from outside: its load balancer's address recorded under its domains.
 
 kube-apiserver's Service is a LoadBalancer of the seed's cloud (render/exposure.py); once the cloud wrote the
 balancer's address into the Service's status, the external and internal domain records point at it. arbor
@@ -7,6 +7,7 @@ reaches the shoot at the external domain with its own client certificate (render
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, cast
 
 import pulumi
@@ -26,14 +27,22 @@ def _address(status: dict[str, Any] | None) -> str:
     return address
 
 
+def service_address(service: LoadBalancerService) -> pulumi.Output[str]:
+    """The address of kube-apiserver's LoadBalancer Service, once its cloud wrote it into the status."""
+    return service.status.apply(_address)
+
+
 def api_records(
-    name: str, shoot: ShootValues, service: LoadBalancerService, parent: pulumi.Resource
+    name: str,
+    shoot: ShootValues,
+    address: pulumi.Output[str],
+    parent: pulumi.Resource,
+    after: Sequence[pulumi.Resource] = (),
 ) -> list[pulumi.CustomResource]:
-    """The external and internal domain records of the shoot's API, after its load balancer has an address."""
+    """The external and internal domain records of the shoot's API at its load balancer's `address`."""
     assert shoot.dns is not None, "only shoots with domain names are exposed"
-    address = service.status.apply(_address)
     type_ = exposure.seed_record_type(shoot.networking.provider.value)
-    opts = pulumi.ResourceOptions(parent=parent, depends_on=[service])
+    opts = pulumi.ResourceOptions(parent=parent, depends_on=list(after))
     return [
         dns_records.record(f"{name}-dns-{role}", shoot.dns, fqdn, type_, address, opts)
         for role, fqdn in exposure.record_names(shoot.dns).items()

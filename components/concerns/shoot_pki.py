@@ -106,6 +106,7 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
         shoot.control_plane_ips,
         hosted=not shoot.self_hosted,
         domains=domains,
+        nodes=(shoot.control_plane_machine.name,) if shoot.control_plane_machine else (),
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing

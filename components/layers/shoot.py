@@ -20,6 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
+from components.concerns import first_machine
 from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import (
     NodeCas,
@@ -30,7 +31,7 @@ from components.concerns.control_plane import (
     static_control_plane,
 )
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
-from components.concerns.exposure import api_records, arbor_kubeconfig
+from components.concerns.exposure import api_records, arbor_kubeconfig, service_address
 from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject
@@ -133,16 +134,7 @@ class Shoot(pulumi.ComponentResource):
         return credentials
 
     def _shoot_api(self, infra: InfrastructureProvider, after: Sequence[pulumi.Resource]) -> ClusterAccess:
-        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
-
-        A shoot with domain names is reached there with arbor's own client certificate.
-        """
-        kubeconfig = None
-        if self.values.dns:
-            client = self.credentials[pki.ARBOR_CLIENT]
-            ca = self.credentials[pki.CA].cert
-            assert ca is not None and client.cert is not None  # a CA and a certificate always have theirs
-            kubeconfig = arbor_kubeconfig(self.values, ca, client.cert, client.key)
+        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds)."""
         return infra.shoot_api(
             self.values.cluster,
             self,
@@ -150,8 +142,17 @@ class Shoot(pulumi.ComponentResource):
             encryption_config=self.encryption.config,
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
-            kubeconfig=kubeconfig,
+            kubeconfig=self._arbor_kubeconfig(),
         )
+
+    def _arbor_kubeconfig(self) -> pulumi.Output[str] | None:
+        """How arbor reaches a shoot with domain names: there, with its own client certificate; None without."""
+        if not self.values.dns:
+            return None
+        client = self.credentials[pki.ARBOR_CLIENT]
+        ca = self.credentials[pki.CA].cert
+        assert ca is not None and client.cert is not None  # a CA and a certificate always have theirs
+        return arbor_kubeconfig(self.values, ca, client.cert, client.key)
 
     def _node_cas(self) -> NodeCas | None:
         """The CAs nodes trust where they join arbor's kube-apiserver (a shoot with domain names); else none."""
@@ -161,11 +162,25 @@ class Shoot(pulumi.ComponentResource):
         return node_cas(ca, client_ca)
 
     def _self_hosted(self, name: str, infra: InfrastructureProvider, sources: Sources) -> list[pulumi.Resource]:
-        """The API first (its nodes carry the control plane), then the static pods through the pools' OSCs."""
-        self.access = self._shoot_api(infra, list(self.network.ready))
+        """The API first (its nodes carry the control plane), then the static pods through the pools' OSCs.
+
+        On a cloud, arbor makes the control-plane machine itself (first_machine.py) and waits for its API there.
+        """
         static = static_control_plane(self.values, sources)
-        node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=self._node_cas())
+        cas = self._node_cas()
+        after: list[pulumi.Resource] = list(self.network.ready)
+        kubeconfig = self._arbor_kubeconfig()
+        first = self.values.control_plane_machine
+        if first is not None and cas is not None and kubeconfig is not None:
+            bundle = first_machine.first_boot_bundle(self.values, static, self.credentials, cas)
+            after = first_machine.control_plane_machine(
+                name, self.values, infra, self.network, bundle, kubeconfig, parent=self
+            )
+        self.access = self._shoot_api(infra, after)
+        node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
+        if first is not None:
+            node_configs.append(first_machine.bootstrap_token(name, self.access, self.credentials, parent=self))
         published: list[pulumi.Resource] = []
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
@@ -181,7 +196,8 @@ class Shoot(pulumi.ComponentResource):
         serving = [done["kube-controller-manager"], done["kube-scheduler"]]
         if hosted.load_balancer is not None:
             # The API is reached by name once both records point at its load balancer.
-            serving += api_records(name, self.values, hosted.load_balancer, parent=self)
+            balancer = hosted.load_balancer
+            serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
         self.access = self._shoot_api(infra, serving)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from components.kinds import ProviderType
 from components.plan.bootstrap import pool_user_data, secret_name
 from components.plan.network import NodeNetwork, kube_dns_ips, node_networks
-from components.plan.values import LocalNode, NodeValues, PoolValues, ShootValues, VolumeValues, ZoneDeployment
+from components.plan.values import (
+    ControlPlaneMachine,
+    LocalNode,
+    NodeValues,
+    PoolValues,
+    ShootValues,
+    VolumeValues,
+    ZoneDeployment,
+)
 
 # Gardener's label of what belongs to a worker pool: OSC Secrets, machine objects, nodes.
 POOL_LABEL = "worker.gardener.cloud/pool"
@@ -24,6 +32,7 @@ VERSION_LABEL = "worker.gardener.cloud/kubernetes-version"
 # Gardener's minReadySeconds of a MachineDeployment (500 s); a kwok node is Ready at once and carries no workload
 # that needs to settle, so local rolls on after a few seconds and a roll is watched in minutes, not hours.
 MIN_READY_SECONDS = 500
+LOOPBACK = "127.0.0.1"
 LOCAL_MIN_READY_SECONDS = 10
 # Each local node's pool and planned network, in the one order addresses are given out.
 Slots = tuple[tuple[str, NodeNetwork | None], ...]
@@ -48,7 +57,7 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
         eviction_hard=pool.eviction_hard,
         registry_mirrors=pool.registry_mirrors,
         sysctls=pool.sysctls,
-        api_server=_api_server(shoot),
+        api_server=_api_server(shoot, pool),
         # Where a cloud assigns the IPv6 service range, the plan knows (and names) only the IPv4 kube-dns address.
         cluster_dns=tuple(kube_dns_ips(shoot.networking.services)),
         # A new cluster CA rolls every pool: kubelets trust the CA they were provisioned with.
@@ -56,8 +65,15 @@ def node_values(shoot: ShootValues, pool: PoolValues) -> NodeValues:
     )
 
 
-def _api_server(shoot: ShootValues) -> str:
-    """Where the pool's kubelets reach kube-apiserver."""
+def _api_server(shoot: ShootValues, pool: PoolValues) -> str:
+    """Where the pool's kubelets reach kube-apiserver.
+
+    A self-hosted cloud shoot's control-plane machine reaches its own on loopback: a network load balancer does not
+    carry a target's connections back to that target (AWS's, with client addresses kept), and the API it serves
+    must not depend on the balancer or DNS to start.
+    """
+    if shoot.dns and shoot.self_hosted and pool.control_plane:
+        return f"https://{LOOPBACK}"
     if shoot.dns:
         return f"https://{shoot.dns.internal}"
     if not shoot.self_hosted:
@@ -173,6 +189,19 @@ def control_plane_ips(shoot: ShootValues, slots: Slots) -> tuple[str, ...]:
     return tuple(n.addresses[0] for pool, n in slots if n and pool in control_plane)
 
 
+def control_plane_machine(
+    shoot: ShootValues, deployments: Mapping[str, tuple[ZoneDeployment, ...]]
+) -> ControlPlaneMachine | None:
+    """A self-hosted cloud shoot's control-plane machine: its pool's first zone, `<deployment>-0` (checked: one)."""
+    if shoot.networking.provider is ProviderType.LOCAL or not shoot.self_hosted:
+        return None
+    pool = next((p for p in shoot.workers if p.control_plane), None)
+    if pool is None:
+        return None
+    first = deployments[pool.name][0]
+    return ControlPlaneMachine(f"{first.name}-0", first)
+
+
 def with_nodes(shoot: ShootValues) -> ShootValues:
     """The shoot with what its nodes derive, computed once: node settings, deployments, user data, local nodes."""
     slots = node_slots(shoot)
@@ -185,4 +214,5 @@ def with_nodes(shoot: ShootValues) -> ShootValues:
         deployments=deployments,
         user_data={pool: pool_user_data(node) for pool, node in settings.items()},
         local_nodes=local_nodes(shoot, deployments, slots),
+        control_plane_machine=control_plane_machine(shoot, deployments),
     )

@@ -179,6 +179,8 @@ class ShootValues:
     user_data: dict[str, str] = field(default_factory=dict)
     local_nodes: tuple[LocalNode, ...] = ()
     control_plane_ips: tuple[str, ...] = ()
+    # A self-hosted cloud shoot's control-plane machine (plan/nodes.py); None elsewhere.
+    control_plane_machine: ControlPlaneMachine | None = None
 
     @property
     def self_hosted(self) -> bool:
@@ -263,6 +265,17 @@ class ZoneDeployment:
     labels: dict[str, str] = field(default_factory=dict)
     # How long a new machine's node is Ready before MCM counts it available and rolls on (plan/nodes.py).
     min_ready_seconds: int = 500
+
+
+@dataclass(frozen=True)
+class ControlPlaneMachine:
+    """The machine a self-hosted cloud shoot's control plane runs on, made by arbor itself (no MCM runs yet).
+
+    Its name is the node's (kubelet registers with it) and the instance's; it follows its pool's first zone.
+    """
+
+    name: str
+    deployment: ZoneDeployment
 
 
 @dataclass(frozen=True)

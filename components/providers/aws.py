@@ -15,12 +15,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components import naming
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
 from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
-from components.providers import aws_credentials, aws_network, aws_storage, cloud
+from components.plan.values import ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
+from components.providers import aws_control_plane, aws_credentials, aws_network, aws_storage, cloud
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -148,3 +148,21 @@ class AwsProvider(cloud.CloudProvider):
     ) -> MachineCredentials:
         """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
         return aws_credentials.machine_credentials(shoot, network, parent)
+
+    def build_control_plane_machine(
+        self,
+        shoot: ShootValues,
+        machine: ControlPlaneMachine,
+        subnet: pulumi.Output[str],
+        network: NetworkAccess,
+        image: pulumi.Input[str],
+        bundle: pulumi.Output[str],
+        parent: pulumi.Resource,
+    ) -> ExposedControlPlane:
+        """An EC2 instance behind a network load balancer in the shoot's public subnets (aws_control_plane.py)."""
+        assert network.vpc is not None and network.nodes is not None  # a cloud network has both
+        public = [shoot.network_plan.subnet("public", zone).name for zone in shoot.networking.zones]
+        public_ids = network.subnets.apply(lambda ids: [ids[name] for name in public])
+        return aws_control_plane.control_plane_machine(
+            shoot, machine, subnet, public_ids, network.vpc, network.nodes, image, bundle, parent
+        )

@@ -361,4 +361,4 @@ def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         ready.append(reservation)
     ids = pulumi.Output.all(**{name: s.id for name, s in subnets.items()})
     nodes = pulumi.Output.all(securityGroupID=group.id, instanceProfile=profile.name)
-    return NetworkAccess(ranges=_ranges(plan, vpc, subnets), subnets=ids, ready=ready, nodes=nodes)
+    return NetworkAccess(ranges=_ranges(plan, vpc, subnets), subnets=ids, ready=ready, nodes=nodes, vpc=vpc.id)

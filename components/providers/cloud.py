@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -9,10 +10,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, NetworkAccess, SeedAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
-from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kube import server_of
 from components.render.machine_providers import nodes_subnet
 from components.render.machines import Object, machine_class
@@ -141,6 +142,35 @@ class CloudProvider:
     ) -> Sequence[pulumi.Resource]:
         """Nothing: the seed's kubelets run machine-controller-manager's Deployment."""
         return []
+
+    def control_plane_machine(
+        self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource
+    ) -> ExposedControlPlane:
+        """The machine in its zone's nodes subnet, from its pool's image, grouped under one component."""
+        machine = shoot.control_plane_machine
+        if machine is None or network.vpc is None or network.nodes is None:
+            raise ValueError(f"{shoot.technical_id}: only a self-hosted cloud shoot has a control-plane machine")
+        group = pulumi.ComponentResource(
+            "arbor:shoot:ControlPlaneMachine", f"{parent._name}-cp", None, pulumi.ResourceOptions(parent=parent)
+        )
+        subnet = network.subnets.apply(operator.itemgetter(nodes_subnet(shoot.network_plan, machine.deployment.zone)))
+        image = self.machine_image(shoot, machine.deployment)
+        exposed = self.build_control_plane_machine(shoot, machine, subnet, network, image, bundle, group)
+        group.register_outputs({"address": exposed.address})
+        return exposed
+
+    def build_control_plane_machine(
+        self,
+        shoot: ShootValues,
+        machine: ControlPlaneMachine,
+        subnet: pulumi.Output[str],
+        network: NetworkAccess,
+        image: pulumi.Input[str],
+        bundle: pulumi.Output[str],
+        parent: pulumi.Resource,
+    ) -> ExposedControlPlane:
+        """The instance, identity, bundle secret and load balancer of a control-plane machine in this cloud."""
+        raise NotImplementedError
 
     def publish_static_pods(
         self,

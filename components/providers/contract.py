@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 import pulumi
 
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess, SeedAccess
 from components.plan.network import NetworkPlan
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.render.machines import Object, Sidecar
@@ -101,5 +101,15 @@ class InfrastructureProvider(Protocol):
         """What runs machine-controller-manager for a hosted shoot where no seed runs its Deployment (local).
 
         Empty where the seed's kubelets run the Deployment (clouds).
+        """
+        ...
+
+    def control_plane_machine(
+        self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource
+    ) -> ExposedControlPlane:
+        """A self-hosted shoot's control-plane machine made directly (no MCM runs before its API), and its balancer.
+
+        `bundle` is its packed first boot (render/first_boot.py), kept where only that machine may read it. Local
+        self-hosted shoots' nodes are kwok nodes arbor registers (`shoot_api`'s machines): not called there.
         """
         ...

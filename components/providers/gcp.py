@@ -14,11 +14,11 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components import naming
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ShootValues, ZoneDeployment
-from components.providers import cloud, gcp_credentials, gcp_network
+from components.plan.values import ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
+from components.providers import cloud, gcp_control_plane, gcp_credentials, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -112,3 +112,17 @@ class GcpProvider(cloud.CloudProvider):
     ) -> MachineCredentials:
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)
+
+    def build_control_plane_machine(
+        self,
+        shoot: ShootValues,
+        machine: ControlPlaneMachine,
+        subnet: pulumi.Output[str],
+        network: NetworkAccess,
+        image: pulumi.Input[str],
+        bundle: pulumi.Output[str],
+        parent: pulumi.Resource,
+    ) -> ExposedControlPlane:
+        """A Compute Engine instance behind a passthrough load balancer (gcp_control_plane.py)."""
+        assert network.vpc is not None  # a cloud network has its VPC
+        return gcp_control_plane.control_plane_machine(shoot, machine, subnet, network.vpc, image, bundle, parent)

@@ -206,4 +206,5 @@ def network(plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         subnets=ids,
         ready=[*subnets.values(), nat, *firewalls, account],
         nodes=pulumi.Output.all(serviceAccount=account.email),
+        vpc=net.id,
     )

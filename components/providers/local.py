@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, MachineCredentials, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess, SeedAccess
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kwokctl import flag_name
@@ -332,3 +332,9 @@ class LocalProvider:
             )
             for suffix, program, args in programs
         ]
+
+    def control_plane_machine(
+        self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource
+    ) -> ExposedControlPlane:
+        """Never asked: a local self-hosted shoot's nodes are the kwok nodes `shoot_api` registers."""
+        raise ValueError(f"{shoot.technical_id}: local control-plane nodes are kwok nodes, not machines")

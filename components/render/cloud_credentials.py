@@ -111,3 +111,18 @@ def gcp_role_id(technical_id: str) -> str:
 def machines_name(technical_id: str) -> str:
     """The name of the IAM user or service account of a shoot's machines: `<technical id>-machines`."""
     return f"{technical_id}-{MACHINES_SUFFIX}"
+
+
+# A control-plane machine's identity may read its own first-boot bundle and nothing else (render/first_boot.py).
+GCP_SECRET_READER_ROLE = "roles/secretmanager.secretAccessor"
+
+
+def aws_first_boot_policy(secret_arn: str) -> dict[str, Any]:
+    """The inline policy of a control-plane machine's role: read its first-boot bundle's secret, nothing more."""
+    statement = {"Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"], "Resource": secret_arn}
+    return {"Version": "2012-10-17", "Statement": [statement]}
+
+
+def control_plane_name(technical_id: str) -> str:
+    """`<technical id>-control-plane`: the identity, secret and load balancer of a self-hosted cloud shoot's API."""
+    return f"{technical_id}-control-plane"

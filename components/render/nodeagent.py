@@ -30,6 +30,7 @@ from components.plan.osc import (
 )
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
+from components.render import pki
 
 HYPERKUBE_IMAGE = "europe-docker.pkg.dev/gardener-project/releases/hyperkube"
 ROOT_CERTS = "/var/lib/ca-certificates-local/ROOTcerts.crt"
@@ -37,22 +38,34 @@ SYSCTL_DEFAULTS = {"fs.inotify.max_user_watches": "524288", "net.ipv4.ip_forward
 
 
 def containerd(v: NodeValues) -> Part:
-    """Containerd with a hosts.toml per registry mirror; the unit restarts only when the CAs change.
-
-    containerd reads a registry's hosts.toml from its hosts directory (`config_path`) at each pull, so a mirror
-    reaches it without a restart, as Gardener's node-agent writes registries without restarting containerd.
-    """
-    mirrors = tuple(
-        File(
-            path=f"/etc/containerd/certs.d/{upstream}/hosts.toml",
-            content=Inline(f'server = "https://{upstream}"\n\n[host."{url}"]\n  capabilities = ["pull", "resolve"]\n'),
-            permissions=0o644,
-        )
-        for upstream, url in sorted(v.registry_mirrors.items())
-    )
+    """Containerd and the node's root certificates; the unit restarts only when the CAs change."""
     certs = File(path=ROOT_CERTS, content=Inline(v.root_certs), permissions=0o644)
     unit = Unit(name="containerd.service", file_paths=(ROOT_CERTS,))
-    return Part(units=(unit,), files=(certs, *mirrors))
+    return Part(units=(unit,), files=(certs,))
+
+
+# containerd's hosts.toml names the registry's own server; Docker Hub's is not its name.
+REGISTRY_SERVERS = {"docker.io": "https://registry-1.docker.io"}
+
+
+def cri_config(v: NodeValues) -> dict[str, Any]:
+    """The OSC's `criConfig`: the runtime and, as Gardener's `containerd.registries`, each registry mirror.
+
+    node-agent writes a registry's hosts.toml into containerd's hosts directory (`config_path`), which containerd
+    reads at each pull: a mirror reaches nodes without a containerd restart.
+    """
+    config: dict[str, Any] = {"name": v.cri}
+    if v.registry_mirrors:
+        registries = [
+            {
+                "upstream": upstream,
+                "server": REGISTRY_SERVERS.get(upstream, f"https://{upstream}"),
+                "hosts": [{"url": url, "capabilities": ["pull", "resolve"]}],
+            }
+            for upstream, url in sorted(v.registry_mirrors.items())
+        ]
+        config["containerd"] = {"registries": registries}
+    return config
 
 
 def _kubelet_config(v: NodeValues) -> str:
@@ -67,6 +80,8 @@ def _kubelet_config(v: NodeValues) -> str:
         "clusterDNS": list(v.cluster_dns),
         "clusterDomain": CLUSTER_DOMAIN,
         "protectKernelDefaults": True,
+        # kubelet renews its client certificate before it expires (the CSR is approved by the join RBAC).
+        "rotateCertificates": True,
         # Rendered by value (as Kubernetes prints a Quantity), so `1024Mi` for `1Gi` restarts nothing.
         "kubeReserved": {k: canonical(q) for k, q in v.kube_reserved.items()},
         "evictionHard": {k: canonical(q) for k, q in v.eviction_hard.items()},
@@ -144,7 +159,7 @@ COMPONENTS = (containerd, journald, sysctl, kubelet, node_agent)
 def reconcile_osc(v: NodeValues, extra: Iterable[Part] = ()) -> OperatingSystemConfig:
     """The configuration node-agent keeps applied on every node of the pool (plus `extra`: static pods, say)."""
     parts = [*(c(v) for c in COMPONENTS), *extra]
-    return merge(secret_name(v), Purpose.RECONCILE, parts, {"criConfig": {"name": v.cri}})
+    return merge(secret_name(v), Purpose.RECONCILE, parts, {"criConfig": cri_config(v)})
 
 
 def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
@@ -167,7 +182,7 @@ def osc_secret(config: OperatingSystemConfig, pool: str) -> dict[str, object]:
 # node-agent's ServiceAccount (and its access token Secret) in the shoot's kube-system, as Gardener names it.
 NODE_AGENT_ACCESS = "gardener-node-agent"
 BOOTSTRAPPERS = "system:bootstrappers"
-NODES = "system:nodes"
+NODES = pki.NODES_GROUP
 CSR_ROLE = "system:certificates.k8s.io:certificatesigningrequests:"
 
 
@@ -215,3 +230,21 @@ def join_rbac(osc_secrets: Iterable[str]) -> list[dict[str, Any]]:
         _binding("ClusterRoleBinding", CSR_ROLE + "nodeclient", "ClusterRole", [_group(BOOTSTRAPPERS)]),
         _binding("ClusterRoleBinding", CSR_ROLE + "selfnodeclient", "ClusterRole", [_group(NODES)]),
     ]
+
+
+def bootstrap_token_secret(token_id: str, token_secret: str) -> dict[str, Any]:
+    """`kube-system/bootstrap-token-<id>`: a token kube-apiserver authenticates as `system:bootstrappers`."""
+    data = {
+        "token-id": token_id,
+        "token-secret": token_secret,
+        "usage-bootstrap-authentication": "true",
+        "usage-bootstrap-signing": "true",
+        "description": "arbor: node-agent of a self-hosted shoot's first control-plane machine",
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "bootstrap.kubernetes.io/token",
+        "metadata": {"name": f"bootstrap-token-{token_id}", "namespace": "kube-system"},
+        "stringData": data,
+    }

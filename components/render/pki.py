@@ -70,6 +70,8 @@ MCM_USER = "system:machine-controller-manager"
 # arbor's user in such a shoot, as gardenlet's `gardener` user: in system:masters, it manages what arbor deploys.
 ARBOR_USER = "arbor"
 MASTERS_GROUP = "system:masters"
+NODES_GROUP = "system:nodes"
+NODE_USER_PREFIX = "system:node:"
 CA_VALIDITY = timedelta(days=3650)
 LEAF_VALIDITY = timedelta(days=90)
 # Gardener's secrets manager renews a leaf certificate once 80% of its validity passed or fewer than 10 days remain.
@@ -202,6 +204,7 @@ def credentials(
     node_ips: tuple[str, ...] = (),
     hosted: bool = True,
     domains: tuple[str, ...] = (),
+    nodes: tuple[str, ...] = (),
 ) -> tuple[Credential, ...]:
     """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign.
 
@@ -209,7 +212,9 @@ def credentials(
     its static pods also reach each other on loopback, so the servers name 127.0.0.1 too. A `hosted` shoot's
     machine-controller-manager runs in the seed and reaches the shoot with a client certificate of its own.
     `domains` are the shoot's API domain names (external, internal): kube-apiserver's certificate names them, and
-    arbor reaches the API there with a client certificate of its own, a leaf renewed as the others.
+    arbor reaches the API there with a client certificate of its own, a leaf renewed as the others. `nodes` are
+    machines whose kubelet starts with a client certificate of its own (`system:node:<name>`): a self-hosted cloud
+    shoot's first control-plane machine, where no API can sign a bootstrap request before kubelet runs it.
     """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
     ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT))
@@ -236,10 +241,17 @@ def credentials(
         *((_leaf(MACHINE_CONTROLLER_MANAGER, ca_client, MCM_USER, client, (MCM_COMPONENT,)),) if hosted else ()),
         *((_leaf(ARBOR_CLIENT, ca_client, ARBOR_USER, client, (), organizations=(MASTERS_GROUP,)),)
           if domains else ()),
+        *(_leaf(kubelet_credential(n), ca_client, f"{NODE_USER_PREFIX}{n}", client, (KUBELET_COMPONENT,),
+                organizations=(NODES_GROUP,)) for n in nodes),
         Credential(SERVICE_ACCOUNT_KEY, Kind.RSA_KEY, Group.SERVICE_ACCOUNT_KEY, consumers=(api, kcm)),
         # kube-apiserver reads bootstrap tokens from kube-system at request time; only new nodes use a new one.
         Credential(BOOTSTRAP_TOKEN, Kind.TOKEN, Group.BOOTSTRAP_TOKEN),
     )  # fmt: skip
+
+
+def kubelet_credential(node: str) -> str:
+    """The name of the client certificate a node's kubelet starts with."""
+    return f"kubelet-{node}"
 
 
 def by_name(creds: tuple[Credential, ...]) -> dict[str, Credential]:

@@ -50,7 +50,7 @@ def test_node_agent_upgrade_restarts_only_node_agent(local_stack: Stack, tmp_pat
     ("pool", "units"),
     [
         ({"kubelet": {"maxPods": 64}}, {"kubelet.service"}),
-        # containerd reads the mirror's hosts.toml at each pull: the OSC changes, nothing restarts.
+        # A mirror is in the OSC's criConfig; node-agent writes its hosts.toml, read at each pull: nothing restarts.
         ({"cri": {"registryMirrors": {"docker.io": "https://mirror.example.com"}}}, set()),
         ({"sysctls": {"net.core.somaxconn": "4096"}}, {"systemd-sysctl.service"}),
     ],

@@ -28,6 +28,12 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": "<public>"},
     "pulumi-python:dynamic/arbor:BootstrapToken": {"tokenId": "abcdef", "tokenSecret": "<secret>"},
     "pulumi-python:dynamic/arbor:AdminKubeconfig": {"kubeconfig": "<admin kubeconfig>", "notAfter": 0.0},
+    # What the clouds compute for a self-hosted shoot's control-plane machine and its balancer.
+    "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "cp-0123.elb.eu-west-1.amazonaws.com"},
+    "aws:secretsmanager/secret:Secret": {"arn": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:cp-AbCdEf"},
+    "gcp:compute/address:Address": {"address": "34.1.2.4"},
+    "gcp:secretmanager/secret:Secret": {"name": "projects/123456/secrets/cp-first-boot"},
+    "gcp:serviceaccount/account:Account": {"email": "cp@project.iam.gserviceaccount.com"},
 }
 
 

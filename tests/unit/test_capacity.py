@@ -174,11 +174,33 @@ def test_refused_before_the_plan(case: str, raw: object, lines: list[str]) -> No
 
 
 @pytest.mark.parametrize(("provider", "region"), [("gcp", "europe-west1"), ("aws", "eu-west-1")])
-def test_self_hosted_shoot_on_a_cloud_garden_is_not_supported(provider: str, region: str) -> None:
-    """GIVEN the garden on a cloud WHEN its self-hosted shoot is checked THEN the "not supported" line, no crash."""
+def test_self_hosted_shoot_on_a_cloud_garden_without_dns_is_refused(provider: str, region: str) -> None:
+    """GIVEN the garden on a cloud without DNS WHEN its self-hosted shoot is checked THEN the DNS line, no crash."""
     assert _refused(_on(provider, region)) == [
-        f"{S0.replace('0', '2')}.selfHosted: self-hosted shoots on {provider} are not supported yet: nothing "
-        "creates their first control-plane machine (Gardener's `gardenadm bootstrap`); host the shoot on a seed"
+        f"{S0.replace('0', '2')}.selfHosted: a self-hosted shoot on {provider} is reached at "
+        "api.<shoot>.<project>.<domain>, a load balancer in front of its control-plane machine: "
+        "set landscape.garden.dns"
+    ]
+
+
+@pytest.mark.parametrize(("provider", "region"), [("gcp", "europe-west1"), ("aws", "eu-west-1")])
+def test_self_hosted_shoot_on_a_cloud_runs_one_control_plane_machine_and_no_other_pool(
+    provider: str, region: str
+) -> None:
+    """GIVEN a self-hosted cloud shoot with three control-plane machines and a second pool WHEN checked THEN both."""
+    doc = _on(provider, region)
+    doc["garden"]["dns"] = {"provider": "aws-route53" if provider == "aws" else "google-clouddns", "zone": "z",
+                            "domain": "example.com"}  # fmt: skip
+    root = doc["shoots"][2]
+    root["workers"] = [{**root["workers"][0], "minimum": 3, "maximum": 3},
+                       {**root["workers"][0], "name": "pool-b", "controlPlane": False}]  # fmt: skip
+    at = S0.replace("0", "2")
+    assert _refused(doc) == [
+        f"{at}.workers[0].minimum: a self-hosted shoot on {provider} runs its control plane on exactly one machine "
+        "(one etcd member; minimum and maximum 1), not 3..3",
+        f"{at}.workers[1].controlPlane: a self-hosted shoot on {provider} runs only its control-plane machine yet: "
+        "other pools need machine-controller-manager inside the shoot, which arbor does not run yet; host the shoot "
+        "on a seed for more pools",
     ]
 
 

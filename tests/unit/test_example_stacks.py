@@ -8,6 +8,8 @@ resource graph puts them in, the user data machines boot from, and the pull-requ
 from __future__ import annotations
 
 import base64
+import gzip
+import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +24,7 @@ from components.plan import network
 from components.plan.values import LandscapePlan
 from components.providers.registry import provider_for
 from components.render import pki
+from tests.unit.landscape_mocks import OUTPUTS as LANDSCAPE_OUTPUTS
 from tests.unit.landscape_mocks import Built, build
 from tests.unit.test_cloud_networks import cloud_computed
 from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, stack_landscape
@@ -56,6 +59,16 @@ IDENTITY_TYPES = {
 IMAGE_LOOKUPS = {"gcp": "gcp:compute/getImage:getImage", "aws": "aws:ec2/getAmi:getAmi"}
 LOOKED_UP = {"gcp": "ubuntu-2404-noble-amd64-v20251101", "aws": "ami-0fedcba9876543210"}
 CNI = {"web": "calico-node", "analytics": "cilium"}
+# The self-hosted shoot: its control-plane machine, bundle, identity and balancer, by cloud.
+EDGE = "arbor-shoot-platform-edge"
+INSTANCE = {"gcp": "gcp:compute/instance:Instance", "aws": "aws:ec2/instance:Instance"}
+BUNDLE_VERSION = {
+    "gcp": "gcp:secretmanager/secretVersion:SecretVersion",
+    "aws": "aws:secretsmanager/secretVersion:SecretVersion",
+}
+BUNDLE_READER = {"gcp": "gcp:secretmanager/secretIamMember:SecretIamMember", "aws": "aws:iam/rolePolicy:RolePolicy"}
+BALANCER = {"gcp": "gcp:compute/forwardingRule:ForwardingRule", "aws": "aws:lb/listener:Listener"}
+API_SERVING = "pulumi-python:dynamic/arbor:ApiServing"
 
 
 class ExampleMocks(ExposureMocks):
@@ -91,8 +104,8 @@ class Example:
         self.built = built[0]
 
     def of(self, type_: str, shoot: str = "") -> dict[str, dict[str, Any]]:
-        """The outputs of every resource of a type (of one shoot), by name without the shoot's prefix."""
-        prefix = f"{SHOOTS[shoot]}-" if shoot else ""
+        """The outputs of every resource of a type (of one shoot: its key or prefix), by name without the prefix."""
+        prefix = f"{SHOOTS.get(shoot, shoot)}-" if shoot else ""
         typed = self.mocks.typed.items()
         return {n.removeprefix(prefix): o for (t, n), o in typed if t == type_ and n.startswith(prefix)}
 
@@ -119,13 +132,15 @@ def example(request: pytest.FixtureRequest) -> Example:
 
 
 def test_the_example_is_checked_as_a_realistic_landscape(example: Example) -> None:
-    """GIVEN an example stack WHEN checked THEN it holds two seeds and a dual-stack and an IPv4 hosted shoot."""
+    """GIVEN an example stack WHEN checked THEN two seeds, a dual-stack and an IPv4 hosted shoot, a self-hosted one."""
     plan = example.plan
     assert len(plan.seeds) == 2 and {s.cluster.provider.value for s in plan.seeds} == {example.provider}
     families = {s.name: s.networking.ip_families for s in plan.shoots}
-    assert families == {"web": ("IPv4", "IPv6"), "analytics": ("IPv4",)}
-    assert {s.seed for s in plan.shoots} == {s.name for s in plan.seeds}  # one shoot per seed
-    assert all(s.dns is not None and not s.self_hosted for s in plan.shoots)
+    assert families == {"web": ("IPv4", "IPv6"), "analytics": ("IPv4",), "edge": ("IPv4",)}
+    hosted = [s for s in plan.shoots if not s.self_hosted]
+    assert {s.seed for s in hosted} == {s.name for s in plan.seeds}  # one hosted shoot per seed
+    assert all(s.dns is not None for s in plan.shoots)
+    assert [s.name for s in plan.shoots if s.self_hosted] == ["edge"]
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)
@@ -252,8 +267,86 @@ def test_the_first_previews_summary(example: Example, golden: Callable[[str, str
     """GIVEN an example's first preview WHEN summarized for the pull request THEN per layer, nothing replaced."""
     summary = preview_summary.render(first_preview(example), stack=example.stack)
     layers = ["garden", *(f"seed arbor-seed-{s.name}" for s in example.plan.seeds)]
-    layers += [f"shoot {prefix}" for prefix in SHOOTS.values()]
+    layers += [f"shoot {prefix}" for prefix in [*SHOOTS.values(), EDGE]]
     for layer in layers:
         assert f"\n| {layer} | " in summary
     assert "replacement" not in summary and "| 0 | 0 | 0 |\n" in summary
     golden(f"preview-{example.stack}.md", summary)
+
+
+def written(script: str) -> dict[str, str]:
+    """The files a first-boot script writes from inline content, by path."""
+    out = {}
+    for line in script.splitlines():
+        if line.startswith("echo '") and '> "$ROOT"' in line:
+            data, path = line.split("'")[1], line.split('> "$ROOT"')[1]
+            out[path.strip("'")] = base64.b64decode(data).decode()
+    return out
+
+
+def test_the_self_hosted_shoot_runs_on_one_machine_arbor_makes_behind_a_balancer(example: Example) -> None:
+    """GIVEN the self-hosted shoot WHEN registered THEN its machine (protected), bundle, identity and balancer."""
+    p, cloud = EDGE, example.provider
+    shoot = next(s for s in example.plan.shoots if s.name == "edge")
+    machine = shoot.control_plane_machine
+    assert machine is not None
+    instances = example.of(INSTANCE[cloud], p)
+    assert list(instances) == ["cp-instance"]
+    options = example.built.options[f"{p}-cp-instance"]
+    # Protected, and a newer image from the lookup never replaces it (nor restarts it with new user data).
+    assert options.protect is True
+    assert set(options.ignore_changes or ()) == (
+        {"bootDisk.initializeParams.image", "metadataStartupScript"} if cloud == "gcp" else {"ami", "userData"}
+    )
+    instance = instances["cp-instance"]
+    if cloud == "gcp":
+        assert instance["name"] == machine.name and instance["deletionProtection"] is True
+        assert instance["bootDisk"]["autoDelete"] is False
+        user_data = instance["metadataStartupScript"]
+        member = example.of(BUNDLE_READER[cloud], p)["cp-bundle-reader"]
+        assert member["role"] == "roles/secretmanager.secretAccessor" and member["secretId"].endswith("cp-bundle-id")
+    else:
+        assert instance["disableApiTermination"] is True and instance["metadataOptions"]["httpTokens"] == "required"
+        assert instance["rootBlockDevice"]["deleteOnTermination"] is False
+        assert instance["rootBlockDevice"]["encrypted"] is True
+        user_data = instance["userData"]
+        policy = json.loads(example.of(BUNDLE_READER[cloud], p)["cp-bundle-reader"]["policy"])
+        arn = LANDSCAPE_OUTPUTS["aws:secretsmanager/secret:Secret"]["arn"]
+        assert policy["Statement"] == [
+            {"Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"], "Resource": arn}
+        ]
+    # The user data fetches the bundle and holds no secret; the bundle is kept secret and carries the control plane.
+    assert "PRIVATE KEY" not in user_data and "<secret>" not in user_data and "first-boot" in user_data
+    version = example.of(BUNDLE_VERSION[cloud], p)["cp-bundle-version"]
+    sealed = version["secretData" if cloud == "gcp" else "secretString"]
+    assert unwrapped(sealed) is not sealed, "the bundle is not kept secret"
+    script = gzip.decompress(base64.b64decode(unwrapped(sealed))).decode()
+    files = written(script)
+    assert "kind: Pod" in files["/etc/kubernetes/manifests/kube-apiserver.yaml"]
+    assert files["/var/lib/gardener-node-agent/credentials/bootstrap-token"] == "abcdef.<secret>"
+    assert files["/var/lib/kubelet/pki/kubelet-client-current.pem"] == "<cert><key>"
+    # The API behind the balancer, named in the zone; node-agent's token in the shoot; no seed, no MCM.
+    assert set(example.of(RECORD_TYPES[cloud], p)) == {"dns-external", "dns-internal"}
+    assert example.of(SECRET, p)["bootstrap-token"]["metadata"]["name"] == "bootstrap-token-abcdef"
+    assert not example.of(MACHINE_DEPLOYMENT, p) and "workers-mcm-deployment" not in example.of(DEPLOYMENT, p)
+
+
+def test_the_self_hosted_graph_boots_the_machine_before_anything_reaches_its_api(example: Example) -> None:
+    """GIVEN the self-hosted shoot WHEN its graph is read THEN bundle, machine, balancer, records, gate, then API."""
+    p, cloud = EDGE, example.provider
+    records = {(RECORD_TYPES[cloud], f"{p}-dns-{kind}") for kind in ("external", "internal")}
+    machine = example.waits_for(INSTANCE[cloud], f"{p}-cp-instance")
+    assert {
+        (BUNDLE_VERSION[cloud], f"{p}-cp-bundle-version"),
+        (BUNDLE_READER[cloud], f"{p}-cp-bundle-reader"),
+    } <= machine
+    for record in records:
+        assert {(INSTANCE[cloud], f"{p}-cp-instance"), (BALANCER[cloud], f"{p}-cp-api")} & example.waits_for(*record)
+    gate = example.waits_for(API_SERVING, f"{p}-api-serving")
+    assert records | {(INSTANCE[cloud], f"{p}-cp-instance")} <= gate
+    assert (API_SERVING, f"{p}-api-serving") in example.waits_for(K8S_PROVIDER, f"{p}-k8s")
+    for secret in ("bootstrap-token", "user-data-control-plane"):
+        assert (API_SERVING, f"{p}-api-serving") in example.waits_for(SECRET, f"{p}-{secret}")
+    assert (OSC, f"{p}-osc-control-plane") in example.waits_for(
+        "pulumi-python:dynamic/arbor:ShootStatus", f"{p}-status"
+    )

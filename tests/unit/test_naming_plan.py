@@ -86,8 +86,8 @@ def test_plan_of_the_local_landscape() -> None:
         (
             {"garden": {**base()["garden"], "provider": "aws", "region": "eu-central-1", "zones": ["eu-central-1a"]},
              "seeds": [], "shoots": [{**base()["shoots"][2]}]},
-            ["landscape.shoots[0].selfHosted: self-hosted shoots on aws are not supported yet: nothing creates "
-             "their first control-plane machine (Gardener's `gardenadm bootstrap`); host the shoot on a seed"],
+            ["landscape.shoots[0].selfHosted: a self-hosted shoot on aws is reached at api.<shoot>.<project>.<domain>, "
+             "a load balancer in front of its control-plane machine: set landscape.garden.dns"],
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1",

@@ -99,17 +99,27 @@ def test_node_agent_upgrade_changes_only_its_own_files() -> None:
     assert plan.restart == ("gardener-node-agent.service",)
 
 
-def test_mirrors_reach_containerd_through_its_hosts_directory_without_a_restart() -> None:
-    """GIVEN a registry mirror added, then removed WHEN planned THEN its hosts.toml is written, then deleted.
+def test_mirrors_reach_containerd_through_node_agent_without_a_restart() -> None:
+    """GIVEN a registry mirror added WHEN planned THEN it is in criConfig (Gardener's), no file, nothing restarts.
 
-    containerd reads hosts.toml from its hosts directory at each pull (as with Gardener's node-agent), so
-    neither restarts it.
+    node-agent writes the registry's hosts.toml into containerd's hosts directory, read at each pull.
     """
-    with_mirror = changed(registry_mirrors={"ghcr.io": "https://m"})
-    added = osc.plan_between(nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(with_mirror))
-    assert added.write == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",) and added.restart == ()
-    removed = osc.plan_between(nodeagent.reconcile_osc(with_mirror), nodeagent.reconcile_osc(BASE))
-    assert removed.delete == ("/etc/containerd/certs.d/ghcr.io/hosts.toml",) and removed.restart == ()
+    with_mirror = changed(registry_mirrors={"ghcr.io": "https://m", "docker.io": "https://hub-mirror"})
+    config = nodeagent.reconcile_osc(with_mirror)
+    assert config.to_object()["spec"]["criConfig"] == {
+        "name": "containerd",
+        "containerd": {
+            "registries": [
+                {"upstream": "docker.io", "server": "https://registry-1.docker.io",
+                 "hosts": [{"url": "https://hub-mirror", "capabilities": ["pull", "resolve"]}]},
+                {"upstream": "ghcr.io", "server": "https://ghcr.io",
+                 "hosts": [{"url": "https://m", "capabilities": ["pull", "resolve"]}]},
+            ]
+        },
+    }  # fmt: skip
+    added = osc.plan_between(nodeagent.reconcile_osc(BASE), config)
+    assert added.write == () and added.restart == ()
+    assert nodeagent.reconcile_osc(BASE).to_object()["spec"]["criConfig"] == {"name": "containerd"}
 
 
 def test_removed_unit_stops() -> None:

@@ -309,10 +309,10 @@ def test_arbor_reaches_the_shoot_by_name_with_a_long_lived_client_certificate() 
 
 
 @pulumi.runtime.test
-def test_self_hosted_machines_join_at_the_internal_domain_with_the_ca() -> pulumi.Output[None]:
-    """GIVEN a self-hosted shoot on AWS machines WHEN registered THEN its user data has placeholders and the CA.
+def test_self_hosted_machine_joins_its_own_api_on_loopback_and_the_records_name_its_balancer() -> pulumi.Output[None]:
+    """GIVEN a self-hosted shoot on AWS WHEN registered THEN its machine joins on loopback, the records name the NLB.
 
-    Its certificate names both domains; no record yet (nothing stands in front of the control-plane machines).
+    Its certificate names both domains and loopback (a balancer does not carry a target's own connections back).
     """
     _, mocks, settled = register("aws", hosted=False)
 
@@ -324,9 +324,11 @@ def test_self_hosted_machines_join_at_the_internal_domain_with_the_ca() -> pulum
         config = next(line for line in script.splitlines() if line.endswith("config.yaml'") and "echo" in line)
         node_agent = yaml.safe_load(base64.b64decode(config.split("'")[1]))
         assert base64.b64decode(node_agent["apiServer"]["caBundle"]).decode() == CLUSTER_CA
-        assert node_agent["apiServer"]["server"] == "https://api.web.platform.internal.example.com"
+        assert node_agent["apiServer"]["server"] == "https://127.0.0.1"
         cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]
         assert {"api.web.platform.example.com", "api.web.platform.internal.example.com"} <= set(cert["dnsNames"])
-        assert not mocks.of(RECORD_TYPES["aws"])
+        assert "127.0.0.1" in cert["ipAddresses"]
+        records = mocks.of(RECORD_TYPES["aws"])
+        assert {r["records"][0] for r in records.values()} == {OUTPUTS["aws:lb/loadBalancer:LoadBalancer"]["dnsName"]}
 
     return settled.apply(check)
