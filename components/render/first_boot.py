@@ -32,6 +32,8 @@ BUNDLE_BUDGET = 64 * 1024
 # writes them as well). The certificate sits where kubelet's own bootstrap puts it, so kubelet renews it in place.
 KUBELET_KUBECONFIG = "/var/lib/kubelet/kubeconfig-real"
 KUBELET_CLIENT_PEM = "/var/lib/kubelet/pki/kubelet-client-current.pem"
+# The environment file kubelet's unit reads its extra flags from.
+KUBELET_EXTRA_ARGS = "/var/lib/kubelet/extra_args"
 # The AWS CLI image the fetch runs in, through containerd (machine images carry containerd, not the CLI).
 AWS_CLI_IMAGE = "public.ecr.aws/aws-cli/aws-cli:2.31.3"
 SECRET_MANAGER_API = "https://secretmanager.googleapis.com/v1"
@@ -135,6 +137,9 @@ def bundle(
         lines += _file_lines(f)
     lines += _file_lines(File(KUBELET_CLIENT_PEM, Inline(kubelet.cert + kubelet.key)))
     lines += _file_lines(File(KUBELET_KUBECONFIG, Inline(kubelet_kubeconfig(kubelet))))
+    # kubelet registers as the machine its certificate names (`system:node:<machine>`), not as the host's name (an
+    # EC2 host is `ip-<address>`): the node authorizer admits no other.
+    lines += _file_lines(File(KUBELET_EXTRA_ARGS, Inline(f"KUBELET_EXTRA_ARGS=--hostname-override={machine}\n")))
     for f in provision.files:
         content = f.content
         if isinstance(content, Inline) and content.transmit_unencoded:
@@ -202,7 +207,9 @@ def aws_user_data(secret_arn: str, region: str) -> str:
 
     Its credentials are the instance profile's, through IMDSv2 (the instance requires session tokens).
     """
+    # A failed try may leave its container behind, which would refuse the next one's name.
     cli = (
+        "{ ctr containers rm arbor-first-boot >/dev/null 2>&1 || true; } && "
         f"ctr images pull {AWS_CLI_IMAGE} >/dev/null && ctr run --rm --net-host {AWS_CLI_IMAGE} arbor-first-boot "
         f"aws secretsmanager get-secret-value --region {shlex.quote(region)} --secret-id {shlex.quote(secret_arn)} "
         "--query SecretString --output text"

@@ -84,6 +84,10 @@ def test_bundle_writes_every_file_of_both_oscs_fills_the_placeholders_and_starts
     assert kubeconfig["users"][0]["user"]["client-certificate"] == first_boot.KUBELET_CLIENT_PEM
     assert (root / first_boot.KUBELET_CLIENT_PEM.lstrip("/")).read_text() == "CERT\nKEY\n"
     assert (root / first_boot.DONE.lstrip("/")).exists()
+    # kubelet registers under the name its certificate carries.
+    extra = (root / first_boot.KUBELET_EXTRA_ARGS.lstrip("/")).read_text()
+    assert extra == f"KUBELET_EXTRA_ARGS=--hostname-override={MACHINE}\n"
+    assert "EnvironmentFile=-/var/lib/kubelet/extra_args" in nodeagent.kubelet(BASE).units[0].content
     started = [line.split()[3] for line in log.splitlines() if line.startswith("systemctl enable")]
     assert started == [u.name for u in [*reconcile.units, *provision.units] if u.name != "gardener-node-agent.service"]
     assert "ctr images pull --hosts-dir /etc/containerd/certs.d europe-docker.pkg.dev" in log

@@ -43,6 +43,9 @@ chmod 600 "$ROOT"/var/lib/kubelet/pki/kubelet-client-current.pem
 mkdir -p "$ROOT"/var/lib/kubelet
 echo 'YXBpVmVyc2lvbjogdjEKa2luZDogQ29uZmlnCmNsdXN0ZXJzOgotIG5hbWU6IGRlZmF1bHQKICBjbHVzdGVyOgogICAgc2VydmVyOiBodHRwczovLzEyNy4wLjAuMQogICAgY2VydGlmaWNhdGUtYXV0aG9yaXR5LWRhdGE6IFEwRUsKdXNlcnM6Ci0gbmFtZTogZGVmYXVsdAogIHVzZXI6CiAgICBjbGllbnQtY2VydGlmaWNhdGU6IC92YXIvbGliL2t1YmVsZXQvcGtpL2t1YmVsZXQtY2xpZW50LWN1cnJlbnQucGVtCiAgICBjbGllbnQta2V5OiAvdmFyL2xpYi9rdWJlbGV0L3BraS9rdWJlbGV0LWNsaWVudC1jdXJyZW50LnBlbQpjb250ZXh0czoKLSBuYW1lOiBkZWZhdWx0CiAgY29udGV4dDoKICAgIGNsdXN0ZXI6IGRlZmF1bHQKICAgIHVzZXI6IGRlZmF1bHQKY3VycmVudC1jb250ZXh0OiBkZWZhdWx0Cg==' | base64 -d > "$ROOT"/var/lib/kubelet/kubeconfig-real
 chmod 600 "$ROOT"/var/lib/kubelet/kubeconfig-real
+mkdir -p "$ROOT"/var/lib/kubelet
+echo 'S1VCRUxFVF9FWFRSQV9BUkdTPS0taG9zdG5hbWUtb3ZlcnJpZGU9c2hvb3QtLW9wcy0tcm9vdC1jcC16MS0wCg==' | base64 -d > "$ROOT"/var/lib/kubelet/extra_args
+chmod 600 "$ROOT"/var/lib/kubelet/extra_args
 mkdir -p "$ROOT"/var/lib/gardener-node-agent
 echo 'YXBpU2VydmVyOgogIGNhQnVuZGxlOiBRMEV0TVE9PQogIHNlcnZlcjogaHR0cHM6Ly9hcGkuaW50ZXJuYWwKYXBpVmVyc2lvbjogbm9kZWFnZW50LmNvbmZpZy5nYXJkZW5lci5jbG91ZC92MWFscGhhMQpib290c3RyYXA6CiAga3ViZWxldERhdGFWb2x1bWVTaXplOiAwCmNvbnRyb2xsZXJzOgogIG9wZXJhdGluZ1N5c3RlbUNvbmZpZzoKICAgIGt1YmVybmV0ZXNWZXJzaW9uOiAxLjM0LjMKICAgIHNlY3JldE5hbWU6IGdhcmRlbmVyLW5vZGUtYWdlbnQtcG9vbC1hLWMxYTQyNjhkNDlhMGEwYTIKa2luZDogTm9kZUFnZW50Q29uZmlndXJhdGlvbgo=' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/config.yaml
 chmod 600 "$ROOT"/var/lib/gardener-node-agent/config.yaml
