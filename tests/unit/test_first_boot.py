@@ -87,7 +87,7 @@ def test_bundle_writes_every_file_of_both_oscs_fills_the_placeholders_and_starts
     # kubelet registers under the name its certificate carries.
     extra = (root / first_boot.KUBELET_EXTRA_ARGS.lstrip("/")).read_text()
     assert extra == f"KUBELET_EXTRA_ARGS=--hostname-override={MACHINE}\n"
-    assert "EnvironmentFile=-/var/lib/kubelet/extra_args" in nodeagent.kubelet(BASE).units[0].content
+    assert "EnvironmentFile=-/var/lib/kubelet/extra_args" in (nodeagent.kubelet(BASE).units[0].content or "")
     started = [line.split()[3] for line in log.splitlines() if line.startswith("systemctl enable")]
     assert started == [u.name for u in [*reconcile.units, *provision.units] if u.name != "gardener-node-agent.service"]
     assert "ctr images pull --hosts-dir /etc/containerd/certs.d europe-docker.pkg.dev" in log
@@ -148,7 +148,7 @@ def test_a_packed_bundle_is_deterministic() -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=200))
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"), max_size=200))
 def test_any_inline_content_arrives_byte_for_byte(tmp_path_factory: pytest.TempPathFactory, text: str) -> None:
     """GIVEN any file content WHEN the bundle writes it THEN the file holds exactly that (no quoting breaks it)."""
     tmp_path = tmp_path_factory.mktemp("content")
