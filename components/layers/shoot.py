@@ -133,8 +133,16 @@ class Shoot(pulumi.ComponentResource):
         )
         return credentials
 
-    def _shoot_api(self, infra: InfrastructureProvider, after: Sequence[pulumi.Resource]) -> ClusterAccess:
-        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds)."""
+    def _shoot_api(
+        self,
+        infra: InfrastructureProvider,
+        after: Sequence[pulumi.Resource],
+        kubeconfig: pulumi.Output[str] | None,
+    ) -> ClusterAccess:
+        """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
+
+        `kubeconfig` is arbor's own at the shoot's domain (`_arbor_kubeconfig`), None for a shoot without one.
+        """
         return infra.shoot_api(
             self.values.cluster,
             self,
@@ -142,7 +150,7 @@ class Shoot(pulumi.ComponentResource):
             encryption_config=self.encryption.config,
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
-            kubeconfig=self._arbor_kubeconfig(),
+            kubeconfig=kubeconfig,
         )
 
     def _arbor_kubeconfig(self) -> pulumi.Output[str] | None:
@@ -176,7 +184,7 @@ class Shoot(pulumi.ComponentResource):
             after = first_machine.control_plane_machine(
                 name, self.values, infra, self.network, bundle, kubeconfig, parent=self
             )
-        self.access = self._shoot_api(infra, after)
+        self.access = self._shoot_api(infra, after, kubeconfig)
         node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
         if first is not None:
@@ -198,7 +206,7 @@ class Shoot(pulumi.ComponentResource):
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
-        self.access = self._shoot_api(infra, serving)
+        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig())
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
