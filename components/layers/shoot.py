@@ -19,7 +19,8 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
+from components import naming
+from components.bundles import BackupAccess, ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
 from components.concerns import first_machine
 from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import (
@@ -44,7 +45,7 @@ from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
-from components.render import api, backup, controlplane, nodeagent, pki
+from components.render import api, backup, backup_restore, controlplane, nodeagent, pki
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -90,6 +91,9 @@ class Shoot(pulumi.ComponentResource):
         self.credentials = self._credentials(name, garden)
         self.encryption = etcd_encryption(name, values.encryption, parent=self)
         sources = self._sources(self.credentials)
+        if seed is not None and seed.backup is not None:
+            # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
+            sources[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
         rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
@@ -127,6 +131,13 @@ class Shoot(pulumi.ComponentResource):
         metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, backup, m["uid"])["metadata"])
         opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=[record])
         return [KubeObject(f"{name}-backup-entry", {**entry, "metadata": metadata}, opts)]
+
+    def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
+        """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
+        tid = self.values.technical_id
+        prefix = record.metadata.apply(lambda m: backup_restore.entry_prefix(naming.backup_entry(tid, m["uid"])))
+        data = pulumi.Output.all(access.data, prefix).apply(lambda got: {**got[0], backup.KEY_PREFIX: got[1]})
+        return pulumi.Output.secret(data)
 
     def _infrastructure(self, infra: InfrastructureProvider) -> NetworkAccess:
         """The shoot's network, first: the control plane and nodes need it; its table reaches the preview."""
@@ -214,12 +225,7 @@ class Shoot(pulumi.ComponentResource):
     def _hosted(
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
     ) -> list[pulumi.Resource]:
-        """The control plane in the seed, then the shoot's API and nodes, then the machines that join it.
-
-        On a seed with backups, `etcd-backup` joins the control plane's Secrets: etcd main's backup-restore reads it.
-        """
-        if seed.backup is not None:
-            sources = {**sources, backup.ETCD_BACKUP_SECRET: seed.backup.data}
+        """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, parent=self)
         done = hosted.workloads
         control_plane = list(done.values())

@@ -16,6 +16,8 @@ from components.kinds import ProviderType
 # The Secret etcd-backup-restore reads in the shoot's seed namespace (Gardener's name), and its keys.
 ETCD_BACKUP_SECRET = "etcd-backup"
 KEY_BUCKET = "bucketName"
+# arbor's key beside Gardener's: where in the bucket the shoot's entry is (its name holds the Shoot record's uid).
+KEY_PREFIX = "storePrefix"
 KEY_REGION = "region"
 KEY_ACCESS_KEY_ID, KEY_SECRET_ACCESS_KEY = "accessKeyID", "secretAccessKey"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"

@@ -22,7 +22,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import exposure, pki, storage
+from components.render import backup_restore, exposure, pki, storage
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -146,6 +146,8 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
         pod["volumes"] = [{"name": "data", "emptyDir": {}}]
     for secret in tls.values():
         _mount(container, pod, secret)
+    if role == "main" and shoot.backup is not None:  # Gardener backs up etcd main only
+        _mount(backup_restore.add_sidecar(pod, container, shoot, client, _path), pod, pki.ETCD_CLIENT)
     statefulset = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",

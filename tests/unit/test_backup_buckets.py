@@ -14,7 +14,7 @@ import pytest
 
 from components.plan.values import BackupValues
 from components.render import backup
-from tests.unit.test_example_stacks import PROVIDERS, SECRET, SHOOTS, Example
+from tests.unit.test_example_stacks import PROVIDERS, SECRET, SHOOTS, STATEFULSET, Example
 from tests.unit.test_shoot_exposure import unwrapped
 
 BACKUP_BUCKET = "kubernetes:arbor.dev/v1alpha1:BackupBucket"
@@ -23,8 +23,8 @@ SHOOT_RECORD = "kubernetes:arbor.dev/v1alpha1:Shoot"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
-    "gcp": {"serviceaccount.json", "bucketName"},
-    "aws": {"accessKeyID", "secretAccessKey", "bucketName", "region"},
+    "gcp": {"serviceaccount.json", "bucketName", "storePrefix"},
+    "aws": {"accessKeyID", "secretAccessKey", "bucketName", "region", "storePrefix"},
 }
 
 
@@ -137,7 +137,8 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     """GIVEN a hosted shoot on a seed with backups WHEN registered THEN its entry and etcd-backup Secret exist.
 
     The entry is `<technical id>--<uid of its Shoot record>`, owned by that record, and names the seed's bucket;
-    the Secret in the shoot's seed namespace has the keys etcd-backup-restore reads, its content kept secret.
+    the Secret in the shoot's seed namespace has the keys etcd-backup-restore reads and the entry's prefix, its
+    content kept secret.
     """
     values = next(s for s in example.plan.shoots if s.name == shoot)
     assert values.backup is not None
@@ -156,6 +157,9 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("etcd-backup", values.technical_id)
     data = unwrapped(secret["stringData"])
     assert set(data) == SECRET_KEYS[example.provider] and data["bucketName"] == values.backup.bucket
+    assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
+    # etcd main mounts it (backup-restore reads it), so it waits for it.
+    assert (SECRET, name) in example.waits_for(STATEFULSET, f"{prefix}-etcd-main")
     assert "stringData" in (example.built.options[name].additional_secret_outputs or [])
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -12,11 +14,12 @@ from components import naming
 from components.checks import parse_landscape
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
-from components.plan.values import BackupValues
-from components.render import api, backup
+from components.plan.values import BackupValues, ShootValues
+from components.render import api, backup, backup_restore, controlplane
 from components.spec.fields import SpecError, bucket_name
 from components.yaml_text import dump
-from tests.unit.spec_cases import base
+from tests.unit.spec_cases import base, on_provider
+from tests.unit.test_rendering import dump as dump_all
 
 BUCKETS = st.from_regex(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", fullmatch=True)
 PARTITIONS = st.sampled_from(["aws", "aws-cn", "aws-us-gov"])
@@ -89,3 +92,52 @@ def test_every_default_bucket_name_is_accepted_or_its_seed_refused(domain: str, 
         ]
         return
     assert bucket_name(naming.backup_bucket(seed, domain, stack))
+
+
+def backed_up(provider: str) -> ShootValues:
+    """dev/web on seed local-1 moved to `provider`, whose bucket is in the same object store."""
+    raw = on_provider(base(), provider)
+    raw["seeds"][0]["backup"] = {"provider": provider}
+    return plan_landscape(parse_landscape(raw), "s").shoots[0]
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_etcd_main_with_backup_restore_golden(provider: str, golden: Callable[[str, str], None]) -> None:
+    """GIVEN a shoot on a seed with backups WHEN etcd main is rendered THEN it is the golden StatefulSet."""
+    web = backed_up(provider)
+    golden(f"etcd-backup-restore-{provider}.yaml", dump_all([controlplane.etcd(web, "main", web.topology).object]))
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_only_etcd_main_is_backed_up_from_its_secret(provider: str) -> None:
+    """GIVEN a shoot on a seed with backups WHEN its etcds are rendered THEN main has the sidecar, events not.
+
+    The sidecar reads the bucket and the entry's prefix from `etcd-backup`, which the pod mounts (so its checksum
+    rolls etcd main when the bucket's key or the entry changes), and shares etcd's data volume.
+    """
+    web = backed_up(provider)
+    main = controlplane.etcd(web, "main", web.topology)
+    events = controlplane.etcd(web, "events", web.topology)
+    assert [c["name"] for c in events.pod_spec["containers"]] == ["etcd"]
+    etcd, sidecar = main.pod_spec["containers"]
+    assert sidecar["name"] == "backup-restore" and "etcd-backup" in controlplane.mounted(main)
+    flags = dict(f.removeprefix("--").split("=", 1) for f in sidecar["command"][2:])
+    assert flags["storage-provider"] == {"gcp": "GCS", "aws": "S3"}[provider]
+    assert flags["store-prefix"] == "$(STORE_PREFIX)" and flags["endpoints"].startswith("https://localhost:")
+    minute, hour, *rest = flags["schedule"].split()
+    assert hour == "22" and 0 <= int(minute) < 60 and rest == ["*", "*", "*"]
+    refs = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in sidecar["env"] if "valueFrom" in e}
+    assert refs == {"STORAGE_CONTAINER": {"name": "etcd-backup", "key": "bucketName"},
+                    "STORE_PREFIX": {"name": "etcd-backup", "key": "storePrefix"}}  # fmt: skip
+    data = next(m for m in etcd["volumeMounts"] if m["mountPath"] == "/var/etcd/data")
+    assert data in sidecar["volumeMounts"]
+
+
+def test_full_snapshots_of_a_seeds_shoots_are_spread_over_the_hour() -> None:
+    """GIVEN twenty shoots WHEN their schedules are computed THEN they fall on more than ten different minutes."""
+    web = backed_up("aws")
+    minutes = {
+        backup_restore.full_snapshot_schedule(dataclasses.replace(web, technical_id=f"shoot--p--s{i}")).split()[0]
+        for i in range(20)
+    }
+    assert len(minutes) > 10
