@@ -160,17 +160,19 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
             **(storage.claim_templates(volume) if volume else {}),
         },
     }
-    service = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(shoot, f"{name}-client", labels),
-        "spec": {
-            "type": "ClusterIP",
-            "selector": dict(labels),
-            "ports": [{"name": "client", "port": client, "targetPort": client}],
-        },
+    return Workload(
+        component=name, kind="StatefulSet", object=statefulset, service=_client(shoot, name, labels, client)
+    )
+
+
+def _client(shoot: ShootValues, etcd: str, labels: dict[str, str], port: int) -> Object:
+    """The ClusterIP Service `<etcd>-client` that kube-apiserver reaches an etcd at."""
+    spec = {
+        "type": "ClusterIP",
+        "selector": dict(labels),
+        "ports": [{"name": "client", "port": port, "targetPort": port}],
     }
-    return Workload(component=name, kind="StatefulSet", object=statefulset, service=service)
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _metadata(shoot, f"{etcd}-client", labels), "spec": spec}
 
 
 def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], pod: Object, replicas: int) -> Object:
