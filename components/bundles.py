@@ -65,6 +65,16 @@ class MachineCredentials:
 
 
 @dataclass(frozen=True)
+class BackupAccess:
+    """A seed's backup bucket: its name, and the `etcd-backup` Secret's data (secret) of the identity that uses it."""
+
+    bucket: str
+    data: pulumi.Output[dict[str, str]]
+    # The bucket, its settings and the identity's rights: a Secret applied after them is usable at once.
+    ready: Sequence[pulumi.Resource] = ()
+
+
+@dataclass(frozen=True)
 class GardenAccess:
     """What the next layers need of the garden: its cluster, the API, and each project's namespace."""
 
@@ -83,3 +93,5 @@ class SeedAccess:
     machine_crds: Sequence[pulumi.Resource] = ()
     # What etcd's persistent volumes need first: the seed's StorageClass (empty where etcd keeps emptyDir).
     etcd_storage: Sequence[pulumi.Resource] = ()
+    # Where its shoots' etcd backups go (None: the seed has no backup bucket).
+    backup: BackupAccess | None = None

@@ -30,6 +30,17 @@ def shoot_namespace(project: str, shoot: str) -> str:
     return f"shoot--{project}--{shoot}"
 
 
+def backup_bucket(seed: str, *owner: str) -> str:
+    """A seed's default bucket name, `arbor-<seed>-<hash>`: the hash of its owner (domain, stack) keeps it unique."""
+    suffix = short_hash(*owner, seed, length=10)
+    return f"{capped(f'arbor-{seed}', DNS_LABEL_MAX - len(suffix) - 1)}-{suffix}"
+
+
+def backup_entry(technical_id: str, uid: str) -> str:
+    """A shoot's backup entry as Gardener names it, `<technical id>--<uid>`: a shoot made again gets a new one."""
+    return f"{technical_id}--{uid}"
+
+
 def cluster_key(layer: str, name: str = "") -> str:
     """The key of a cluster in the `kubeconfigs` output: `garden`, `seed/<seed>`, `shoot/<project>/<shoot>`."""
     return layer if not name else f"{layer}/{name}"

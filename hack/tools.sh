@@ -126,9 +126,8 @@ build_kubernetes() {
     ldflags+=" -X $pkg.gitVersion=$v -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitCommit=$commit -X $pkg.gitTreeState=clean -X $pkg.buildDate=$date"
   done
-  for pkg in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
-    go build -trimpath -ldflags "$ldflags" -o "$out/$pkg" "k8s.io/kubernetes/cmd/$pkg"
-  done
+  # One build of the four: their shared packages compile once and the links run side by side.
+  go build -trimpath -ldflags "$ldflags" -o "$out/" k8s.io/kubernetes/cmd/{kube-apiserver,kube-controller-manager,kube-scheduler,kubectl}
 }
 
 # kubectl prints "Client Version: v1.34.4", the servers "Kubernetes v1.34.4".
@@ -383,37 +382,55 @@ cloud_plugins() {
   [ ${#failed[@]} -eq 0 ] || cloud_plugins_hint "${failed[@]}"
 }
 
-main() {
-  local want=("$@")
-  # nodeagent-validate is only for tests: built when asked for (its integration test does), not by `make up`.
-  [ ${#want[@]} -gt 0 ] || want=(kubernetes etcd kwok mcm kwok-driver pulumi kubernetes-plugin command-plugin cloud-plugins)
+# provide_tool T: one tool of the list below, built or taken from the cache or PATH.
+provide_tool() {
+  case $1 in
+  kubernetes) provide kubernetes "$KUBERNETES_VERSION" 'kube_version "$1"' build_kubernetes \
+    kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
+  etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
+  kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
+  # MCM prints no version (its --version flag is absent), so only the cache answers for it.
+  mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
+  pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
+    'pulumi_version "$1"' build_pulumi \
+    pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
+  kubernetes-plugin)
+    NO_LINK=1 provide kubernetes-plugin "$PULUMI_KUBERNETES_PLUGIN_VERSION" no_version build_kubernetes_plugin \
+      pulumi-resource-kubernetes
+    install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
+  command-plugin) command_plugin ;;
+  cloud-plugins) cloud_plugins ;;
+  kwok-driver) CACHE_SUFFIX=+src-$(sources "$KWOK_DRIVER_SRC") provide "$KWOK_DRIVER" "$(mcm_version)" no_version \
+    build_kwok_driver "$KWOK_DRIVER" ;;
+  # The driver's Go tests on their own, whatever the cache holds (tests/integration/test_kwok_driver.py).
+  kwok-driver-test) (kwok_driver_test) ;;
+  nodeagent-validate) CACHE_SUFFIX=+src-$(sources "$NODEAGENT_VALIDATE_SRC") provide nodeagent-validate \
+    "$(nodeagent_validate_gardener)" 'nodeagent_validate_version "$1"' build_nodeagent_validate nodeagent-validate ;;
+  *) die "unknown tool '$1'" ;;
+  esac
+}
+
+# lane T...: the tools in order, each after the one before (a plugin is installed with the CLI built before it).
+lane() {
   local t
-  for t in "${want[@]}"; do
-    case $t in
-    kubernetes) provide kubernetes "$KUBERNETES_VERSION" 'kube_version "$1"' build_kubernetes \
-      kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
-    etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
-    kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
-    # MCM prints no version (its --version flag is absent), so only the cache answers for it.
-    mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
-    pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
-      'pulumi_version "$1"' build_pulumi \
-      pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
-    kubernetes-plugin)
-      NO_LINK=1 provide kubernetes-plugin "$PULUMI_KUBERNETES_PLUGIN_VERSION" no_version build_kubernetes_plugin \
-        pulumi-resource-kubernetes
-      install_plugin resource kubernetes "$PULUMI_KUBERNETES_PLUGIN_VERSION" ;;
-    command-plugin) command_plugin ;;
-    cloud-plugins) cloud_plugins ;;
-    kwok-driver) CACHE_SUFFIX=+src-$(sources "$KWOK_DRIVER_SRC") provide "$KWOK_DRIVER" "$(mcm_version)" no_version \
-      build_kwok_driver "$KWOK_DRIVER" ;;
-    # The driver's Go tests on their own, whatever the cache holds (tests/integration/test_kwok_driver.py).
-    kwok-driver-test) (kwok_driver_test) ;;
-    nodeagent-validate) CACHE_SUFFIX=+src-$(sources "$NODEAGENT_VALIDATE_SRC") provide nodeagent-validate \
-      "$(nodeagent_validate_gardener)" 'nodeagent_validate_version "$1"' build_nodeagent_validate nodeagent-validate ;;
-    *) die "unknown tool '$t'" ;;
-    esac
-  done
+  for t in "$@"; do provide_tool "$t"; done
+}
+
+main() {
+  if [ $# -gt 0 ]; then
+    lane "$@"
+    return
+  fi
+  # Every tool `make up` needs (nodeagent-validate is only for its test, which asks for it), in two lanes side by
+  # side: a cold build is mostly compiling on every core, but downloads, code generation and links run on one,
+  # and the other lane's compiling fills them (bench/README.md has the cold times).
+  lane kubernetes etcd kwok mcm kwok-driver &
+  local runtime=$!
+  lane pulumi kubernetes-plugin command-plugin cloud-plugins &
+  local engine=$! rc=0
+  wait "$runtime" || rc=$?
+  wait "$engine" || rc=$?
+  return "$rc"
 }
 
 export -f kube_version etcd_version kwok_version pulumi_version nodeagent_validate_version no_version

@@ -71,4 +71,28 @@ def name_checks(spec: LandscapeSpec) -> list[str]:
                     f"{at}: '{shoot.name}' in project '{shoot.project}' gives {what} '{name}', the same as "
                     f"shoots[{first}] ('{other.name}' in project '{other.project}'); rename one"
                 )
+    return lines + _bucket_lines(spec)
+
+
+def _bucket_lines(spec: LandscapeSpec) -> list[str]:
+    """A bucket holds one seed's backups: two seeds naming the same bucket would mix their shoots' entries."""
+    lines: list[str] = []
+    named: dict[str, int] = {}
+    for i, seed in enumerate(spec.seeds):
+        if seed.backup is None:
+            continue
+        if seed.backup.bucket is None:
+            if "google" in seed.name:
+                # Cloud Storage refuses any bucket name with it; the default arbor-<seed>-<hash> would carry it.
+                lines.append(
+                    f"landscape.seeds[{i}].backup.bucket: the default name arbor-{seed.name}-<hash> holds 'google', "
+                    "which bucket names may not: name the bucket"
+                )
+            continue
+        first = named.setdefault(seed.backup.bucket, i)
+        if first != i:
+            lines.append(
+                f"landscape.seeds[{i}].backup.bucket: '{seed.backup.bucket}' is seeds[{first}]'s bucket already "
+                "(a bucket holds one seed's backups): name another"
+            )
     return lines

@@ -26,6 +26,7 @@ def unsupported(plan: LandscapePlan) -> list[str]:
                 f"landscape.seeds[{i}].networks.ipFamilies: a seed on {seed.cluster.provider.value} is created IPv4, "
                 "IPv6 seeds are not supported yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"
             )
+    lines += _backups(plan)
     for i, shoot in enumerate(plan.shoots):
         provider = shoot.cluster.provider
         if provider is ProviderType.LOCAL:
@@ -60,5 +61,24 @@ def _self_hosted_on_cloud(i: int, shoot: ShootValues) -> list[str]:
             lines.append(
                 f"{at}.workers[{j}].minimum: a self-hosted shoot on {provider} runs its control plane on exactly "
                 f"one machine (one etcd member; minimum and maximum 1), not {pool.minimum}..{pool.maximum}"
+            )
+    return lines
+
+
+def _backups(plan: LandscapePlan) -> list[str]:
+    """Backups run where etcd-backup-restore runs beside etcd (cloud seeds) into a cloud's object store."""
+    lines = []
+    for i, seed in enumerate(plan.seeds):
+        if seed.backup is None:
+            continue
+        if seed.backup.provider is ProviderType.LOCAL:
+            lines.append(
+                f"landscape.seeds[{i}].backup.provider: local backups (an object store on loopback) are not run "
+                "yet: use gcp or aws, or leave backup out"
+            )
+        elif seed.cluster.provider is ProviderType.LOCAL:
+            lines.append(
+                f"landscape.seeds[{i}].backup: a local seed's etcd runs without etcd-backup-restore (kwok runs no "
+                "pods), so nothing would write to the bucket: leave backup out on local seeds"
             )
     return lines

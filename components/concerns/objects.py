@@ -49,3 +49,10 @@ class LoadBalancerService(KubeObject):
     def __init__(self, name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions) -> None:
         # An output property is asked for as None, as the typed Service does; the provider awaits the address.
         super().__init__(name, {**obj, "status": None}, opts)
+
+
+class Record(KubeObject):
+    """An object whose metadata the API server completes (its uid) is read back, e.g. a Shoot record's owner uid."""
+
+    if TYPE_CHECKING:
+        metadata: pulumi.Output[dict[str, Any]]

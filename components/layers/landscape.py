@@ -57,7 +57,14 @@ class Landscape(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, transformations=[_own_fields])
         garden = Garden(f"{name}-garden", plan.garden, providers(plan.garden.cluster.provider), child)
         seeds = {
-            s.name: Seed(seed_component(name, s.name), s, providers(s.cluster.provider), garden.access, child).access
+            s.name: Seed(
+                seed_component(name, s.name),
+                s,
+                providers(s.cluster.provider),
+                garden.access,
+                child,
+                backups=providers(s.backup.provider) if s.backup else None,
+            ).access
             for s in plan.seeds
         }
         self.shoots = {}

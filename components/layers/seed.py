@@ -3,7 +3,8 @@
 It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/render/machine_crds.py)
 that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
 `shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
-StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py).
+StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py). A seed with `backup` gets
+its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import GardenAccess, SeedAccess
+from components.bundles import BackupAccess, GardenAccess, SeedAccess
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
@@ -31,6 +32,8 @@ class Seed(pulumi.ComponentResource):
         infra: InfrastructureProvider,
         garden: GardenAccess,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        backups: InfrastructureProvider | None = None,
     ) -> None:
         super().__init__("arbor:seed:Seed", name, None, opts)
         cluster = infra.cluster(values.cluster, parent=self)
@@ -58,5 +61,24 @@ class Seed(pulumi.ComponentResource):
             KubeObject(f"{name}-storage-class", sc, on_cluster)
             for sc in storage.storage_classes(values.cluster.provider)
         ]
-        self.access = SeedAccess(values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage)
+        backup = self._backup(name, values, backups, garden)
+        self.access = SeedAccess(
+            values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage, backup=backup
+        )
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})
+
+    def _backup(
+        self, name: str, values: SeedValues, backups: InfrastructureProvider | None, garden: GardenAccess
+    ) -> BackupAccess | None:
+        """The seed's backup bucket in its provider's object store, and its BackupBucket record once it exists."""
+        if values.backup is None or backups is None:
+            return None
+        access = backups.backup_bucket(values.backup, parent=self)
+        KubeObject(
+            f"{name}-backup-record",
+            api.backup_bucket_record(values.backup),
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=garden.cluster.provider, depends_on=[*garden.api, *access.ready]
+            ),
+        )
+        return access

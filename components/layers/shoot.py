@@ -8,8 +8,8 @@ writes the record's status).
 A hosted shoot's control plane runs in its seed namespace: etcd main and events, then kube-apiserver, then
 kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them. A self-hosted
 shoot's control plane is the same pod specs as static pods, delivered with their credentials as files through
-the control-plane pool's OperatingSystemConfig (concerns/control_plane.py wires both). The backup entry joins
-the flow with the backup issue.
+the control-plane pool's OperatingSystemConfig (concerns/control_plane.py wires both). On a seed with backups, the
+shoot's BackupEntry record follows its Shoot record, and `etcd-backup` joins the control plane's Secrets.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
+from components import naming
+from components.bundles import BackupAccess, ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
 from components.concerns import first_machine
 from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import (
@@ -34,7 +35,7 @@ from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewr
 from components.concerns.exposure import api_records, arbor_kubeconfig, service_address
 from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
-from components.concerns.objects import KubeObject
+from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
 from components.concerns.system import system_components
 from components.concerns.workers import Workers
@@ -44,7 +45,7 @@ from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
-from components.render import api, controlplane, nodeagent, pki
+from components.render import api, backup, backup_restore, controlplane, nodeagent, pki
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
@@ -90,18 +91,22 @@ class Shoot(pulumi.ComponentResource):
         self.credentials = self._credentials(name, garden)
         self.encryption = etcd_encryption(name, values.encryption, parent=self)
         sources = self._sources(self.credentials)
+        if seed is not None and seed.backup is not None:
+            # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
+            sources[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
         rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
-        self.status = self._health(name, garden, seed, [record, *system, rewritten, *steps])
+        entry = self._backup_entry(name, garden, record, seed)
+        self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
         )
 
-    def _record(self, name: str, garden: GardenAccess) -> pulumi.Resource:
+    def _record(self, name: str, garden: GardenAccess) -> Record:
         """The Shoot record in its project's garden namespace."""
-        return KubeObject(
+        return Record(
             f"{name}-record",
             api.shoot_record(self.values),
             opts=pulumi.ResourceOptions(
@@ -110,6 +115,29 @@ class Shoot(pulumi.ComponentResource):
                 depends_on=[*garden.api, garden.namespaces[self.values.project]],
             ),
         )
+
+    def _backup_entry(
+        self, name: str, garden: GardenAccess, record: Record, seed: SeedAccess | None
+    ) -> list[pulumi.Resource]:
+        """The BackupEntry record `<technical id>--<uid>` of a shoot on a seed with backups, owned by its Shoot.
+
+        The uid is the Shoot record's: a shoot made again under the same name never writes into the old entry.
+        """
+        backup = self.values.backup
+        if seed is None or seed.backup is None or backup is None:
+            return []
+        entry = api.backup_entry_record(self.values, backup, "")
+        # Its name and owner reference wait for the uid the garden's API server gave the Shoot record.
+        metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, backup, m["uid"])["metadata"])
+        opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=[record])
+        return [KubeObject(f"{name}-backup-entry", {**entry, "metadata": metadata}, opts)]
+
+    def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
+        """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
+        tid = self.values.technical_id
+        prefix = record.metadata.apply(lambda m: backup_restore.entry_prefix(naming.backup_entry(tid, m["uid"])))
+        data = pulumi.Output.all(access.data, prefix).apply(lambda got: {**got[0], backup.KEY_PREFIX: got[1]})
+        return pulumi.Output.secret(data)
 
     def _infrastructure(self, infra: InfrastructureProvider) -> NetworkAccess:
         """The shoot's network, first: the control plane and nodes need it; its table reaches the preview."""

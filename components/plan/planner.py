@@ -15,6 +15,7 @@ from components.plan.catalogue import profiles as catalogue_profiles
 from components.plan.network import NetworkValues, plan_network
 from components.plan.nodes import with_nodes
 from components.plan.values import (
+    BackupValues,
     ClusterValues,
     CredentialsValues,
     DeletionValues,
@@ -49,7 +50,16 @@ def _cluster(
     )
 
 
-def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
+def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | None:
+    """A seed's backup bucket: its region defaults to the seed's; its name is unique per domain and stack."""
+    if spec.backup is None:
+        return None
+    domain = garden.dns.domain if garden.dns else ""
+    bucket = spec.backup.bucket or naming.backup_bucket(spec.name, domain, stack)
+    return BackupValues(spec.backup.provider, spec.backup.region or spec.region, bucket, spec.name)
+
+
+def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:
     """Values of one seed, with the namespaces of the shoots it hosts."""
     hosted = tuple(naming.shoot_namespace(s.project, s.name) for s in shoots if s.seed == spec.name)
     return SeedValues(
@@ -62,6 +72,7 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec]) -> SeedValues:
         shoot_namespaces=hosted,
         ip_families=tuple(f.value for f in spec.networks.ip_families),
         networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
+        backup=_backup(stack, spec, garden),
     )
 
 
@@ -155,6 +166,7 @@ def _shoot(
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
         etcd_volumes=storage.etcd_volumes(None if spec.self_hosted else networking.provider),
+        backup=None if seed is None or spec.self_hosted else _backup(stack, seed, garden),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
@@ -208,7 +220,7 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
         ),
         encryption=_encryption(spec.garden.encryption) if spec.garden.encryption else None,
     )
-    seeds = tuple(_seed(stack, s, spec.shoots) for s in spec.seeds)
+    seeds = tuple(_seed(stack, s, spec.shoots, spec.garden) for s in spec.seeds)
     by_name = {s.name: s for s in spec.seeds}
     catalogue = catalogue_profiles(spec.cloud_profiles)
     shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden, catalogue) for s in spec.shoots)

@@ -65,6 +65,16 @@ class GardenValues:
 
 
 @dataclass(frozen=True)
+class BackupValues:
+    """A seed's backup bucket: in which provider's object store and region, under which name."""
+
+    provider: ProviderType
+    region: str
+    bucket: str
+    seed: str
+
+
+@dataclass(frozen=True)
 class SeedValues:
     """Values of one Seed component; `shoot_namespaces` are those of the shoots it hosts."""
 
@@ -76,6 +86,8 @@ class SeedValues:
     # The seed's own families and ranges (`nodes`, `pods`, `services`), recorded for policies and reviewers.
     ip_families: tuple[str, ...] = ("IPv4",)
     networks: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Where its shoots' etcd backups and state are kept; None: no backups (refused once it hosts shoots).
+    backup: BackupValues | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +183,8 @@ class ShootValues:
     dns: DnsValues | None = None
     # Each etcd's persistent volume by role (main, events) on a cloud seed; empty: emptyDir (local seeds, static).
     etcd_volumes: dict[str, EtcdVolume] = field(default_factory=dict)
+    # Its seed's backup bucket, where its backup entry `<technical id>--<uid>` is (None: self-hosted, no backups).
+    backup: BackupValues | None = None
     # Derived once by the planner (components/plan/network.py, nodes.py); the layers and providers read them here.
     network_plan: NetworkPlan = field(kw_only=True)
     topology: Topology = field(kw_only=True)

@@ -15,12 +15,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components import naming
-from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
+from components.bundles import BackupAccess, ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
 from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
-from components.providers import aws_control_plane, aws_credentials, aws_network, aws_storage, cloud
+from components.plan.values import BackupValues, ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
+from components.providers import aws_backup, aws_control_plane, aws_credentials, aws_network, aws_storage, cloud
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -148,6 +148,10 @@ class AwsProvider(cloud.CloudProvider):
     ) -> MachineCredentials:
         """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
         return aws_credentials.machine_credentials(shoot, network, parent)
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone."""
+        return aws_backup.backup_bucket(values, parent)
 
     def build_control_plane_machine(
         self,

@@ -11,9 +11,16 @@ from typing import Any, Protocol
 
 import pulumi
 
-from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess, SeedAccess
+from components.bundles import (
+    BackupAccess,
+    ClusterAccess,
+    ExposedControlPlane,
+    MachineCredentials,
+    NetworkAccess,
+    SeedAccess,
+)
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.render.machines import Object, Sidecar
 
 
@@ -111,5 +118,12 @@ class InfrastructureProvider(Protocol):
 
         `bundle` is its packed first boot (render/first_boot.py), kept where only that machine may read it. Local
         self-hosted shoots' nodes are kwok nodes arbor registers (`shoot_api`'s machines): not called there.
+        """
+        ...
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """A seed's backup bucket in this provider's object store, and an identity that may use that bucket alone.
+
+        The bucket is protected and outlives its seed in the cloud (retained): backups are never deleted with it.
         """
         ...

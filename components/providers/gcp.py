@@ -14,11 +14,11 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components import naming
-from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
+from components.bundles import BackupAccess, ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
-from components.plan.values import ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
-from components.providers import cloud, gcp_control_plane, gcp_credentials, gcp_network
+from components.plan.values import BackupValues, ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
+from components.providers import cloud, gcp_backup, gcp_control_plane, gcp_credentials, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -112,6 +112,10 @@ class GcpProvider(cloud.CloudProvider):
     ) -> MachineCredentials:
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone."""
+        return gcp_backup.backup_bucket(values, parent)
 
     def build_control_plane_machine(
         self,

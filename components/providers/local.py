@@ -16,9 +16,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess, SeedAccess
+from components.bundles import (
+    BackupAccess,
+    ClusterAccess,
+    ExposedControlPlane,
+    MachineCredentials,
+    NetworkAccess,
+    SeedAccess,
+)
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
-from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
@@ -287,6 +294,10 @@ class LocalProvider:
     ) -> MachineCredentials | None:
         """None: kwok machines call no cloud."""
         return None
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """Not yet: local backups are refused by the checks (components/checks/support.py) before anything runs."""
+        raise NotImplementedError(f"seed {values.seed}: local backup buckets are not run yet")
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""

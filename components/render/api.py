@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.naming import API_GROUP, API_VERSION
-from components.plan.values import ProjectValues, SeedValues, ShootValues
+from components.naming import API_GROUP, API_VERSION, backup_entry
+from components.plan.values import BackupValues, ProjectValues, SeedValues, ShootValues
 
 Object = dict[str, Any]
 STRING: Object = {"type": "string"}
@@ -159,6 +159,37 @@ def shoot_crd() -> Object:
     ])  # fmt: skip
 
 
+def backup_bucket_crd() -> Object:
+    """BackupBucket: a seed's bucket in an object store, where its shoots' backup entries are."""
+    provider = {"type": "object", "required": ["type", "region"], "properties": {"type": STRING, "region": STRING}}
+    spec = {
+        "type": "object",
+        "required": ["provider", "seedName"],
+        "properties": {"provider": provider, "seedName": STRING},
+    }
+    return _crd("BackupBucket", "backupbuckets", "Cluster", spec, None, [
+        {"name": "Provider", "type": "string", "jsonPath": ".spec.provider.type"},
+        {"name": "Region", "type": "string", "jsonPath": ".spec.provider.region"},
+        {"name": "Seed", "type": "string", "jsonPath": ".spec.seedName"},
+    ])  # fmt: skip
+
+
+def backup_entry_crd() -> Object:
+    """BackupEntry: a shoot's prefix in its seed's bucket; its status names the latest full etcd snapshot."""
+    spec = {
+        "type": "object",
+        "required": ["bucketName", "seedName"],
+        "properties": {"bucketName": STRING, "seedName": STRING},
+    }
+    snapshot = {"type": "object", "properties": {"name": STRING, "time": {"type": "string", "format": "date-time"}}}
+    status = {"type": "object", "properties": {"latestFullSnapshot": snapshot}}
+    return _crd("BackupEntry", "backupentries", "Namespaced", spec, status, [
+        {"name": "Bucket", "type": "string", "jsonPath": ".spec.bucketName"},
+        {"name": "Seed", "type": "string", "jsonPath": ".spec.seedName"},
+        {"name": "Latest full snapshot", "type": "date", "jsonPath": ".status.latestFullSnapshot.time"},
+    ])  # fmt: skip
+
+
 def internal_secret_crd() -> Object:
     """InternalSecret: a Secret in a project namespace that project members cannot read (no project role grants it).
 
@@ -181,7 +212,7 @@ def internal_secret_crd() -> Object:
 
 def crds() -> tuple[Object, ...]:
     """Every CRD of arbor's API."""
-    return (project_crd(), seed_crd(), shoot_crd(), internal_secret_crd())
+    return (project_crd(), seed_crd(), shoot_crd(), internal_secret_crd(), backup_bucket_crd(), backup_entry_crd())
 
 
 def _record(kind: str, name: str, spec: Object, namespace: str | None = None) -> Object:
@@ -232,4 +263,19 @@ def shoot_record(shoot: ShootValues) -> Object:
     record = _record("Shoot", shoot.name, spec, namespace=shoot.project_namespace)
     if shoot.labels:  # an empty map is dropped by the API server, and would show as a change on every preview
         record["metadata"]["labels"] = dict(shoot.labels)
+    return record
+
+
+def backup_bucket_record(backup: BackupValues) -> Object:
+    """The BackupBucket record of a seed's bucket, named as the bucket."""
+    provider = {"type": backup.provider.value, "region": backup.region}
+    return _record("BackupBucket", backup.bucket, {"provider": provider, "seedName": backup.seed})
+
+
+def backup_entry_record(shoot: ShootValues, backup: BackupValues, uid: str) -> Object:
+    """The BackupEntry record of a shoot (`<technical id>--<uid>`), owned by its Shoot record, as Gardener's."""
+    spec = {"bucketName": backup.bucket, "seedName": backup.seed}
+    record = _record("BackupEntry", backup_entry(shoot.technical_id, uid), spec, namespace=shoot.project_namespace)
+    owner = {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "Shoot", "name": shoot.name, "uid": uid}
+    record["metadata"]["ownerReferences"] = [owner]
     return record

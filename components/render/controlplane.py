@@ -22,7 +22,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import exposure, pki, storage
+from components.render import backup_restore, exposure, pki, storage
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -146,6 +146,8 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
         pod["volumes"] = [{"name": "data", "emptyDir": {}}]
     for secret in tls.values():
         _mount(container, pod, secret)
+    if role == "main" and shoot.backup is not None:  # Gardener backs up etcd main only
+        _mount(backup_restore.add_sidecar(pod, container, shoot, client, _path), pod, pki.ETCD_CLIENT)
     statefulset = {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -158,17 +160,19 @@ def etcd(shoot: ShootValues, role: str, topology: Topology) -> Workload:
             **(storage.claim_templates(volume) if volume else {}),
         },
     }
-    service = {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": _metadata(shoot, f"{name}-client", labels),
-        "spec": {
-            "type": "ClusterIP",
-            "selector": dict(labels),
-            "ports": [{"name": "client", "port": client, "targetPort": client}],
-        },
+    return Workload(
+        component=name, kind="StatefulSet", object=statefulset, service=_client(shoot, name, labels, client)
+    )
+
+
+def _client(shoot: ShootValues, etcd: str, labels: dict[str, str], port: int) -> Object:
+    """The ClusterIP Service `<etcd>-client` that kube-apiserver reaches an etcd at."""
+    spec = {
+        "type": "ClusterIP",
+        "selector": dict(labels),
+        "ports": [{"name": "client", "port": port, "targetPort": port}],
     }
-    return Workload(component=name, kind="StatefulSet", object=statefulset, service=service)
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _metadata(shoot, f"{etcd}-client", labels), "spec": spec}
 
 
 def _deployment(shoot: ShootValues, name: str, labels: dict[str, str], pod: Object, replicas: int) -> Object:

@@ -109,6 +109,23 @@ def _region(value: str) -> str:
     return value
 
 
+# Names S3 and Cloud Storage reserve (prefixes and suffixes of AWS's access points, Google's own names).
+BUCKET_RESERVED_PREFIXES = ("xn--", "sthree-", "goog", "amzn-s3-demo-")
+BUCKET_RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", "--x-s3")
+
+
+def bucket_name(value: str) -> str:
+    """An object-store bucket's name both S3 and Cloud Storage accept: a DNS label of 3 to 63 characters."""
+    if not (3 <= len(value) <= 63) or not DNS_LABEL.fullmatch(value):
+        raise ValueError(
+            f"{shown(value)} is not a bucket name (3 to 63 lower-case letters, digits and '-', starting and ending "
+            "with a letter or digit)"
+        )
+    if value.startswith(BUCKET_RESERVED_PREFIXES) or value.endswith(BUCKET_RESERVED_SUFFIXES) or "google" in value:
+        raise ValueError(f"{shown(value)} is a bucket name the object stores reserve (e.g. 'goog…', 'xn--…')")
+    return value
+
+
 def secret_key(value: str) -> str:
     """The name of a secret config key of this stack; its content (a kubeconfig, a key) is refused unshown."""
     if not value:
@@ -225,6 +242,7 @@ Zone = Annotated[str, label_value("topology.kubernetes.io/zone")]
 Zones = Annotated[list[Zone], AfterValidator(unique)]
 SecretKey = Annotated[str, AfterValidator(secret_key)]
 Region = Annotated[str, Field(min_length=1, max_length=63), AfterValidator(_region)]
+BucketName = Annotated[str, AfterValidator(bucket_name)]
 
 
 class Model(BaseModel):

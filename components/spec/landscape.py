@@ -19,6 +19,7 @@ from components.spec import cidrs
 from components.spec.catalogue import CloudProfiles
 from components.spec.fields import (
     DNS_LABEL,
+    BucketName,
     DnsLabel,
     DnsSubdomain,
     Model,
@@ -125,10 +126,13 @@ class SeedNetworks(Model):
 
 
 class BackupSpec(Model):
-    """Where the seed keeps its shoots' etcd backups (a directory bucket on local)."""
+    """Where the seed keeps its shoots' etcd backups and state: a bucket arbor makes in an object store."""
 
-    provider: ProviderType
-    region: str | None = None
+    provider: ProviderType = Field(description="The object store's provider: gcp (Cloud Storage) or aws (S3).")
+    region: Region | None = Field(None, description="The bucket's region (default: the seed's).")
+    bucket: BucketName | None = Field(
+        None, description="The bucket's name, unique in its object store (default: arbor-<seed>-<hash>)."
+    )
 
 
 class SeedSpec(Model):
@@ -148,14 +152,6 @@ class SeedSpec(Model):
     def _location(cls, data: Any) -> Any:
         """A local seed runs in region `local`, zone `local-a`, unless it says otherwise."""
         return local_location(data)
-
-    @field_validator("backup")
-    @classmethod
-    def _backup(cls, value: BackupSpec | None) -> BackupSpec | None:
-        """Refused until backups run: accepted, it would promise backups that are never taken."""
-        if value is not None:
-            raise ValueError("etcd backups are not run yet (they come with the backups issue): leave backup out")
-        return value
 
     @field_validator("extensions")
     @classmethod

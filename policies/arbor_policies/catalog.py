@@ -107,6 +107,9 @@ POLICIES: tuple[Policy, ...] = (
     Policy("eks-endpoint-restricted", "An EKS API endpoint on the internet limits its source ranges.",
            cloud.eks_public_endpoint),
     Policy("gke-deletion-protection", "GKE clusters keep deletion protection on.", cloud.gke_deletion_protection),
+    Policy("backup-buckets-private-and-versioned",
+           "Backup buckets are never public, keep old versions and are never force-destroyed.",
+           cloud.backup_bucket_safety),
 )  # fmt: skip
 
 

@@ -11,6 +11,11 @@ MACHINE_CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 GKE_CLUSTER = "gcp:container/cluster:Cluster"
 WORLD = ("0.0.0.0/0", "::/0")
+GCS_BUCKET = "gcp:storage/bucket:Bucket"
+S3_BUCKET = "aws:s3/bucket:Bucket"
+S3_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+S3_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
+S3_BLOCKS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 
 
 def _class_spec(r: Resource, provider: str) -> Mapping[str, Any] | None:
@@ -92,3 +97,25 @@ def gke_deletion_protection(r: Resource, config: Mapping[str, Any]) -> list[str]
     if r.type != GKE_CLUSTER or r.props.get("deletionProtection") is not False:
         return []
     return [f"GKE cluster {r.name} has deletion protection off: set deletion_protection=True"]
+
+
+def backup_bucket_safety(r: Resource, config: Mapping[str, Any]) -> list[str]:
+    """Backup buckets are never public, keep old versions, and are never destroyed with their objects."""
+    problems = []
+    if r.type in (GCS_BUCKET, S3_BUCKET) and r.props.get("forceDestroy") is True:
+        problems.append("forceDestroy deletes every backup with the bucket: set force_destroy=False")
+    if r.type == GCS_BUCKET:
+        if r.props.get("uniformBucketLevelAccess") is False:
+            problems.append("object ACLs are allowed: set uniform_bucket_level_access=True")
+        if r.props.get("publicAccessPrevention") not in (None, "enforced"):
+            problems.append("public access is not prevented: set public_access_prevention='enforced'")
+        if mapping(r.props.get("versioning")).get("enabled") is not True and r.props.get("versioning") is not None:
+            problems.append("versioning is off: a deleted or overwritten snapshot is gone at once")
+    if r.type == S3_PUBLIC_ACCESS_BLOCK:
+        problems += [f"{k} is not set: public access is not blocked" for k in S3_BLOCKS if r.props.get(k) is False]
+    if r.type == S3_VERSIONING and mapping(r.props.get("versioningConfiguration")).get("status") not in (
+        None,
+        "Enabled",
+    ):
+        problems.append("versioning is not enabled: a deleted or overwritten snapshot is gone at once")
+    return [f"{r.kind} {r.name}: {p}" for p in problems]

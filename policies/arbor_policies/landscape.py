@@ -20,10 +20,13 @@ ADMIN_KUBECONFIG = f"{DYNAMIC}AdminKubeconfig"
 CERTIFICATE = f"{DYNAMIC}Certificate"
 AUTHORITY = f"{DYNAMIC}CertificateAuthority"
 LOCAL_CLUSTER = f"{DYNAMIC}LocalCluster"
-# What holds data that cannot be made again: keys and CAs (every credential of a shoot), and the clusters whose
-# etcd holds a landscape's objects. A hosted etcd StatefulSet is not among them: its volume claims outlive it.
+# What holds data that cannot be made again: keys and CAs (every credential of a shoot), the clusters whose etcd
+# holds a landscape's objects, and backup buckets. A hosted etcd StatefulSet is not among them: its volume claims
+# outlive it.
 KEY_MATERIAL = (AUTHORITY, f"{DYNAMIC}ServiceAccountKey", f"{DYNAMIC}EncryptionKeys")
 CLUSTERS = (LOCAL_CLUSTER, "gcp:container/cluster:Cluster", "aws:eks/cluster:Cluster")
+# And the buckets that hold the shoots' etcd backups.
+BUCKETS = ("gcp:storage/bucket:Bucket", "aws:s3/bucket:Bucket")
 ENCRYPTION_FLAG = "--encryption-provider-config="
 DAY = 86400
 
@@ -145,8 +148,8 @@ def encryption_at_rest(r: Resource, config: Mapping[str, Any]) -> list[str]:
 
 
 def data_protected(r: Resource, config: Mapping[str, Any]) -> list[str]:
-    """Resources that hold data which cannot be made again (keys, CAs, clusters) are `protect`ed against deletion."""
-    if r.protect or r.type not in (*KEY_MATERIAL, *CLUSTERS):
+    """What holds data that cannot be made again (keys, CAs, clusters, backups) is `protect`ed against deletion."""
+    if r.protect or r.type not in (*KEY_MATERIAL, *CLUSTERS, *BUCKETS):
         return []
     return [
         f"{r.label()} is not protected: deleting it loses data that cannot be made again; register it with "

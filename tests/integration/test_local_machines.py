@@ -115,30 +115,26 @@ def test_each_machine_is_a_kwok_node_that_joined_with_its_bootstrap_token(local_
     assert f"machine {machine['metadata']['name']}: its bootstrap token authenticates as system:bootstrap:" in text
 
 
-def test_a_new_minimum_scales_and_a_roll_stays_within_max_surge(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN pool-a WHEN its minimum grows THEN MCM scales; WHEN its type changes THEN it rolls within maxSurge."""
+def test_a_new_minimum_scales_and_each_roll_worthy_change_rolls_within_max_surge(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN pool-a WHEN its minimum grows THEN MCM scales; WHEN its type, then its image changes THEN each rolls.
+
+    One sequence (one way back at the end, itself a roll): each roll replaces every machine within maxSurge 1 and
+    maxUnavailable 0 (Gardener's defaults), and the preview announced it.
+    """
+    machine = LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"]
+    large = {**machine, "type": "local-large"}
     try:
         local_stack.set_config({"arbor:landscape": with_pool(minimum=2, maximum=3)})
         local_stack.up()
         before = assert_running_with_nodes(local_stack, tmp_path, 2)
-        # A roll: new class, machines replaced one at a time (maxSurge 1, maxUnavailable 0: Gardener's defaults).
-        assert_rolls(local_stack, tmp_path, with_pool(minimum=2, maximum=3, machine={
-            **LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"], "type": "local-large"}), before)  # fmt: skip
+        assert_rolls(local_stack, tmp_path, with_pool(minimum=2, maximum=3, machine=large), before)
         for node in nodes_of(local_stack, tmp_path).values():
             assert node["metadata"]["labels"]["node.kubernetes.io/instance-type"] == "local-large"
-    finally:
-        local_stack.set_config({"arbor:landscape": LOCAL_LANDSCAPE})
-        local_stack.up()
-    assert_running_with_nodes(local_stack, tmp_path, 1)
-
-
-def test_a_new_image_version_rolls_the_pool(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN pool-a WHEN its image version changes THEN the preview says it rolls and MCM replaces its machine."""
-    machine = LOCAL_LANDSCAPE["shoots"][0]["workers"][0]["machine"]
-    before = assert_running_with_nodes(local_stack, tmp_path, 1)
-    try:
-        assert_rolls(local_stack, tmp_path, with_pool(machine={**machine, "image": {
-            **machine["image"], "version": "1877.1.0"}}), before)  # fmt: skip
+        before = assert_running_with_nodes(local_stack, tmp_path, 2)
+        newer = {**large, "image": {**machine["image"], "version": "1877.1.0"}}
+        assert_rolls(local_stack, tmp_path, with_pool(minimum=2, maximum=3, machine=newer), before)
     finally:
         local_stack.set_config({"arbor:landscape": LOCAL_LANDSCAPE})
         local_stack.up()

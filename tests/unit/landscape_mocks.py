@@ -50,10 +50,18 @@ class Mocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs) | OUTPUTS.get(args.typ, {})
         if args.typ.endswith(":LocalCluster"):
             outputs["kubeconfig"] = f"kubeconfig of {args.name}"
-        return f"{args.name}-id", outputs
+        return f"{args.name}-id", with_uid(args, outputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         return {}, []  # the SDK iterates the failures: None would crash it
+
+
+def with_uid(args: pulumi.runtime.MockResourceArgs, outputs: dict[str, Any]) -> dict[str, Any]:
+    """The outputs of a Kubernetes object with the uid its API server gives it (a Shoot record's names its entry)."""
+    metadata = outputs.get("metadata")
+    if args.typ.startswith("kubernetes:") and isinstance(metadata, dict):
+        return {**outputs, "metadata": {**metadata, "uid": f"uid-{args.name}"}}
+    return outputs
 
 
 @dataclass

@@ -43,6 +43,14 @@ REGIONAL = {
     "aws:ec2/securityGroup:SecurityGroup",
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+    # The seed's backup bucket and its settings (the seed's region unless backup.region says otherwise).
+    "aws:s3/bucket:Bucket",
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+    "aws:s3/bucketVersioning:BucketVersioning",
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+    "aws:s3/bucketPolicy:BucketPolicy",
 }
 REGIONAL_INVOKES = {"aws:ec2/getVpc:getVpc", "aws:ec2/getSubnets:getSubnets", "aws:ec2/getAmi:getAmi"}
 VPC_IPV6 = "2a05:d018:abcd:ef00::/56"

@@ -80,6 +80,8 @@ def test_garden_projects_and_rbac(mocks: Mocks) -> pulumi.Output[None]:
             n for n, t in mocks.types.items() if t.endswith("CustomResourceDefinition") and n.startswith("arbor-garden")
         )
         assert crds == [
+            "arbor-garden-crd-backupbuckets",
+            "arbor-garden-crd-backupentries",
             "arbor-garden-crd-internalsecrets",
             "arbor-garden-crd-projects",
             "arbor-garden-crd-seeds",

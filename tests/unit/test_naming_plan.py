@@ -10,7 +10,7 @@ from components.checks.support import unsupported
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
 from components.plan.values import ClusterValues
-from components.spec.fields import DNS_LABEL
+from components.spec.fields import DNS_LABEL, SpecError
 from tests.unit.spec_cases import base
 
 
@@ -111,9 +111,72 @@ def test_plan_of_the_local_landscape() -> None:
             ["landscape.seeds[0].networks.ipFamilies: a seed on aws is created IPv4, IPv6 seeds are not supported "
              "yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"],
         ),
+        (
+            {"seeds": [{**base()["seeds"][0], "backup": {"provider": "local"}}]},
+            ["landscape.seeds[0].backup.provider: local backups (an object store on loopback) are not run yet: use "
+             "gcp or aws, or leave backup out"],
+        ),
+        (
+            {"seeds": [{**base()["seeds"][0], "backup": {"provider": "aws", "region": "eu-west-1"}}]},
+            ["landscape.seeds[0].backup: a local seed's etcd runs without etcd-backup-restore (kwok runs no pods), "
+             "so nothing would write to the bucket: leave backup out on local seeds"],
+        ),
+        (
+            {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],
+                        "backup": {"provider": "aws", "region": "eu-west-1"}}],
+             "shoots": []},
+            [],
+        ),
     ],
 )  # fmt: skip
 def test_unsupported_requests_are_refused_before_any_change(change: dict[str, object], lines: list[str]) -> None:
     """GIVEN a valid landscape asking for what arbor does not run yet WHEN planned THEN each request is a line."""
     raw = {**base(), "shoots": [base()["shoots"][0], base()["shoots"][1]], **change}
     assert unsupported(plan_landscape(parse_landscape(raw), "local")) == lines
+
+
+def test_a_seeds_backup_bucket_is_named_once_for_its_domain_and_stack() -> None:
+    """GIVEN seeds with and without a bucket name WHEN planned THEN the default is arbor-<seed>-<hash> in its region.
+
+    The hash covers the landscape's DNS domain and the stack: another landscape's seed of the same name gets another
+    bucket name (bucket names are global), and planning again gives the same one.
+    """
+    seeds = [
+        {"name": "s1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],
+         "backup": {"provider": "gcp"}},
+        {"name": "s2", "provider": "aws", "region": "eu-west-1", "zones": ["eu-west-1a"],
+         "backup": {"provider": "aws", "region": "eu-central-1", "bucket": "team-backups"}},
+        {"name": "s3", "provider": "aws", "region": "eu-west-1", "zones": ["eu-west-1a"]},
+    ]  # fmt: skip
+    dns = {"provider": "aws-route53", "zone": "Z1", "domain": "example.com"}
+    spec = parse_landscape({"garden": {**base()["garden"], "dns": dns}, "seeds": seeds})
+    one, two, three = (s.backup for s in plan_landscape(spec, "prod").seeds)
+    assert one is not None and two is not None and three is None
+    assert one.bucket == f"arbor-s1-{naming.short_hash('example.com', 'prod', 's1', length=10)}"
+    assert (one.provider, one.region, one.seed) == (ProviderType.GCP, "europe-west1", "s1")
+    assert (two.bucket, two.region, two.provider) == ("team-backups", "eu-central-1", ProviderType.AWS)
+    other = parse_landscape({"garden": {**base()["garden"], "dns": {**dns, "domain": "example.org"}}, "seeds": seeds})
+    assert plan_landscape(other, "prod").seeds[0].backup != one
+    assert plan_landscape(spec, "prod").seeds[0].backup == one
+
+
+def test_a_long_seed_name_still_gives_a_bucket_name_of_63_characters() -> None:
+    """GIVEN the longest seed name WHEN its bucket is named THEN it is a valid bucket name ending in its hash."""
+    name = naming.backup_bucket("s" * 63, "example.com", "prod")
+    assert len(name) <= 63 and DNS_LABEL.fullmatch(name)
+    assert name.endswith(naming.short_hash("example.com", "prod", "s" * 63, length=10))
+
+
+def test_two_seeds_naming_one_bucket_are_refused() -> None:
+    """GIVEN two seeds naming the same bucket WHEN checked THEN the second is refused at its bucket field."""
+    seeds = [
+        {"name": n, "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],
+         "backup": {"provider": "gcp", "bucket": "shared-backups"}}
+        for n in ("s1", "s2")
+    ]  # fmt: skip
+    with pytest.raises(SpecError) as refused:
+        parse_landscape({"garden": base()["garden"], "seeds": seeds})
+    assert refused.value.lines == [
+        "landscape.seeds[1].backup.bucket: 'shared-backups' is seeds[0]'s bucket already (a bucket holds one seed's "
+        "backups): name another"
+    ]

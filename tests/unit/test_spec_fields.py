@@ -200,12 +200,22 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         ],
     ),
     (
-        "backup",
-        changed("seeds[0].backup", {"provider": "local"}),
+        "backup bucket not a name",
+        changed("seeds[0].backup", {"provider": "gcp", "bucket": "Backups_1"}),
         [
             (
-                "landscape.seeds[0].backup: etcd backups are not run yet (they come with the backups "
-                "issue): leave backup out"
+                "landscape.seeds[0].backup.bucket: 'Backups_1' is not a bucket name (3 to 63 lower-case letters, "
+                "digits and '-', starting and ending with a letter or digit)"
+            ),
+        ],
+    ),
+    (
+        "backup bucket reserved",
+        changed("seeds[0].backup", {"provider": "aws", "bucket": "my-google-backups"}),
+        [
+            (
+                "landscape.seeds[0].backup.bucket: 'my-google-backups' is a bucket name the object stores "
+                "reserve (e.g. 'goog…', 'xn--…')"
             ),
         ],
     ),

@@ -100,7 +100,10 @@ INVALID: list[tuple[str, object, list[str]]] = [
     (
         "seed backup without provider",
         changed("seeds[0].backup", {"region": "x"}),
-        ["landscape.seeds[0].backup.provider: required field is missing"],
+        [
+            "landscape.seeds[0].backup.provider: required field is missing: the object store's provider: gcp (Cloud "
+            "Storage) or aws (S3)"
+        ],
     ),
     (
         "seed cluster unknown field",

@@ -1,0 +1,93 @@
+"""A seed's backup bucket and what may use it, pure: its safety settings, the rights of its identity, `etcd-backup`.
+
+Gardener's provider extensions make each seed's bucket private and encrypted, deny plain HTTP, abort stale
+multipart uploads, and hand etcd-backup-restore a Secret `etcd-backup` in the shoot's seed namespace with the
+bucket's credentials and name under the keys it reads. arbor keeps versioning on as well, and its identity may
+read, write and delete objects of that one bucket only, never a version for good: a deleted or overwritten
+snapshot stays a noncurrent version until the lifecycle expires it, whoever holds the key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.kinds import ProviderType
+
+# The Secret etcd-backup-restore reads in the shoot's seed namespace (Gardener's name), and its keys.
+ETCD_BACKUP_SECRET = "etcd-backup"
+KEY_BUCKET = "bucketName"
+# arbor's key beside Gardener's: where in the bucket the shoot's entry is (its name holds the Shoot record's uid).
+KEY_PREFIX = "storePrefix"
+KEY_REGION = "region"
+KEY_ACCESS_KEY_ID, KEY_SECRET_ACCESS_KEY = "accessKeyID", "secretAccessKey"
+KEY_SERVICE_ACCOUNT = "serviceaccount.json"
+# Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
+# deleted by garbage collection, or by anyone) are kept this long before they expire.
+ABORT_MULTIPART_DAYS = 7
+NONCURRENT_DAYS = 30
+# gcp: the role the backup identity gets on its bucket alone.
+GCP_BUCKET_ROLE = "roles/storage.objectAdmin"
+# The labels and tags every backup resource carries (the seed it belongs to).
+OWNER_TAG = "arbor.dev/seed"
+
+
+def aws_bucket_arn(partition: str, bucket: str) -> str:
+    """The ARN of an S3 bucket."""
+    return f"arn:{partition}:s3:::{bucket}"
+
+
+def aws_bucket_policy(partition: str, bucket: str) -> dict[str, Any]:
+    """The bucket policy: no request over plain HTTP or TLS older than 1.2, as Gardener's aws buckets deny."""
+    arn = aws_bucket_arn(partition, bucket)
+    everything = [arn, f"{arn}/*"]
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "DenyInsecureTransport", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+             "Resource": everything, "Condition": {"Bool": {"aws:SecureTransport": "false"}}},
+            {"Sid": "DenyOutdatedTLS", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+             "Resource": everything, "Condition": {"NumericLessThan": {"s3:TlsVersion": "1.2"}}},
+        ],
+    }  # fmt: skip
+
+
+def aws_identity_policy(partition: str, bucket: str) -> dict[str, Any]:
+    """The backup identity's policy: objects of this bucket; no version deletion, no other bucket, no settings."""
+    arn = aws_bucket_arn(partition, bucket)
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Sid": "ListBucket", "Effect": "Allow", "Resource": arn,
+             "Action": ["s3:GetBucketLocation", "s3:ListBucket", "s3:ListBucketMultipartUploads"]},
+            {"Sid": "Objects", "Effect": "Allow", "Resource": f"{arn}/*",
+             "Action": ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
+                        "s3:PutObject"]},
+        ],
+    }  # fmt: skip
+
+
+def aws_lifecycle_rules() -> list[dict[str, Any]]:
+    """The bucket's lifecycle: stale multipart uploads aborted, noncurrent versions expired (whole bucket)."""
+    return [
+        {"id": "abort-incomplete-multipart-uploads", "status": "Enabled", "filter": {},
+         "abort_incomplete_multipart_upload": {"days_after_initiation": ABORT_MULTIPART_DAYS}},
+        {"id": "expire-noncurrent-versions", "status": "Enabled", "filter": {},
+         "noncurrent_version_expiration": {"noncurrent_days": NONCURRENT_DAYS}},
+    ]  # fmt: skip
+
+
+def gcp_lifecycle_rules() -> list[dict[str, Any]]:
+    """The bucket's lifecycle: stale multipart uploads aborted, noncurrent versions deleted."""
+    return [
+        {"action": {"type": "AbortIncompleteMultipartUpload"}, "condition": {"age": ABORT_MULTIPART_DAYS}},
+        {"action": {"type": "Delete"}, "condition": {"days_since_noncurrent_time": NONCURRENT_DAYS,
+                                                      "with_state": "ARCHIVED"}},
+    ]  # fmt: skip
+
+
+def etcd_backup_data(provider: ProviderType, bucket: str, region: str, credentials: dict[str, str]) -> dict[str, str]:
+    """The `etcd-backup` Secret's data: the identity's credentials, the bucket, and aws's region."""
+    data = {**credentials, KEY_BUCKET: bucket}
+    if provider is ProviderType.AWS:
+        data[KEY_REGION] = region
+    return data

@@ -1,0 +1,176 @@
+"""Each example stack's seeds keep their shoots' backups in a bucket of their own, registered under mocks.
+
+What an operator checks of a backup bucket before trusting it (Gardener's provider extensions make the same):
+private, encrypted, versioned, no plain HTTP, a lifecycle, an identity that can use that one bucket and nothing
+else, kept when its seed goes; and per shoot the BackupEntry record and the `etcd-backup` Secret etcd reads.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.plan.values import BackupValues
+from components.render import backup
+from tests.unit.test_example_stacks import PROVIDERS, SECRET, SHOOTS, STATEFULSET, Example
+from tests.unit.test_shoot_exposure import unwrapped
+
+BACKUP_BUCKET = "kubernetes:arbor.dev/v1alpha1:BackupBucket"
+BACKUP_ENTRY = "kubernetes:arbor.dev/v1alpha1:BackupEntry"
+SHOOT_RECORD = "kubernetes:arbor.dev/v1alpha1:Shoot"
+BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
+# The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
+SECRET_KEYS = {
+    "gcp": {"serviceaccount.json", "bucketName", "storePrefix"},
+    "aws": {"accessKeyID", "secretAccessKey", "bucketName", "region", "storePrefix"},
+}
+
+
+@pytest.fixture(scope="module")
+def examples() -> dict[str, Example]:
+    """Both example stacks, registered once for the tests of this module."""
+    return {provider: Example(provider) for provider in PROVIDERS}
+
+
+@pytest.fixture(params=PROVIDERS)
+def example(request: pytest.FixtureRequest, examples: dict[str, Example]) -> Example:
+    """Each example stack in turn."""
+    return examples[request.param]
+
+
+def _backups(example: Example) -> list[BackupValues]:
+    """The planned backup bucket of every seed of the example (each has one)."""
+    planned = [s.backup for s in example.plan.seeds]
+    assert all(planned), "every example seed keeps backups"
+    return [b for b in planned if b is not None]
+
+
+def binding_name(planned: BackupValues) -> str:
+    """The resource name of a gcp backup account's one binding, on its bucket."""
+    return f"arbor-seed-{planned.seed}-backup-object-admin"
+
+
+def _one(example: Example, type_: str, name: str) -> dict[str, Any]:
+    """The outputs of the one resource of a type and name."""
+    return example.of(type_)[name]
+
+
+def test_every_seed_gets_a_bucket_named_as_planned_that_outlives_it(example: Example) -> None:
+    """GIVEN the example's seeds WHEN registered THEN each bucket is protected and retained, never force-destroyed."""
+    for planned in _backups(example):
+        name = f"arbor-seed-{planned.seed}-backup"
+        bucket = _one(example, BUCKET[example.provider], name)
+        assert bucket.get("bucket", bucket.get("name")) == planned.bucket
+        assert bucket["forceDestroy"] is False
+        options = example.built.options[name]
+        assert options.protect is True and options.retain_on_delete is True
+    named = {b.seed: b.bucket for b in _backups(example)}
+    assert named[f"{example.provider}-euw4" if example.provider == "gcp" else "aws-euw1"].startswith("arbor-example-")
+
+
+def test_gcp_buckets_are_private_versioned_and_expire_old_versions(examples: dict[str, Example]) -> None:
+    """GIVEN a gcp seed's bucket WHEN registered THEN uniform access, no public access, versions, lifecycle."""
+    example = examples["gcp"]
+    for planned in _backups(example):
+        bucket = _one(example, BUCKET["gcp"], f"arbor-seed-{planned.seed}-backup")
+        assert bucket["uniformBucketLevelAccess"] is True
+        assert bucket["publicAccessPrevention"] == "enforced"
+        assert bucket["versioning"] == {"enabled": True}
+        assert bucket["location"] == planned.region
+        actions = {r["action"]["type"] for r in bucket["lifecycleRules"]}
+        assert actions == {"Delete", "AbortIncompleteMultipartUpload"}
+        binding = _one(example, "gcp:storage/bucketIAMMember:BucketIAMMember", binding_name(planned))
+        assert binding["bucket"] == planned.bucket and binding["role"] == "roles/storage.objectAdmin"
+        account = ("gcp:serviceaccount/account:Account", f"arbor-seed-{planned.seed}-backup-account")
+        assert binding["member"] == f"serviceAccount:{_one(example, *account)['email']}"
+        # Nothing else is granted to it: the seed's backup makes one binding, on its bucket.
+        prefix = f"arbor-seed-{planned.seed}-backup"
+        granted = [(t, n) for (t, n) in example.mocks.typed if ("IAM" in t or "iam" in t) and n.startswith(prefix)]
+        assert granted == [("gcp:storage/bucketIAMMember:BucketIAMMember", binding_name(planned))]
+
+
+def test_aws_buckets_are_private_encrypted_versioned_and_refuse_plain_http(examples: dict[str, Example]) -> None:
+    """GIVEN an aws seed's bucket WHEN registered THEN ownership enforced, public access blocked, SSE, TLS only."""
+    example = examples["aws"]
+    for planned in _backups(example):
+        name = f"arbor-seed-{planned.seed}-backup"
+        assert _one(example, BUCKET["aws"], name)["region"] == planned.region
+        assert _one(example, "aws:s3/bucketOwnershipControls:BucketOwnershipControls", f"{name}-ownership")["rule"] == {
+            "objectOwnership": "BucketOwnerEnforced"
+        }
+        block = _one(example, "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", f"{name}-public-access-block")
+        assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls",
+                                              "restrictPublicBuckets"))  # fmt: skip
+        sse = _one(example, "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+                   f"{name}-encryption")  # fmt: skip
+        assert sse["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+        versioning = _one(example, "aws:s3/bucketVersioning:BucketVersioning", f"{name}-versioning")
+        assert versioning["versioningConfiguration"] == {"status": "Enabled"}
+        lifecycle = _one(example, "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+                         f"{name}-lifecycle")  # fmt: skip
+        assert {r["id"] for r in lifecycle["rules"]} == {"abort-incomplete-multipart-uploads",
+                                                         "expire-noncurrent-versions"}  # fmt: skip
+        policy = json.loads(_one(example, "aws:s3/bucketPolicy:BucketPolicy", f"{name}-policy")["policy"])
+        denied = {json.dumps(s["Condition"], sort_keys=True) for s in policy["Statement"] if s["Effect"] == "Deny"}
+        assert denied == {'{"Bool": {"aws:SecureTransport": "false"}}', '{"NumericLessThan": {"s3:TlsVersion": "1.2"}}'}
+
+
+def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version(examples: dict[str, Example]) -> None:
+    """GIVEN an aws seed's backup user WHEN its policy is read THEN each grant is its bucket's, no version deleted."""
+    example = examples["aws"]
+    for planned in _backups(example):
+        policy = json.loads(_one(example, "aws:iam/userPolicy:UserPolicy", f"arbor-seed-{planned.seed}-backup-policy")
+                            ["policy"])  # fmt: skip
+        arn = f"arn:aws:s3:::{planned.bucket}"
+        for statement in policy["Statement"]:
+            assert statement["Effect"] == "Allow"
+            assert statement["Resource"] in (arn, f"{arn}/*")
+            actions = statement["Action"]
+            assert not [a for a in actions if "*" in a or "Version" in a or a.startswith("s3:PutBucket")]
+        assert _one(example, "aws:iam/user:User", f"arbor-seed-{planned.seed}-backup-user")["name"] == planned.bucket
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Example, shoot: str) -> None:
+    """GIVEN a hosted shoot on a seed with backups WHEN registered THEN its entry and etcd-backup Secret exist.
+
+    The entry is `<technical id>--<uid of its Shoot record>`, owned by that record, and names the seed's bucket;
+    the Secret in the shoot's seed namespace has the keys etcd-backup-restore reads and the entry's prefix, its
+    content kept secret.
+    """
+    values = next(s for s in example.plan.shoots if s.name == shoot)
+    assert values.backup is not None
+    prefix = SHOOTS[shoot]
+    uid = f"uid-{prefix}-record"
+    entry = _one(example, BACKUP_ENTRY, f"{prefix}-backup-entry")
+    assert entry["metadata"]["name"] == f"{values.technical_id}--{uid}"
+    assert entry["metadata"]["namespace"] == values.project_namespace
+    assert entry["metadata"]["ownerReferences"] == [
+        {"apiVersion": "arbor.dev/v1alpha1", "kind": "Shoot", "name": shoot, "uid": uid}
+    ]
+    assert entry["spec"] == {"bucketName": values.backup.bucket, "seedName": values.seed}
+    assert (SHOOT_RECORD, f"{prefix}-record") in example.waits_for(BACKUP_ENTRY, f"{prefix}-backup-entry")
+    name = f"{prefix}-secret-{backup.ETCD_BACKUP_SECRET}"
+    secret = _one(example, SECRET, name)
+    assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("etcd-backup", values.technical_id)
+    data = unwrapped(secret["stringData"])
+    assert set(data) == SECRET_KEYS[example.provider] and data["bucketName"] == values.backup.bucket
+    assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
+    # etcd main mounts it (backup-restore reads it), so it waits for it.
+    assert (SECRET, name) in example.waits_for(STATEFULSET, f"{prefix}-etcd-main")
+    assert "stringData" in (example.built.options[name].additional_secret_outputs or [])
+
+
+def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> None:
+    """GIVEN the example WHEN registered THEN a BackupBucket record per seed, named as its bucket, after the bucket."""
+    records = example.of(BACKUP_BUCKET)
+    for planned in _backups(example):
+        name = f"arbor-seed-{planned.seed}-backup-record"
+        assert records[name]["metadata"]["name"] == planned.bucket
+        assert records[name]["spec"] == {
+            "provider": {"type": example.provider, "region": planned.region},
+            "seedName": planned.seed,
+        }
+        assert (BUCKET[example.provider], f"arbor-seed-{planned.seed}-backup") in example.waits_for(BACKUP_BUCKET, name)
