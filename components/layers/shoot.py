@@ -123,12 +123,12 @@ class Shoot(pulumi.ComponentResource):
 
         The uid is the Shoot record's: a shoot made again under the same name never writes into the old entry.
         """
-        backup = self.values.backup
-        if seed is None or seed.backup is None or backup is None:
+        planned = self.values.backup
+        if seed is None or seed.backup is None or planned is None:
             return []
-        entry = api.backup_entry_record(self.values, backup, "")
+        entry = api.backup_entry_record(self.values, planned, "")
         # Its name and owner reference wait for the uid the garden's API server gave the Shoot record.
-        metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, backup, m["uid"])["metadata"])
+        metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, planned, m["uid"])["metadata"])
         opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=[record])
         return [KubeObject(f"{name}-backup-entry", {**entry, "metadata": metadata}, opts)]
 
