@@ -19,7 +19,6 @@ KEY_BUCKET = "bucketName"
 # arbor's key beside Gardener's: where in the bucket the shoot's entry is (its name holds the Shoot record's uid).
 KEY_PREFIX = "storePrefix"
 KEY_REGION = "region"
-KEY_ACCESS_KEY_ID, KEY_SECRET_ACCESS_KEY = "accessKeyID", "secretAccessKey"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
 # deleted by garbage collection, or by anyone) are kept this long before they expire.
