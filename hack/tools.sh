@@ -14,6 +14,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/hack/env.sh"
 
 export GOFLAGS=-mod=mod GOTOOLCHAIN=local GONOSUMDB=$ARBOR_UNLISTED_MODULES CGO_ENABLED=0
+# A cold build is bound by compiling on every core; the compiler collecting garbage less often does 14 % less
+# work for a few GB more memory (bench/README.md).
+export GOGC=${GOGC:-400}
 # hack/goproxy/ first: a module mirror of what the proxy does not serve (the command provider's release).
 export GOPROXY="file://$ROOT/hack/goproxy,${GOPROXY:-$(go env GOPROXY)}"
 WORK=$ARBOR_CACHE/build
