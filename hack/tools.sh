@@ -425,8 +425,8 @@ main() {
     return
   fi
   # Every tool `make up` needs (nodeagent-validate is only for its test, which asks for it), in two lanes side by
-  # side: a cold build is mostly compiling on every core, but downloads, code generation and links run on one,
-  # and the other lane's compiling fills them (bench/README.md has the cold times).
+  # side: downloads, code generation and links run on one core, and the other lane's compiling fills the rest.
+  # On two cores compiling alone keeps both busy, so the lanes gain nothing there (bench/README.md); they do on more.
   lane kubernetes etcd kwok mcm kwok-driver &
   local runtime=$!
   lane pulumi kubernetes-plugin command-plugin cloud-plugins &
