@@ -219,7 +219,7 @@ def test_aws_nodes_range_split_per_zone() -> None:
 def test_cloud_shoot_minimums_are_not_bound_by_the_local_limit() -> None:
     """GIVEN a hosted shoot on a gcp seed with 60 machines WHEN checked THEN no pydantic dump about local nodes."""
     doc = _pools((60, 60))
-    doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"])
+    doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"], backup={"provider": "gcp"})
     doc["shoots"][0]["workers"][0]["zones"] = ["europe-west1-b"]
     doc["shoots"] = doc["shoots"][:1]
     # No credentials named: arbor makes them (cloudCredentials: managed), so only the seed is refused.

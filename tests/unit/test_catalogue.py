@@ -189,6 +189,7 @@ def test_the_previous_stage_refuses_an_expired_version_only_for_a_new_shoot() ->
     """GIVEN the whole check WHEN web is new THEN refused as a change; WHEN its record runs it THEN a notice."""
     doc = expiring()
     doc["garden"]["dns"] = {"provider": "aws-route53", "zone": "Z0123456789", "domain": "example.com"}
+    doc["seeds"][0]["backup"] = {"provider": "aws"}
     with pytest.raises(RefusalError) as err:
         check(doc, "aws", lambda: {})
     assert err.value.heading.startswith("refused change")

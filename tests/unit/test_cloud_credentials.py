@@ -185,7 +185,7 @@ def test_consistent_modes_pass(mode: CloudCredentials, pasted: bool) -> None:
 def test_the_spec_field_reaches_the_checks() -> None:
     """GIVEN `cloudCredentials` in the spec WHEN the landscape is checked THEN its contradiction is refused there."""
     doc = _pools((1, 1))
-    doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"])
+    doc["seeds"][0].update(provider="gcp", region="europe-west1", zones=["europe-west1-b"], backup={"provider": "gcp"})
     doc["shoots"][0]["workers"][0]["zones"] = ["europe-west1-b"]
     doc["shoots"] = doc["shoots"][:1]
     doc["shoots"][0] |= {"cloudCredentials": "managed", "cloudCredentialsSecret": "gcpCredentials"}

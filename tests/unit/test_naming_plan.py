@@ -91,7 +91,7 @@ def test_plan_of_the_local_landscape() -> None:
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1",
-                        "zones": ["europe-west1-b", "europe-west1-c"]}],
+                        "zones": ["europe-west1-b", "europe-west1-c"], "backup": {"provider": "gcp"}}],
              "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
             ["landscape.shoots[0].seed: a shoot on a gcp seed is reached at api.<shoot>.<project>.<domain>: set "
              "landscape.garden.dns (the zone arbor writes its records in)"],
@@ -99,9 +99,18 @@ def test_plan_of_the_local_landscape() -> None:
         (
             {"garden": {**base()["garden"], "dns": {"provider": "google-clouddns", "zone": "z",
                                                     "domain": "example.com"}},
-             "seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"]}],
+             "seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],
+                        "backup": {"provider": "gcp"}}],
              "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
             [],
+        ),
+        (
+            {"garden": {**base()["garden"], "dns": {"provider": "google-clouddns", "zone": "z",
+                                                    "domain": "example.com"}},
+             "seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"]}],
+             "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
+            ["landscape.seeds[0].backup: seed 'local-1' hosts shoots (web) but has no backup bucket, so their etcd "
+             "would live only as long as its volume: give it backup: {provider: gcp}"],
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "aws", "region": "eu-west-1", "zones": ["eu-west-1a"],
