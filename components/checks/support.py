@@ -70,12 +70,12 @@ def _backups(plan: LandscapePlan) -> list[str]:
     lines = []
     for i, seed in enumerate(plan.seeds):
         if seed.backup is None:
-            hosted = [shoot.name for shoot in plan.shoots if shoot.seed == seed.name]
             # Local seeds join once the local object store runs; until then none can have a bucket.
-            if hosted and seed.cluster.provider is not ProviderType.LOCAL:
+            if seed.shoot_namespaces and seed.cluster.provider is not ProviderType.LOCAL:
                 provider = seed.cluster.provider.value
+                hosted = ", ".join(seed.shoot_namespaces)
                 lines.append(
-                    f"landscape.seeds[{i}].backup: seed '{seed.name}' hosts shoots ({', '.join(hosted)}) but has no "
+                    f"landscape.seeds[{i}].backup: seed '{seed.name}' hosts shoots ({hosted}) but has no "
                     f"backup bucket, so their etcd would live only as long as its volume: give it "
                     f"backup: {{provider: {provider}}}"
                 )

@@ -109,8 +109,8 @@ def test_plan_of_the_local_landscape() -> None:
                                                     "domain": "example.com"}},
              "seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"]}],
              "shoots": [{**base()["shoots"][0], "workers": [{**base()["shoots"][0]["workers"][0], "zones": []}]}]},
-            ["landscape.seeds[0].backup: seed 'local-1' hosts shoots (web) but has no backup bucket, so their etcd "
-             "would live only as long as its volume: give it backup: {provider: gcp}"],
+            ["landscape.seeds[0].backup: seed 'local-1' hosts shoots (shoot--dev--web) but has no backup bucket, so "
+             "their etcd would live only as long as its volume: give it backup: {provider: gcp}"],
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "aws", "region": "eu-west-1", "zones": ["eu-west-1a"],
