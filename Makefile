@@ -6,6 +6,10 @@ STACK ?= local
 # hack/env.sh reads the stack: plugin acquisition stays off for the local stack only.
 ENV := export ARBOR_STACK=$(STACK) && source hack/env.sh &&
 PYTEST_FLAGS ?=
+# The integration tests are CPU-bound in the engine, the programs and the API servers: workers share the cores
+# (bench/README.md, two test workers). `--dist loadfile` keeps each module on one worker, so a module's own stack
+# is made once and its tests run in order; each worker converges its own shared local stack.
+WORKERS := -n auto --maxprocesses 4 --dist loadfile
 # The policy pack `make preview` runs (POLICY_PACK= for none), and a --policy-pack-config file that overrides
 # policies/config.json's levels and settings (policies/README.md).
 POLICY_PACK ?= policies
@@ -70,11 +74,11 @@ unit: venv ## unit tests (Pulumi mocks, golden files, tables)
 	@$(ENV) .venv/bin/pytest tests/unit $(PYTEST_FLAGS)
 
 integration: setup ## integration tests: the local stack with the real engine
-	@$(ENV) .venv/bin/pytest tests/integration $(PYTEST_FLAGS)
+	@$(ENV) .venv/bin/pytest tests/integration $(WORKERS) $(PYTEST_FLAGS)
 
 # Every `make test` log ends with its 25 slowest tests; PYTEST_FLAGS come last, so `--durations=N` there wins.
 test: setup lint typecheck ## everything: lint, types, unit and integration tests
-	@$(ENV) .venv/bin/pytest tests --durations=25 $(PYTEST_FLAGS)
+	@$(ENV) .venv/bin/pytest tests --durations=25 $(WORKERS) $(PYTEST_FLAGS)
 
 bench: venv ## benchmarks: registration under mocks at N = 10, 100, 500 shoots (bench/README.md)
 	@.venv/bin/python bench/scale.py --readme

@@ -6,12 +6,14 @@ from components import checks
 from components.layers.landscape import Landscape
 from components.outputs import previous_outputs
 from components.providers.registry import provider_for
+from components.registration import keep_innermost_frame
 
 try:
     checked = checks.check(pulumi.Config("arbor").require_object("landscape"), pulumi.get_stack(), previous_outputs)
 except checks.RefusalError as refused:
     # RunError ends the program with these lines and no traceback; nothing has been registered yet.
     raise pulumi.RunError(str(refused)) from None
+keep_innermost_frame()
 landscape = Landscape("arbor", checked.plan, provider_for)
 # A rotation's preview says what it replaces and which components restart (the summary picks these lines up).
 for message in checked.notices:

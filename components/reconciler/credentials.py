@@ -29,6 +29,10 @@ class CredentialError(RuntimeError):
     """A kubeconfig user whose credentials cannot be had; the message says which and why, never a secret."""
 
 
+class CredentialFileError(CredentialError):
+    """A credential file the kubeconfig names cannot be read (a local cluster's files go with the cluster)."""
+
+
 @dataclass(frozen=True)
 class Credential:
     """What an exec plugin answered: a bearer token or a client certificate (PEM), and when it expires."""
@@ -172,7 +176,7 @@ def _read(field: str, path: str) -> str:
     try:
         return Path(path).read_text()
     except OSError as err:
-        raise CredentialError(f"kubeconfig user's {field} {path} cannot be read: {err.strerror}") from None
+        raise CredentialFileError(f"kubeconfig user's {field} {path} cannot be read: {err.strerror}") from None
 
 
 class TokenSource(Protocol):

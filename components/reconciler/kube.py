@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from components import yaml_text
-from components.reconciler.credentials import CredentialError, TokenSource, user_auth
+from components.reconciler.credentials import CredentialError, CredentialFileError, TokenSource, user_auth
 
 TIMEOUT_S = 10
 
@@ -46,10 +46,23 @@ def server_of(kubeconfig: str) -> str:
 
 
 def certificate_authority(kubeconfig: str) -> str:
-    """The PEM of the CA a kubeconfig's current context trusts, "" when it embeds none."""
+    """The PEM of the CA a kubeconfig's current context trusts (embedded or its file), "" when it names none."""
     config = yaml_text.load(kubeconfig)
-    data = current(config)[0].get("certificate-authority-data", "") if isinstance(config, dict) else ""
-    return base64.b64decode(data).decode() if data else ""
+    cluster = current(config)[0] if isinstance(config, dict) else {}
+    if cluster.get("certificate-authority-data"):
+        return base64.b64decode(cluster["certificate-authority-data"]).decode()
+    if cluster.get("certificate-authority"):
+        return _read_ca(cluster["certificate-authority"])
+    return ""
+
+
+def _read_ca(path: str) -> str:
+    """The CA file a kubeconfig's cluster names; the error names the path and why."""
+    try:
+        return Path(path).read_text()
+    except OSError as err:
+        why = f"kubeconfig cluster's certificate-authority {path} cannot be read: {err.strerror}"
+        raise CredentialFileError(why) from None
 
 
 def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
@@ -61,10 +74,7 @@ def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
     if cluster.get("certificate-authority-data"):
         return ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
     if cluster.get("certificate-authority"):
-        try:
-            return ssl.create_default_context(cafile=cluster["certificate-authority"])
-        except OSError as err:
-            raise CredentialError(f"kubeconfig cluster's certificate-authority is unreadable: {err.strerror}") from None
+        return ssl.create_default_context(cadata=_read_ca(cluster["certificate-authority"]))
     return ssl.create_default_context()
 
 
@@ -75,19 +85,26 @@ class Kube:
     server: str
     context: ssl.SSLContext
     auth: TokenSource | None = None
+    # Why every call fails as if the server were down: a credential file gone (a local cluster deleted with them).
+    unreachable: str = ""
 
     @staticmethod
     def from_kubeconfig(kubeconfig: str) -> Kube:
         """A client for the current context of a kubeconfig: certificates, a token, a token file or an exec plugin.
 
         An exec plugin runs here (or its cached answer is taken), so a missing or failing plugin is a
-        CredentialError that names it, raised before any request.
+        CredentialError that names it, raised before any request. A credential file that cannot be read makes a
+        client that fails every call as unreachable, naming the file: a local cluster's kubeconfig references its
+        own files, which are gone exactly when the cluster is, and an unreachable cluster's objects count as gone.
         """
         cluster, user = current(yaml_text.load(kubeconfig) or {})
         if not cluster.get("server"):
             raise CredentialError("kubeconfig's current context names no cluster with a server")
-        context = tls_context(cluster)
-        pair, auth = user_auth(user, cluster)
+        try:
+            context = tls_context(cluster)
+            pair, auth = user_auth(user, cluster)
+        except CredentialFileError as err:
+            return Kube(server=cluster["server"], context=ssl.create_default_context(), unreachable=str(err))
         if pair is not None:
             # ssl loads client certificates from files only; the files live just long enough to be read.
             with tempfile.TemporaryDirectory() as tmp:
@@ -99,6 +116,8 @@ class Kube:
 
     def open(self, request: urllib.request.Request, timeout: float) -> Any:
         """Sends `request` with the client's token; after a 401 asks an exec plugin once more, as client-go does."""
+        if self.unreachable:
+            raise ConnectionError(self.unreachable)
         if self.auth is not None:
             request.add_header("Authorization", f"Bearer {self.auth.token()}")
         try:

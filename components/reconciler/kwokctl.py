@@ -10,7 +10,6 @@ its kwok.yaml, which `kwokctl start` runs, and the cluster restarts with its etc
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import fcntl
 import hashlib
@@ -370,25 +369,28 @@ def apiserver_instance(cluster: Cluster) -> str:
 
 
 def kubeconfig(cluster: Cluster) -> str:
-    """A self-contained kubeconfig (certificates embedded) for the cluster's admin, context named after it.
+    """The cluster admin's kubeconfig, context named after the cluster, referencing kwokctl's own PKI files.
 
-    Its first line names the running kube-apiserver instance. A restarted server (a reboot, new flags) so makes a
-    new kubeconfig, and the kubernetes provider built on it connects again: one configured while the cluster was
-    down would otherwise keep taking it for unreachable.
+    The credentials are held once, by the cluster: the state and every resource that reaches the cluster keep
+    these paths, not a copy of the key (bench/README.md, state per shoot). Its first line names the running
+    kube-apiserver instance. A restarted server (a reboot, new flags) so makes a new kubeconfig, and the
+    kubernetes provider built on it connects again: one configured while the cluster was down would otherwise
+    keep taking it for unreachable.
     """
-    server, ca, cert, key = _kubeconfig_files(cluster)
-
-    def data(path: str) -> str:
-        return base64.b64encode(Path(path).read_bytes()).decode()
-
+    server, ca, cert, key = (_absolute(cluster, p) for p in _kubeconfig_files(cluster))
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": cluster.name, "cluster": {"server": server, "certificate-authority-data": data(ca)}}],
-        "users": [
-            {"name": cluster.name, "user": {"client-certificate-data": data(cert), "client-key-data": data(key)}}
-        ],
+        "clusters": [{"name": cluster.name, "cluster": {"server": server, "certificate-authority": ca}}],
+        "users": [{"name": cluster.name, "user": {"client-certificate": cert, "client-key": key}}],
         "contexts": [{"name": cluster.name, "context": {"cluster": cluster.name, "user": cluster.name}}],
         "current-context": cluster.name,
     }
     return f"# kube-apiserver instance {apiserver_instance(cluster)}\n" + yaml.safe_dump(config, sort_keys=False)
+
+
+def _absolute(cluster: Cluster, path: str) -> str:
+    """A path of kwokctl's kubeconfig made absolute (relative ones are relative to the kubeconfig), URLs as they are."""
+    if "://" in path or Path(path).is_absolute():
+        return path
+    return str(cluster.dir / path)

@@ -4,11 +4,16 @@ The inputs carry one effective hash per unit and per file (components/render/osc
 what a change touches (`unitHashes.kubelet.service`), and the output `restartPlan` says what node-agent will
 restart, stop, write and delete on the pool's nodes. A changed `secretName` means the pool rolls. `read()`
 compares the Secret in the cluster with the state: an edited or deleted Secret is drift, and `up` restores it.
+
+The Secret's content is an input only: the outputs keep its hashes (`secretHash` of the object written, `oscHash`
+of its `osc.yaml`), which is all that diff and drift need, so the state holds the content once, not twice.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -19,7 +24,22 @@ from components.reconciler.kube import Kube
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
-INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secret", "version")
+INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secretHash", "oscHash", "version")
+
+
+def secret_hash(secret: dict[str, Any]) -> str:
+    """The SHA-256 of the Secret object as written (canonical JSON)."""
+    return hashlib.sha256(json.dumps(secret, sort_keys=True).encode()).hexdigest()
+
+
+def osc_hash(osc_yaml: str) -> str:
+    """The SHA-256 of an `osc.yaml`, as written or as the cluster has it."""
+    return hashlib.sha256(osc_yaml.encode()).hexdigest()
+
+
+def _outs(props: dict[str, Any], plan: dict[str, list[str]] | None) -> dict[str, Any]:
+    """The state's outputs: the inputs without the Secret's content, and the restart plan."""
+    return {**{k: v for k, v in props.items() if k != "secret"}, "restartPlan": plan}
 
 
 def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
@@ -53,7 +73,7 @@ class OperatingSystemConfigProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         """First OSC of a pool: every unit starts on its nodes."""
         _write(props)
-        return CreateResult(id_=props["secretName"], outs={**props, "restartPlan": _plan({}, props)})
+        return CreateResult(id_=props["secretName"], outs=_outs(props, _plan({}, props)))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """A change of any input is an in-place update; the changed hash keys are what the preview shows."""
@@ -63,19 +83,17 @@ class OperatingSystemConfigProvider(ResourceProvider):
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Writes the new OSC; the restart plan is relative to what the nodes had."""
         _write(news, old_name=olds.get("secretName"))
-        return UpdateResult(outs={**news, "restartPlan": _plan(olds, news)})
+        return UpdateResult(outs=_outs(news, _plan(olds, news)))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The Secret as the cluster has it: gone (or unreachable), edited (drift in `secret`) or as written."""
+        """The Secret as the cluster has it: gone (or unreachable), edited (drift in `oscHash`) or as written."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         actual = kube.find(f"{SECRETS}/{props['secretName']}")
         if actual is None:
             return ReadResult(id_="", outs={})
-        wanted = props["secret"]["stringData"]["osc.yaml"]
-        if _osc_yaml(actual) == wanted:
-            return ReadResult(id_=id_, outs=props)
-        drifted = {**props["secret"], "stringData": {"osc.yaml": _osc_yaml(actual)}}
-        return ReadResult(id_=id_, outs={**props, "secret": drifted})
+        return ReadResult(
+            id_=id_, outs={**_outs(props, props.get("restartPlan")), "oscHash": osc_hash(_osc_yaml(actual))}
+        )
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secret."""
@@ -106,11 +124,13 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
             "pool": pool,
             "secretName": pulumi.Output.from_input(secret).apply(lambda s: s["metadata"]["name"]),
             "secret": secret,
+            "secretHash": pulumi.Output.from_input(secret).apply(secret_hash),
+            "oscHash": pulumi.Output.from_input(secret).apply(lambda s: osc_hash(s["stringData"]["osc.yaml"])),
             "unitHashes": unit_hashes,
             "fileHashes": file_hashes,
             "stoppedUnits": stopped_units,
             "version": PROVIDER_VERSION,
             "restartPlan": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secret"])
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
         super().__init__(OperatingSystemConfigProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

@@ -13,7 +13,7 @@ import pytest
 
 from components.reconciler import credentials
 from components.reconciler.credentials import CredentialError
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, certificate_authority
 from tests.unit.kube_server import CLIENT_NAME, OBJECT_PATH, ApiServer, api_server, exec_credential, exec_plugin, runs
 
 V1 = "client.authentication.k8s.io/v1"
@@ -212,3 +212,39 @@ def test_an_unreadable_file_is_named_by_its_field_and_path(tmp_path: Path, user:
         assert source is not None  # a tokenFile is read on each request, not before
         source.token()
     assert str(raised.value) == f"kubeconfig user's {field} {missing} cannot be read: No such file or directory"
+
+
+def file_kubeconfig(server: ApiServer, tmp_path: Path) -> str:
+    """A kubeconfig that references its CA and client certificate files, as a local cluster's does."""
+    issued = server.client_certificate()
+    files = {"ca.crt": server.ca.cert, "admin.crt": issued.cert, "admin.key": issued.key}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    config = json.loads(server.kubeconfig({"client-certificate": str(tmp_path / "admin.crt"),
+                                           "client-key": str(tmp_path / "admin.key")}))  # fmt: skip
+    config["clusters"][0]["cluster"] = {"server": server.url, "certificate-authority": str(tmp_path / "ca.crt")}
+    return json.dumps(config)
+
+
+def test_a_kubeconfig_of_files_reads_with_them(server: ApiServer, tmp_path: Path) -> None:
+    """GIVEN a kubeconfig naming CA, certificate and key files WHEN read THEN over TLS as that client, CA from file."""
+    kubeconfig = file_kubeconfig(server, tmp_path)
+    assert Kube.from_kubeconfig(kubeconfig).get(OBJECT_PATH)["data"]["user"] == CLIENT_NAME
+    assert certificate_authority(kubeconfig) == server.ca.cert
+
+
+def test_credential_files_gone_make_the_cluster_unreachable(server: ApiServer, tmp_path: Path) -> None:
+    """GIVEN a kubeconfig whose key file is gone (its local cluster deleted) WHEN read THEN unreachable, path named."""
+    kubeconfig = file_kubeconfig(server, tmp_path)
+    (tmp_path / "admin.key").unlink()
+    kube = Kube.from_kubeconfig(kubeconfig)
+
+    assert kube.find(OBJECT_PATH) is None
+    assert not kube.ready()
+    with pytest.raises(KubeError) as raised:
+        kube.get(OBJECT_PATH)
+    assert raised.value.status == 0
+    assert f"client-key {tmp_path / 'admin.key'} cannot be read: No such file or directory" in str(raised.value)
+    (tmp_path / "ca.crt").unlink()
+    with pytest.raises(CredentialError, match=r"certificate-authority .*ca\.crt cannot be read"):
+        certificate_authority(kubeconfig)

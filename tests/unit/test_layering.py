@@ -19,6 +19,7 @@ MAIN_IMPORTS = {
     "components.layers.landscape",
     "components.outputs",
     "components.providers.registry",
+    "components.registration",
 }
 
 

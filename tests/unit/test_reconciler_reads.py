@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import ssl
 from typing import Any
 
@@ -31,3 +33,42 @@ def test_an_unreachable_cluster_makes_the_resource_gone(
     monkeypatch.setattr(module.Kube, "from_kubeconfig", staticmethod(lambda _: unreachable()))
     result = provider.read("id", props)
     assert result.id == "" and result.outs == {}
+
+
+class _Cluster:
+    """A cluster holding one Secret, as the API returns it; records what is written."""
+
+    def __init__(self, osc_yaml: str | None) -> None:
+        data = {"osc.yaml": base64.b64encode(osc_yaml.encode()).decode()} if osc_yaml is not None else None
+        self.secret = {"metadata": {"name": "s"}, "data": data} if osc_yaml is not None else None
+        self.written: list[Any] = []
+
+    def find(self, _path: str) -> Any:
+        return self.secret
+
+    def create_or_replace(self, _collection: str, body: Any) -> None:
+        self.written.append(body)
+
+
+def osc_inputs(text: str) -> dict[str, Any]:
+    """An OSC resource's inputs as the program sends them, with the hashes of its Secret."""
+    secret = {"metadata": {"name": "s"}, "stringData": {"osc.yaml": text}}
+    return {"kubeconfig": "k", "pool": "p", "secretName": "s", "secret": secret, "unitHashes": {}, "fileHashes": {},
+            "stoppedUnits": [], "secretHash": osc_secret.secret_hash(secret), "oscHash": osc_secret.osc_hash(text),
+            "version": osc_secret.PROVIDER_VERSION}  # fmt: skip
+
+
+@pytest.mark.parametrize(("live", "drift"), [("units: [a]\n", False), ("units: [edited]\n", True)])
+def test_osc_state_keeps_hashes_and_an_edit_is_drift(monkeypatch: pytest.MonkeyPatch, live: str, drift: bool) -> None:
+    """GIVEN an OSC written WHEN its state is read back THEN no content in the outputs; an edited Secret is a diff."""
+    cluster = _Cluster(live)
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: cluster))
+    provider = osc_secret.OperatingSystemConfigProvider()
+    inputs = osc_inputs("units: [a]\n")
+
+    outs = provider.create(inputs).outs or {}
+    assert cluster.written == [inputs["secret"]]
+    assert "secret" not in outs and "units" not in json.dumps(outs)
+
+    read = provider.read("s", outs).outs or {}
+    assert provider.diff("s", read, inputs).changes is drift
