@@ -4,7 +4,8 @@ It records the seed in the garden, installs the machine CRDs (machine.sapcloud.i
 that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
 `shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
 StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py). A seed with `backup` gets
-its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden.
+its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden. Each
+extension installation gets its namespace `extension-<name>` and its workloads (components/render/extensions.py).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from components.bundles import BackupAccess, GardenAccess, SeedAccess
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, machine_crds, storage
+from components.render import api, extensions, machine_crds, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -61,11 +62,21 @@ class Seed(pulumi.ComponentResource):
             KubeObject(f"{name}-storage-class", sc, on_cluster)
             for sc in storage.storage_classes(values.cluster.provider)
         ]
+        self._extensions(name, values, on_cluster)
         backup = self._backup(name, values, backups, garden)
         self.access = SeedAccess(
             values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage, backup=backup
         )
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})
+
+    def _extensions(self, name: str, values: SeedValues, on_cluster: pulumi.ResourceOptions) -> None:
+        """Each extension installation's namespace and workloads (docs/extensions.md)."""
+        for ext in values.extensions:
+            prefix = f"{name}-extension-{ext.name}"
+            namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), on_cluster)
+            in_namespace = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[namespace]))
+            for w in ext.workloads:
+                KubeObject(f"{prefix}-{w.name}", extensions.workload(ext, w, None), in_namespace)
 
     def _backup(
         self, name: str, values: SeedValues, backups: InfrastructureProvider | None, garden: GardenAccess
