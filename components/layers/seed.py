@@ -71,10 +71,12 @@ class Seed(pulumi.ComponentResource):
 
     def _extensions(self, name: str, values: SeedValues, on_cluster: pulumi.ResourceOptions) -> None:
         """Each extension installation's namespace and workloads (docs/extensions.md)."""
+        # Named objects: a replacement that created first would apply the new object and then delete it.
+        named = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(delete_before_replace=True))
         for ext in values.extensions:
             prefix = f"{name}-extension-{ext.name}"
-            namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), on_cluster)
-            in_namespace = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(depends_on=[namespace]))
+            namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), named)
+            in_namespace = pulumi.ResourceOptions.merge(named, pulumi.ResourceOptions(depends_on=[namespace]))
             for w in ext.workloads:
                 KubeObject(f"{prefix}-{w.name}", extensions.workload(ext, w, None), in_namespace)
 

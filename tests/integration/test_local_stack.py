@@ -63,6 +63,21 @@ def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Pa
     assert "customresourcedefinition.apiextensions.k8s.io/ippools.crd.projectcalico.org" in crds.split()
 
 
+def test_the_seed_runs_its_extension_installation(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN provider-local on seed local-1 WHEN `up` ran THEN its namespace, labelled as gardenlet does, runs it."""
+    seed = local_stack.outputs()["kubeconfigs"]["seed/local-1"]
+    namespace = json.loads(kubectl(seed, tmp_path, "get", "namespace", "extension-provider-local", "-o", "json"))
+    labels = namespace["metadata"]["labels"]
+    assert labels["gardener.cloud/role"] == "extension"
+    assert labels["controllerregistration.core.gardener.cloud/name"] == "provider-local"
+    deployment = json.loads(kubectl(seed, tmp_path, "-n", "extension-provider-local", "get", "deployment",
+                                    "gardener-extension-provider-local", "-o", "json"))  # fmt: skip
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert {e["name"]: e["value"] for e in container["env"]} == {"SEED_NAME": "local-1"}
+    # The kubernetes provider awaited the rollout: kwok's node runs the pod.
+    assert deployment["status"]["readyReplicas"] == 1
+
+
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:
     """Per condition of shoot dev/web: its status and lastTransitionTime."""
     garden = stack.outputs()["kubeconfigs"]["garden"]
