@@ -27,13 +27,6 @@ def unsupported(plan: LandscapePlan) -> list[str]:
                 "IPv6 seeds are not supported yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"
             )
     lines += _backups(plan)
-    lines += [
-        f"landscape.seeds[{i}].extensions[{j}].gardenAccess: garden access needs its token requestor, which is "
-        "not there yet: leave gardenAccess out (the installation's namespace and workloads run without it)"
-        for i, seed in enumerate(plan.seeds)
-        for j, ext in enumerate(seed.extensions)
-        if ext.garden_access
-    ]
     for i, shoot in enumerate(plan.shoots):
         provider = shoot.cluster.provider
         if provider is ProviderType.LOCAL:

@@ -5,7 +5,7 @@ that every hosted shoot's machine-controller-manager works on, and creates, per 
 `shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
 StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py). A seed with `backup` gets
 its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden. Each
-extension installation gets its namespace `extension-<name>` and its workloads (components/render/extensions.py).
+extension installation gets its namespace and workloads, and its own garden access (components/concerns/extensions.py).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import BackupAccess, GardenAccess, SeedAccess
+from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, extensions, machine_crds, storage
+from components.render import api, machine_crds, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -62,23 +63,12 @@ class Seed(pulumi.ComponentResource):
             KubeObject(f"{name}-storage-class", sc, on_cluster)
             for sc in storage.storage_classes(values.cluster.provider)
         ]
-        self._extensions(name, values, on_cluster)
+        install_extensions(name, values, cluster, garden, self)
         backup = self._backup(name, values, backups, garden)
         self.access = SeedAccess(
             values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage, backup=backup
         )
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})
-
-    def _extensions(self, name: str, values: SeedValues, on_cluster: pulumi.ResourceOptions) -> None:
-        """Each extension installation's namespace and workloads (docs/extensions.md)."""
-        # Named objects: a replacement that created first would apply the new object and then delete it.
-        named = pulumi.ResourceOptions.merge(on_cluster, pulumi.ResourceOptions(delete_before_replace=True))
-        for ext in values.extensions:
-            prefix = f"{name}-extension-{ext.name}"
-            namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), named)
-            in_namespace = pulumi.ResourceOptions.merge(named, pulumi.ResourceOptions(depends_on=[namespace]))
-            for w in ext.workloads:
-                KubeObject(f"{prefix}-{w.name}", extensions.workload(ext, w, None), in_namespace)
 
     def _backup(
         self, name: str, values: SeedValues, backups: InfrastructureProvider | None, garden: GardenAccess

@@ -83,7 +83,9 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpe
 def _extension(seed: str, zones: tuple[str, ...], spec: ExtensionSpec) -> ExtensionValues:
     """Values of one extension installation, named as gardenlet names a ControllerInstallation's."""
     workloads = tuple(
-        ExtensionWorkloadValues(w.name, w.image, w.replicas, spec.garden_access and w.inject_garden_kubeconfig)
+        ExtensionWorkloadValues(
+            w.name, w.image, w.replicas, spec.garden_access and w.inject_garden_kubeconfig, w.requests.model_dump()
+        )
         for w in spec.workloads
     )
     return ExtensionValues(

@@ -82,6 +82,8 @@ class ExtensionWorkloadValues:
     image: str
     replicas: int = 1
     inject: bool = True
+    # The container's resources.requests (cpu, memory).
+    requests: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

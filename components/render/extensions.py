@@ -61,6 +61,7 @@ def seed_namespace(ext: ExtensionValues) -> dict[str, Any]:
     labels = {
         "gardener.cloud/role": "extension",
         REGISTRATION_LABEL: ext.type,
+        naming.label("seed"): ext.seed,
         "high-availability-config.resources.gardener.cloud/consider": "true",
     }
     annotations = {"high-availability-config.resources.gardener.cloud/zones": ",".join(ext.zones)}
@@ -127,7 +128,7 @@ def workload(ext: ExtensionValues, w: ExtensionWorkloadValues, generic_secret: s
     """A Deployment of the installation; with `generic_secret` and `w.inject`, the garden kubeconfig injected."""
     inject = ext.garden_access and w.inject and generic_secret is not None
     env: list[dict[str, str]] = [{"name": "SEED_NAME", "value": ext.seed}]
-    container: dict[str, Any] = {"name": w.name, "image": w.image}
+    container: dict[str, Any] = {"name": w.name, "image": w.image, "resources": {"requests": dict(w.requests)}}
     pod: dict[str, Any] = {"containers": [container]}
     annotations: dict[str, str] = {}
     if inject and generic_secret is not None:

@@ -13,6 +13,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, model_validator
 
 from components.spec.fields import DnsLabel, Model, shown, unique
+from components.spec.shoot import QUANTITY
 
 # `extension-` before the name makes the seed namespace and the garden ServiceAccount: a DNS label of at most 63.
 EXTENSION_NAME_MAX = 63 - len("extension-")
@@ -33,6 +34,13 @@ def image_reference(value: str) -> str:
     return value
 
 
+def quantity(value: str) -> str:
+    """A Kubernetes quantity (100m, 128Mi, 1)."""
+    if not QUANTITY.fullmatch(value):
+        raise ValueError(f"{shown(value)} is not a quantity like 100m or 128Mi")
+    return value
+
+
 def extension_name(value: str) -> str:
     """A name that leaves room for the `extension-` prefix of its namespace and ServiceAccount."""
     if len(value) > EXTENSION_NAME_MAX:
@@ -42,6 +50,14 @@ def extension_name(value: str) -> str:
 
 
 ImageReference = Annotated[str, AfterValidator(image_reference)]
+Quantity = Annotated[str, AfterValidator(quantity)]
+
+
+class Requests(Model):
+    """What a workload's container requests at rest, so the scheduler can place it."""
+
+    cpu: Quantity = "50m"
+    memory: Quantity = "128Mi"
 
 
 class ExtensionWorkload(Model):
@@ -50,6 +66,7 @@ class ExtensionWorkload(Model):
     name: DnsLabel
     image: ImageReference
     replicas: int = Field(1, ge=0, le=10, description="Pods of the Deployment.")
+    requests: Requests = Requests()
     inject_garden_kubeconfig: bool = Field(
         True,
         alias="injectGardenKubeconfig",

@@ -139,8 +139,7 @@ def test_plan_of_the_local_landscape() -> None:
         (
             {"seeds": [{**base()["seeds"][0], "extensions": [{"name": "a", "type": "t"},
                                                               {"name": "b", "type": "t", "gardenAccess": True}]}]},
-            ["landscape.seeds[0].extensions[1].gardenAccess: garden access needs its token requestor, which is not "
-             "there yet: leave gardenAccess out (the installation's namespace and workloads run without it)"],
+            [],
         ),
     ],
 )  # fmt: skip

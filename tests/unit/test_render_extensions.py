@@ -156,3 +156,29 @@ def test_the_seed_registers_each_installation_in_its_namespace() -> None:
         assert mocks.types[name] == "kubernetes:apps/v1:Deployment"
         assert mocks.inputs[name]["metadata"]["namespace"] == "extension-provider-local"
         assert f"{prefix}-namespace" in built.edges[name]
+
+
+def test_garden_access_is_an_identity_in_the_garden_and_a_token_in_the_seed() -> None:
+    """GIVEN an installation with garden access WHEN registered THEN the garden holds its account, the seed its token.
+
+    The token is requested with the garden's kubeconfig and kept with the seed's; the injected workload waits for
+    the token and mounts the generic kubeconfig by its content-derived name.
+    """
+    doc = base()
+    doc["seeds"][0]["extensions"] = [installation()]
+    built, mocks = registered(plan_landscape(parse_landscape(doc), "local"))
+
+    prefix = "arbor-seed-local-1-extension-provider-local"
+    account = mocks.inputs[f"{prefix}-garden-serviceaccount"]["metadata"]
+    assert (account["namespace"], account["name"]) == ("seed-local-1", "extension-provider-local")
+    assert "arbor-garden-k8s" in built.edges[f"{prefix}-garden-serviceaccount"]
+    token = mocks.inputs[f"{prefix}-garden-access"]
+    assert token["kubeconfig"] == "kubeconfig of arbor-garden-cluster"
+    assert token["secretKubeconfig"] == "kubeconfig of arbor-seed-local-1-cluster"
+    assert (token["namespace"], token["secretNamespace"]) == ("seed-local-1", "extension-provider-local")
+    assert token["secretMetadata"]["labels"]["resources.gardener.cloud/purpose"] == "token-requestor"
+    generic = mocks.inputs[f"{prefix}-generic-garden-kubeconfig"]["metadata"]["name"]
+    workload = f"{prefix}-gardener-extension-provider-local"
+    volume = mocks.inputs[workload]["spec"]["template"]["spec"]["volumes"][0]
+    assert volume["projected"]["sources"][0]["secret"]["name"] == generic
+    assert {f"{prefix}-garden-access", f"{prefix}-generic-garden-kubeconfig"} <= built.edges[workload]
