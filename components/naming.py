@@ -30,6 +30,16 @@ def shoot_namespace(project: str, shoot: str) -> str:
     return f"shoot--{project}--{shoot}"
 
 
+def seed_namespace(seed: str) -> str:
+    """A seed's namespace in the garden, as Gardener names it: `seed-<seed>` (its extensions' identities live there)."""
+    return f"seed-{seed}"
+
+
+def extension_name(installation: str) -> str:
+    """An extension installation's seed namespace and its garden ServiceAccount: `extension-<installation>`."""
+    return f"extension-{installation}"
+
+
 def backup_bucket(seed: str, *owner: str) -> str:
     """A seed's default bucket name, `arbor-<seed>-<hash>`: the hash of its owner (domain, stack) keeps it unique."""
     suffix = short_hash(*owner, seed, length=10)

@@ -4,7 +4,8 @@ It records the seed in the garden, installs the machine CRDs (machine.sapcloud.i
 that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
 `shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
 StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py). A seed with `backup` gets
-its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden.
+its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden. Each
+extension installation gets its namespace and workloads, and its own garden access (components/concerns/extensions.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import BackupAccess, GardenAccess, SeedAccess
+from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
@@ -61,6 +63,7 @@ class Seed(pulumi.ComponentResource):
             KubeObject(f"{name}-storage-class", sc, on_cluster)
             for sc in storage.storage_classes(values.cluster.provider)
         ]
+        install_extensions(name, values, cluster, garden, self)
         backup = self._backup(name, values, backups, garden)
         self.access = SeedAccess(
             values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage, backup=backup

@@ -21,6 +21,8 @@ from components.plan.values import (
     DeletionValues,
     DnsValues,
     EncryptionValues,
+    ExtensionValues,
+    ExtensionWorkloadValues,
     GardenValues,
     LandscapePlan,
     MemberValues,
@@ -31,6 +33,7 @@ from components.plan.values import (
     VolumeValues,
 )
 from components.spec.catalogue import CloudProfiles
+from components.spec.extensions import ExtensionSpec
 from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
 from components.spec.shoot import EncryptionSpec, ShootSpec, WorkerPool
 
@@ -73,6 +76,28 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpe
         ip_families=tuple(f.value for f in spec.networks.ip_families),
         networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
         backup=_backup(stack, spec, garden),
+        extensions=tuple(_extension(spec.name, tuple(spec.zones), e) for e in spec.extensions),
+    )
+
+
+def _extension(seed: str, zones: tuple[str, ...], spec: ExtensionSpec) -> ExtensionValues:
+    """Values of one extension installation, named as gardenlet names a ControllerInstallation's."""
+    workloads = tuple(
+        ExtensionWorkloadValues(
+            w.name, w.image, w.replicas, spec.garden_access and w.inject_garden_kubeconfig, w.requests.model_dump()
+        )
+        for w in spec.workloads
+    )
+    return ExtensionValues(
+        name=spec.name,
+        type=spec.type,
+        seed=seed,
+        namespace=naming.extension_name(spec.name),
+        garden_namespace=naming.seed_namespace(seed),
+        service_account=naming.extension_name(spec.name),
+        zones=zones,
+        garden_access=spec.garden_access,
+        workloads=workloads,
     )
 
 

@@ -75,6 +75,33 @@ class BackupValues:
 
 
 @dataclass(frozen=True)
+class ExtensionWorkloadValues:
+    """A Deployment of an extension installation; `inject` mounts the generic garden kubeconfig into it."""
+
+    name: str
+    image: str
+    replicas: int = 1
+    inject: bool = True
+    # The container's resources.requests (cpu, memory).
+    requests: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExtensionValues:
+    """An extension installation on a seed: its seed namespace, and with garden access its garden identity."""
+
+    name: str
+    type: str
+    seed: str
+    namespace: str
+    garden_namespace: str
+    service_account: str
+    zones: tuple[str, ...] = ()
+    garden_access: bool = False
+    workloads: tuple[ExtensionWorkloadValues, ...] = ()
+
+
+@dataclass(frozen=True)
 class SeedValues:
     """Values of one Seed component; `shoot_namespaces` are those of the shoots it hosts."""
 
@@ -88,6 +115,7 @@ class SeedValues:
     networks: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Where its shoots' etcd backups and state are kept; None: no backups (refused once it hosts shoots).
     backup: BackupValues | None = None
+    extensions: tuple[ExtensionValues, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ current time and asks for an in-place update, so the preview shows the token ren
 authenticates makes the next `up` write a new token in place. The token itself is never an output: the state
 keeps its times and a hash. `delete()` removes the Secret (the token expires by itself).
 
+The Secret may live in another cluster than the ServiceAccount (`secretKubeconfig`, `secretNamespace`), with labels
+and annotations of its own (`secretMetadata`): an extension's garden access token is requested in the garden and
+kept in the extension's seed namespace, as gardener-resource-manager's token requestor of class `garden` keeps it.
+
 The engine stores the provider pickled by reference to this module: moving or renaming it needs a shim.
 """
 
@@ -43,7 +47,15 @@ MIN_EXPIRATION_S = 600
 # Gardener renews once this fraction of the lifetime has passed, counting at most MAX_RENEW_BASIS_S of it.
 RENEW_AFTER = 0.8
 MAX_RENEW_BASIS_S = 24 * 3600
-INPUTS = ("namespace", "serviceAccount", "secretName", "expirationSeconds", "version")
+INPUTS = (
+    "namespace",
+    "serviceAccount",
+    "secretName",
+    "secretNamespace",
+    "secretMetadata",
+    "expirationSeconds",
+    "version",
+)
 # What read() finds in the Secret; anything but VALID asks the next `up` for a new token.
 VALID, MISSING, CHANGED, REJECTED = "valid", "missing", "changed", "rejected"
 
@@ -105,21 +117,33 @@ def _request_token(kube: Kube, props: dict[str, Any]) -> tuple[str, float]:
     return str(status["token"]), _seconds(status["expirationTimestamp"])
 
 
+def _secret_kube(props: dict[str, Any]) -> Kube:
+    """The cluster the Secret is kept in: `secretKubeconfig`'s, else the ServiceAccount's."""
+    return Kube.from_kubeconfig(props.get("secretKubeconfig") or props["kubeconfig"])
+
+
+def _secret_namespace(props: dict[str, Any]) -> str:
+    """The Secret's namespace: `secretNamespace`, else the ServiceAccount's."""
+    return str(props.get("secretNamespace") or props["namespace"])
+
+
 def _issue(props: dict[str, Any]) -> dict[str, Any]:
     """Requests a token, writes it into the Secret with its renew timestamp; the outputs without the token."""
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
     issued_at = clock()
-    token, expires_at = _request_token(kube, props)
+    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
     renewal = renew_at(issued_at, expires_at)
-    ns, name = props["namespace"], props["secretName"]
+    ns, name = _secret_namespace(props), props["secretName"]
+    extra = props.get("secretMetadata") or {}
+    annotations = {**(extra.get("annotations") or {}), RENEW_TIMESTAMP: _rfc3339(renewal)}
+    metadata = {"name": name, "namespace": ns, "labels": extra.get("labels") or {}, "annotations": annotations}
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
         "type": "Opaque",
-        "metadata": {"name": name, "namespace": ns, "annotations": {RENEW_TIMESTAMP: _rfc3339(renewal)}},
+        "metadata": metadata,
         "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
-    kube.create_or_replace(_secret_path(ns), secret)
+    _secret_kube(props).create_or_replace(_secret_path(ns), secret)
     return {
         **props,
         "issuedAt": issued_at,
@@ -140,14 +164,14 @@ def authenticates(kube: Kube, token: str, namespace: str, account: str) -> bool:
 
 def token_state(props: dict[str, Any]) -> str:
     """What the Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    secret = kube.find(_secret_path(props["namespace"], props["secretName"]))
+    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
     data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
     if not data:
         return MISSING
     token = base64.b64decode(data).decode(errors="replace")
     if token_hash(token) != props.get("tokenHash"):
         return CHANGED
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
     return VALID if authenticates(kube, token, props["namespace"], props["serviceAccount"]) else REJECTED
 
 
@@ -176,9 +200,9 @@ class AccessTokenProvider(ResourceProvider):
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """A new token in the Secret; a Secret under its previous name or namespace is removed."""
         outs = _issue(news)
-        old_path = _secret_path(olds["namespace"], olds["secretName"])
-        if old_path != _secret_path(news["namespace"], news["secretName"]):
-            Kube.from_kubeconfig(news["kubeconfig"]).delete(old_path)
+        old_path = _secret_path(_secret_namespace(olds), olds["secretName"])
+        if old_path != _secret_path(_secret_namespace(news), news["secretName"]):
+            _secret_kube(news).delete(old_path)
         return UpdateResult(outs=outs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -188,7 +212,7 @@ class AccessTokenProvider(ResourceProvider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secret; the token expires by itself. An unreachable cluster counts as gone, as in read()."""
         try:
-            Kube.from_kubeconfig(props["kubeconfig"]).delete(_secret_path(props["namespace"], props["secretName"]))
+            _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
         except KubeError as err:
             if err.status != 0:
                 raise
@@ -211,6 +235,9 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         service_account: str,
         secret_name: str,
         expiration_s: int = DEFAULT_EXPIRATION_S,
+        secret_kubeconfig: pulumi.Input[str] | None = None,
+        secret_namespace: str | None = None,
+        secret_metadata: dict[str, dict[str, str]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problem := expiration_problem(expiration_s):
@@ -218,7 +245,9 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         props = {
             "kubeconfig": kubeconfig, "namespace": namespace, "serviceAccount": service_account,
             "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
+            "secretKubeconfig": secret_kubeconfig, "secretNamespace": secret_namespace,
+            "secretMetadata": secret_metadata,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])
         super().__init__(AccessTokenProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from components.kinds import LOCAL_CLUSTER_MAX_NODES, DnsProviderType, IPFamily, MemberKind, ProviderType, Role
 from components.spec import cidrs
 from components.spec.catalogue import CloudProfiles
+from components.spec.extensions import Extensions
 from components.spec.fields import (
     DNS_LABEL,
     BucketName,
@@ -145,21 +146,15 @@ class SeedSpec(Model):
     cluster: ClusterSpec = ClusterSpec()
     networks: SeedNetworks = SeedNetworks(pods=("10.0.0.0/12",), services=("10.16.0.0/16",))
     backup: BackupSpec | None = None
-    extensions: Annotated[list[str], AfterValidator(unique)] = Field(default_factory=list)
+    extensions: Extensions = Field(
+        default_factory=list, description="Extension installations on the seed (docs/extensions.md)."
+    )
 
     @model_validator(mode="before")
     @classmethod
     def _location(cls, data: Any) -> Any:
         """A local seed runs in region `local`, zone `local-a`, unless it says otherwise."""
         return local_location(data)
-
-    @field_validator("extensions")
-    @classmethod
-    def _extensions(cls, value: list[str]) -> list[str]:
-        """Refused until extensions run: accepted, they would be silently left out."""
-        if value:
-            raise ValueError("extensions are not run yet: leave extensions out (or empty)")
-        return value
 
 
 def _shoot_key(value: str) -> str:

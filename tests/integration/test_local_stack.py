@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import signal
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from components.reconciler.kube import Kube, KubeError, certificate_authority
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -22,6 +24,7 @@ from tests.integration.engine import (
 )
 
 pytestmark = pytest.mark.integration
+GARDEN_MOUNT = "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig"
 LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
 
 
@@ -61,6 +64,53 @@ def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Pa
     assert f"clusterCIDR: {','.join(pods) if isinstance(pods, list) else pods}" in proxy_config
     crds = kubectl(config, tmp_path, "get", "crd", "-o", "name")
     assert "customresourcedefinition.apiextensions.k8s.io/ippools.crd.projectcalico.org" in crds.split()
+
+
+def test_the_seed_runs_its_extension_installation(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN provider-local on seed local-1 WHEN `up` ran THEN its namespace runs its workload, garden kubeconfig in."""
+    seed = local_stack.outputs()["kubeconfigs"]["seed/local-1"]
+    namespace = json.loads(kubectl(seed, tmp_path, "get", "namespace", "extension-provider-local", "-o", "json"))
+    labels = namespace["metadata"]["labels"]
+    assert labels["gardener.cloud/role"] == "extension"
+    assert labels["controllerregistration.core.gardener.cloud/name"] == "provider-local"
+    deployment = json.loads(kubectl(seed, tmp_path, "-n", "extension-provider-local", "get", "deployment",
+                                    "gardener-extension-provider-local", "-o", "json"))  # fmt: skip
+    pod = deployment["spec"]["template"]["spec"]
+    env = {e["name"]: e["value"] for e in pod["containers"][0]["env"]}
+    assert env == {"SEED_NAME": "local-1", "GARDEN_KUBECONFIG": f"{GARDEN_MOUNT}/kubeconfig"}
+    sources = [s["secret"]["name"] for s in pod["volumes"][0]["projected"]["sources"]]
+    assert sources[0].startswith("generic-garden-kubeconfig-") and sources[1] == "garden-access-extension"
+    # The kubernetes provider awaited the rollout: kwok's node runs the pod.
+    assert deployment["status"]["readyReplicas"] == 1
+
+
+def test_an_extensions_garden_token_is_its_own_identity_without_rights(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN provider-local's garden access WHEN its token is used THEN the garden knows it as the installation.
+
+    It authenticates as `system:serviceaccount:seed-local-1:extension-provider-local` (a real TokenReview) and a
+    real request with it is authenticated but refused (403, not 401): it holds no rights beyond its identity.
+    """
+    outputs = local_stack.outputs()
+    seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
+    secret = json.loads(kubectl(seed, tmp_path, "-n", "extension-provider-local", "get", "secret",
+                                "garden-access-extension", "-o", "json"))  # fmt: skip
+    assert secret["metadata"]["labels"]["resources.gardener.cloud/purpose"] == "token-requestor"
+    assert "serviceaccount.resources.gardener.cloud/token-renew-timestamp" in secret["metadata"]["annotations"]
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
+    status = Kube.from_kubeconfig(garden).create("/apis/authentication.k8s.io/v1/tokenreviews", review)["status"]
+    assert status["user"]["username"] == "system:serviceaccount:seed-local-1:extension-provider-local"
+    ca = base64.b64encode(certificate_authority(garden).encode()).decode()
+    as_extension = json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "g",
+        "clusters": [{"name": "g", "cluster": {"server": outputs["endpoints"]["garden"],
+                                               "certificate-authority-data": ca}}],
+        "users": [{"name": "e", "user": {"token": token}}],
+        "contexts": [{"name": "g", "context": {"cluster": "g", "user": "e"}}],
+    })  # fmt: skip
+    with pytest.raises(KubeError) as refused:
+        Kube.from_kubeconfig(as_extension).get("/api/v1/namespaces/garden-dev/secrets")
+    assert refused.value.status == 403
 
 
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:

@@ -203,3 +203,33 @@ def test_a_refused_delete_is_an_error(api: FakeApi, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(api, "delete", refuse)
     with pytest.raises(KubeError):
         AccessTokenProvider().delete("id", outs)
+
+
+def test_a_token_of_one_cluster_is_kept_in_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN the account in the garden and the Secret in a seed WHEN issued, read, deleted THEN each in its cluster.
+
+    This is an extension's garden access: the token requested in the garden, kept in its seed namespace with the
+    token requestor's labels and annotations, reviewed by the garden.
+    """
+    garden, seed = FakeApi(), FakeApi()
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda k: {"garden": garden, "seed": seed}[k]))
+    monkeypatch.setattr(access_token, "clock", lambda: garden.now)
+    metadata = {"labels": {"resources.gardener.cloud/class": "garden"},
+                "annotations": {"serviceaccount.resources.gardener.cloud/name": SA}}  # fmt: skip
+    inputs = props() | {"kubeconfig": "garden", "secretKubeconfig": "seed", "secretNamespace": "extension-x",
+                        "secretMetadata": metadata}  # fmt: skip
+    provider = AccessTokenProvider()
+
+    outs = provider.create(inputs).outs or {}
+    path = "/api/v1/namespaces/extension-x/secrets/" + SECRET
+    assert garden.issued == ["jwt-0"] and garden.secrets == {}
+    stored = seed.secrets[path]
+    assert base64.b64decode(stored["data"]["token"]).decode() == "jwt-0"
+    assert stored["metadata"]["labels"] == metadata["labels"]
+    assert stored["metadata"]["annotations"].keys() == {*metadata["annotations"], access_token.RENEW_TIMESTAMP}
+
+    assert (provider.read("id", outs).outs or {})["tokenState"] == access_token.VALID
+    garden.valid.clear()  # revoked in the garden
+    assert (provider.read("id", outs).outs or {})["tokenState"] == access_token.REJECTED
+    provider.delete("id", outs)
+    assert path not in seed.secrets

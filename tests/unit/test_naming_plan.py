@@ -136,6 +136,11 @@ def test_plan_of_the_local_landscape() -> None:
              "shoots": []},
             [],
         ),
+        (
+            {"seeds": [{**base()["seeds"][0], "extensions": [{"name": "a", "type": "t"},
+                                                              {"name": "b", "type": "t", "gardenAccess": True}]}]},
+            [],
+        ),
     ],
 )  # fmt: skip
 def test_unsupported_requests_are_refused_before_any_change(change: dict[str, object], lines: list[str]) -> None:

@@ -223,7 +223,7 @@ CASES: list[tuple[str, dict[str, Any], list[str]]] = [
         "extensions",
         changed("seeds[0].extensions", ["dns"]),
         [
-            ("landscape.seeds[0].extensions: extensions are not run yet: leave extensions out (or empty)"),
+            "landscape.seeds[0].extensions[0]: must be a mapping (key: value), not 'dns'",
         ],
     ),
     (

@@ -94,7 +94,7 @@ INVALID: list[tuple[str, object, list[str]]] = [
     ),
     (
         "seed extensions duplicate",
-        changed("seeds[0].extensions", ["dns", "dns"]),
+        changed("seeds[0].extensions", [{"name": "dns", "type": "dns"}] * 2),
         ["landscape.seeds[0].extensions: duplicate 'dns'"],
     ),
     (

@@ -1,0 +1,105 @@
+"""A seed's extension installations: namespaces and workloads in the seed, and each one's own garden access.
+
+With garden access, as gardenlet and gardener-resource-manager's token requestor do it: the installation's
+ServiceAccount `extension-<name>` in the garden namespace `seed-<seed>`, a token requested for it and kept in the
+seed as `garden-access-extension` (renewed at 80% of its lifetime, components/reconciler/access_token.py), the
+generic garden kubeconfig that reads that token, and both projected into the workloads
+(components/render/extensions.py). The identity gets no rights yet beyond authenticating (docs/extensions.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from components.bundles import ClusterAccess, GardenAccess
+from components.concerns.objects import KubeObject, secret_object
+from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues
+from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
+from components.reconciler.kube import certificate_authority
+from components.render import extensions
+
+
+def install_extensions(
+    name: str, values: SeedValues, seed: ClusterAccess, garden: GardenAccess, parent: pulumi.Resource
+) -> None:
+    """Each installation's namespace and workloads, with garden access where the spec asks for it."""
+    # Named objects: a replacement that created first would apply the new object and then delete it.
+    on_seed = pulumi.ResourceOptions(
+        parent=parent, provider=seed.provider, depends_on=list(seed.ready), delete_before_replace=True
+    )
+    garden_namespace = _garden_namespace(name, values, garden, parent)
+    for ext in values.extensions:
+        prefix = f"{name}-extension-{ext.name}"
+        namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), on_seed)
+        in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
+        generic: pulumi.Output[str] | None = None
+        waits: list[pulumi.Resource] = []
+        if ext.garden_access and garden_namespace is not None:
+            generic, waits = _garden_access(prefix, ext, seed, garden, garden_namespace, in_namespace)
+        after = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=waits))
+        for w in ext.workloads:
+            KubeObject(f"{prefix}-{w.name}", _workload(ext, w, generic), after)
+
+
+def _garden_namespace(
+    name: str, values: SeedValues, garden: GardenAccess, parent: pulumi.Resource
+) -> KubeObject | None:
+    """The seed's namespace in the garden, made when one of its installations has garden access."""
+    if not any(e.garden_access for e in values.extensions):
+        return None
+    namespace = extensions.garden_namespace(values.name, values.extensions[0].garden_namespace)
+    on_garden = pulumi.ResourceOptions(
+        parent=parent, provider=garden.cluster.provider, depends_on=list(garden.api), delete_before_replace=True
+    )
+    return KubeObject(f"{name}-garden-namespace", namespace, on_garden)
+
+
+def _garden_access(
+    prefix: str,
+    ext: ExtensionValues,
+    seed: ClusterAccess,
+    garden: GardenAccess,
+    garden_namespace: KubeObject,
+    in_namespace: pulumi.ResourceOptions,
+) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
+    """The identity in the garden, its token kept in the seed, the generic kubeconfig; its name and what to await."""
+    account = KubeObject(
+        f"{prefix}-garden-serviceaccount",
+        extensions.service_account(ext),
+        pulumi.ResourceOptions(
+            parent=in_namespace.parent, provider=garden.cluster.provider, depends_on=[garden_namespace]
+        ),
+    )
+    access = extensions.access_secret(ext)
+    token = AccessToken(
+        f"{prefix}-garden-access",
+        kubeconfig=garden.cluster.kubeconfig,
+        namespace=ext.garden_namespace,
+        service_account=ext.service_account,
+        secret_name=access["metadata"]["name"],
+        expiration_s=DEFAULT_EXPIRATION_S,
+        secret_kubeconfig=seed.kubeconfig,
+        secret_namespace=ext.namespace,
+        secret_metadata={k: access["metadata"][k] for k in ("labels", "annotations")},
+        opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[account])),
+    )
+    secret = pulumi.Output.all(garden.cluster.endpoint, garden.cluster.kubeconfig).apply(
+        lambda got: extensions.generic_kubeconfig_secret(ext, got[0], certificate_authority(got[1]))
+    )
+    generic = secret_object(
+        f"{prefix}-generic-garden-kubeconfig",
+        {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "immutable": True,
+         "metadata": secret.apply(lambda s: s["metadata"]), "data": secret.apply(lambda s: s["data"])},
+        in_namespace,
+    )  # fmt: skip
+    return secret.apply(lambda s: str(s["metadata"]["name"])), [token, generic]
+
+
+def _workload(ext: ExtensionValues, w: ExtensionWorkloadValues, generic: pulumi.Output[str] | None) -> dict[str, Any]:
+    """A workload's object, its pod spec waiting for the generic kubeconfig's name where it is injected."""
+    shape = extensions.workload(ext, w, None)
+    if generic is None:
+        return shape
+    return {**shape, "spec": generic.apply(lambda n: extensions.workload(ext, w, n)["spec"])}
