@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 DNS_LABEL_MAX = 63
 
@@ -10,6 +11,12 @@ DNS_LABEL_MAX = 63
 def short_hash(*parts: str, length: int = 8) -> str:
     """A stable hex digest of the parts, `length` characters long."""
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:length]
+
+
+def checksum(parts: Iterable[str | bytes]) -> str:
+    """Gardener's checksum of ordered data: the SHA-256 hex of the parts' SHA-256 hex digests, concatenated."""
+    digests = (hashlib.sha256(p.encode() if isinstance(p, str) else p).hexdigest() for p in parts)
+    return hashlib.sha256("".join(digests).encode()).hexdigest()
 
 
 def capped(name: str, limit: int = DNS_LABEL_MAX) -> str:

@@ -47,9 +47,10 @@ def _garden_namespace(
     name: str, values: SeedValues, garden: GardenAccess, parent: pulumi.Resource
 ) -> KubeObject | None:
     """The seed's namespace in the garden, made when one of its installations has garden access."""
-    if not any(e.garden_access for e in values.extensions):
+    with_access = next((e for e in values.extensions if e.garden_access), None)
+    if with_access is None:
         return None
-    namespace = extensions.garden_namespace(values.name, values.extensions[0].garden_namespace)
+    namespace = extensions.garden_namespace(values.name, with_access.garden_namespace)
     on_garden = pulumi.ResourceOptions(
         parent=parent, provider=garden.cluster.provider, depends_on=list(garden.api), delete_before_replace=True
     )

@@ -9,10 +9,9 @@ the budget check, the machine classes and a self-hosted shoot's Secret all read 
 from __future__ import annotations
 
 import base64
-import hashlib
 import posixpath
 
-from components import yaml_text
+from components import naming, yaml_text
 from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
@@ -45,8 +44,7 @@ def secret_name(v: NodeValues) -> str:
         eviction,
         str(v.kubelet.get("cpuManagerPolicy", "")),
     ]
-    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
-    return f"gardener-node-agent-{v.pool}-{hashlib.sha256(inner.encode()).hexdigest()[:16]}"
+    return f"gardener-node-agent-{v.pool}-{naming.checksum(data)[:16]}"
 
 
 NODE_AGENT_DIR = "/var/lib/gardener-node-agent"

@@ -7,10 +7,10 @@ the kwok nodes standing for its machines, addressed from the shoot's ranges in o
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import ipaddress
 from collections.abc import Mapping
 
+from components import naming
 from components.kinds import ProviderType
 from components.plan.bootstrap import pool_user_data, secret_name
 from components.plan.network import NodeNetwork, kube_dns_ips, node_networks
@@ -110,8 +110,7 @@ def roll_hash(node: NodeValues, zone: str, volume: VolumeValues, families: tuple
     data = [secret_name(node), zone, str(volume.size_gb), volume.type, str(volume.encrypted).lower()]
     if len(families) > 1:
         data.append(",".join(families))
-    inner = "".join(hashlib.sha256(d.encode()).hexdigest() for d in data)
-    return hashlib.sha256(inner.encode()).hexdigest()[:5]
+    return naming.checksum(data)[:5]
 
 
 def class_name(shoot: ShootValues, pool: PoolValues, zone_index: int, zone: str, node: NodeValues) -> str:

@@ -171,12 +171,17 @@ def exec_credential(plugin: ExecPlugin) -> Credential:
         return credential
 
 
-def _read(field: str, path: str) -> str:
-    """The file a kubeconfig user's `field` names, as text; the error names the field, the path and why, no content."""
+def read_file(what: str, path: str) -> str:
+    """A file a kubeconfig names (`what`: whose field), as text; the error names it, the path and why, no content."""
     try:
         return Path(path).read_text()
     except OSError as err:
-        raise CredentialFileError(f"kubeconfig user's {field} {path} cannot be read: {err.strerror}") from None
+        raise CredentialFileError(f"{what} {path} cannot be read: {err.strerror}") from None
+
+
+def _read(field: str, path: str) -> str:
+    """The file a kubeconfig user's `field` names, as text."""
+    return read_file(f"kubeconfig user's {field}", path)
 
 
 class TokenSource(Protocol):

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from components import yaml_text
-from components.reconciler.credentials import CredentialError, CredentialFileError, TokenSource, user_auth
+from components.reconciler.credentials import CredentialError, CredentialFileError, TokenSource, read_file, user_auth
 
 TIMEOUT_S = 10
+CA_FIELD = "kubeconfig cluster's certificate-authority"
 
 
 class KubeError(RuntimeError):
@@ -52,17 +53,8 @@ def certificate_authority(kubeconfig: str) -> str:
     if cluster.get("certificate-authority-data"):
         return base64.b64decode(cluster["certificate-authority-data"]).decode()
     if cluster.get("certificate-authority"):
-        return _read_ca(cluster["certificate-authority"])
+        return read_file(CA_FIELD, cluster["certificate-authority"])
     return ""
-
-
-def _read_ca(path: str) -> str:
-    """The CA file a kubeconfig's cluster names; the error names the path and why."""
-    try:
-        return Path(path).read_text()
-    except OSError as err:
-        why = f"kubeconfig cluster's certificate-authority {path} cannot be read: {err.strerror}"
-        raise CredentialFileError(why) from None
 
 
 def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
@@ -74,7 +66,7 @@ def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
     if cluster.get("certificate-authority-data"):
         return ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
     if cluster.get("certificate-authority"):
-        return ssl.create_default_context(cadata=_read_ca(cluster["certificate-authority"]))
+        return ssl.create_default_context(cadata=read_file(CA_FIELD, cluster["certificate-authority"]))
     return ssl.create_default_context()
 
 

@@ -26,18 +26,9 @@ GC_LABEL = "resources.gardener.cloud/garbage-collectable-reference"
 REFERENCE_PREFIX = "reference.resources.gardener.cloud/"
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def checksum(data: dict[str, bytes]) -> str:
-    """Gardener's checksum of a Secret's data: the SHA-256 of its values' SHA-256s, in key order."""
-    return _sha256("".join(_sha256(data[k]) for k in sorted(data)).encode())
-
-
 def reference_annotation(kind: str, name: str) -> str:
     """The key gardener-resource-manager's garbage collector reads a referenced object by."""
-    return f"{REFERENCE_PREFIX}{kind}-{_sha256(name.encode())[:8]}"
+    return f"{REFERENCE_PREFIX}{kind}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def garden_namespace(seed: str, namespace: str) -> dict[str, Any]:
@@ -102,7 +93,8 @@ def generic_kubeconfig_secret(ext: ExtensionValues, server: str, ca_pem: str) ->
     """The immutable Secret of the generic kubeconfig, named by its content's checksum as gardenlet names it."""
     kubeconfig = generic_kubeconfig(server, ca_pem).encode()
     metadata = {
-        "name": f"{GENERIC_KUBECONFIG}-{checksum({'kubeconfig': kubeconfig})[:8]}",
+        # Gardener's checksum of a Secret's data: its values in key order (one key here).
+        "name": f"{GENERIC_KUBECONFIG}-{naming.checksum([kubeconfig])[:8]}",
         "namespace": ext.namespace,
         "labels": {GC_LABEL: "true"},
     }
