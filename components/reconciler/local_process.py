@@ -31,6 +31,12 @@ PID_FILE = "pid"
 LOG_FILE = "process.log"
 # In an argument, `{dir}` is the process's directory and `{port}` a free loopback port chosen at each start.
 STOP_GRACE_S = 10.0
+# How long a start waits to see the process run its program: the kernel resumes a vfork parent before the child's
+# /proc cmdline is set, so a process read at once can look like another program; under load that gap grows.
+START_WAIT_S = 10.0
+# How long it must have run to count as started: a program refusing its flags or files exits well within this.
+START_SETTLE_S = 0.5
+LOG_TAIL_LINES = 20
 
 
 class ProcessError(Exception):
@@ -100,7 +106,23 @@ def start(props: dict[str, Any]) -> int:
             argv, cwd=directory, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     (directory / PID_FILE).write_text(f"{proc.pid} {exe}\n")
+    _await_start(proc, exe, directory)
     return proc.pid
+
+
+def _await_start(proc: subprocess.Popen[bytes], exe: str, directory: Path) -> None:
+    """Returns once /proc shows the process running `exe` after it settled; one that exits is a clear error."""
+    started = time.monotonic()
+    while time.monotonic() < started + START_WAIT_S:
+        if time.monotonic() >= started + START_SETTLE_S and runs(proc.pid, exe):
+            return
+        code = proc.poll()
+        if code is not None:
+            (directory / PID_FILE).unlink(missing_ok=True)
+            lines = (directory / LOG_FILE).read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+            said = "\n".join(lines)
+            raise ProcessError(f"{Path(exe).name} exited with status {code} as it started; its log ends:\n{said}")
+        time.sleep(0.05)
 
 
 def stop(props: dict[str, Any]) -> None:

@@ -109,6 +109,29 @@ def test_a_program_missing_from_path_says_to_run_make_tools(props: dict[str, Any
         LocalProcessProvider().create({**props, "program": "no-such-controller"})
 
 
+def test_a_program_that_exits_as_it_starts_is_an_error_with_its_log(props: dict[str, Any]) -> None:
+    # `tail -f` of a file that does not exist exits at once with status 1 and says why.
+    with pytest.raises(ProcessError, match=r"(?s)exited with status 1 as it started.*missing"):
+        LocalProcessProvider().create({**props, "args": ["-f", "{dir}/missing"]})
+    assert local_process.recorded(Path(props["dir"])) is None
+
+
+def test_create_waits_until_proc_shows_the_program(
+    provider: Any, props: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Right after a vfork'ed exec the child's cmdline can still be empty: the first looks see another program.
+    real, looks = local_process.runs, []
+
+    def slow_to_show(pid: int, exe: str) -> bool:
+        looks.append(pid)
+        return len(looks) > 3 and real(pid, exe)
+
+    monkeypatch.setattr(local_process, "runs", slow_to_show)
+    outs = provider.create(props).outs
+    assert len(looks) > 3
+    assert local_process.running_pid(props) == outs["pid"]
+
+
 def test_local_controller_flags_are_the_containers_with_files_of_its_directory() -> None:
     args = local.process_args(machines.SIDECAR_FLAGS, "shoot--p--s", local.KWOK_SIDECAR_FLAGS)
     assert "--control-kubeconfig=inClusterConfig" not in args
