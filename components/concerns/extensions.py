@@ -4,7 +4,8 @@ With garden access, as gardenlet and gardener-resource-manager's token requestor
 ServiceAccount `extension-<name>` in the garden namespace `seed-<seed>`, a token requested for it and kept in the
 seed as `garden-access-extension` (renewed at 80% of its lifetime, components/reconciler/access_token.py), the
 generic garden kubeconfig that reads that token, and both projected into the workloads
-(components/render/extensions.py). The identity gets no rights yet beyond authenticating (docs/extensions.md).
+(components/render/extensions.py). The identity may read and update its seed's records and those of the shoots on
+it, and nothing else (components/render/extension_rights.py): the seed grants its own, each shoot its own.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from typing import Any
 import pulumi
 
 from components.bundles import ClusterAccess, GardenAccess
-from components.concerns.objects import KubeObject, secret_object
-from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues
+from components.concerns.objects import KubeObject, Record, secret_object
+from components.naming import backup_entry
+from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues, ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
 from components.reconciler.kube import certificate_authority
-from components.render import extensions
+from components.render import extension_rights, extensions
 
 
 def install_extensions(
@@ -54,7 +56,30 @@ def _garden_namespace(
     on_garden = pulumi.ResourceOptions(
         parent=parent, provider=garden.cluster.provider, depends_on=list(garden.api), delete_before_replace=True
     )
+    for obj in extension_rights.seed_rights(values):
+        KubeObject(f"{name}-extensions-{obj['kind'].lower()}", obj, on_garden)
     return KubeObject(f"{name}-garden-namespace", namespace, on_garden)
+
+
+def grant_shoot_records(
+    name: str, shoot: ShootValues, garden: GardenAccess, record: Record, parent: pulumi.Resource
+) -> None:
+    """Its seed's extensions' rights on the shoot's Shoot record and BackupEntry, in its project namespace."""
+    if not shoot.garden_accounts:
+        return
+    role, binding = extension_rights.shoot_rights(shoot, None)
+    if shoot.backup:
+        # The entry's name holds the Shoot record's uid.
+        tid = shoot.technical_id
+        rules = record.metadata.apply(
+            lambda m: extension_rights.shoot_rights(shoot, backup_entry(tid, m["uid"]))[0]["rules"]
+        )
+        role = {**role, "rules": rules}
+    opts = pulumi.ResourceOptions(
+        parent=parent, provider=garden.cluster.provider, depends_on=[record], delete_before_replace=True
+    )
+    for obj in (role, binding):
+        KubeObject(f"{name}-extensions-{obj['kind'].lower()}", obj, opts)
 
 
 def _garden_access(

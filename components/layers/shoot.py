@@ -33,6 +33,7 @@ from components.concerns.control_plane import (
 )
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.concerns.exposure import api_records, arbor_kubeconfig, service_address
+from components.concerns.extensions import grant_shoot_records
 from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
@@ -99,6 +100,7 @@ class Shoot(pulumi.ComponentResource):
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
         entry = self._backup_entry(name, garden, record, seed)
+        grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}

@@ -31,6 +31,7 @@ from components.plan.values import (
     SeedValues,
     ShootValues,
     VolumeValues,
+    garden_accounts,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
@@ -76,8 +77,13 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpe
         ip_families=tuple(f.value for f in spec.networks.ip_families),
         networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
         backup=_backup(stack, spec, garden),
-        extensions=tuple(_extension(spec.name, tuple(spec.zones), e) for e in spec.extensions),
+        extensions=_extensions(spec),
     )
+
+
+def _extensions(spec: SeedSpec) -> tuple[ExtensionValues, ...]:
+    """A seed's extension installations."""
+    return tuple(_extension(spec.name, tuple(spec.zones), e) for e in spec.extensions)
 
 
 def _extension(seed: str, zones: tuple[str, ...], spec: ExtensionSpec) -> ExtensionValues:
@@ -192,6 +198,7 @@ def _shoot(
         dns=_dns(spec, garden, networking.provider),
         etcd_volumes=storage.etcd_volumes(None if spec.self_hosted else networking.provider),
         backup=None if seed is None or spec.self_hosted else _backup(stack, seed, garden),
+        garden_accounts=() if seed is None or spec.self_hosted else garden_accounts(_extensions(seed)),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from components.reconciler.kube import Kube, KubeError, certificate_authority
+from components.reconciler.kube import Kube, KubeError
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -21,11 +21,13 @@ from tests.integration.engine import (
     processes_of,
     remove_stack,
     steps_by_type,
+    token_kubeconfig,
 )
 
 pytestmark = pytest.mark.integration
 GARDEN_MOUNT = "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig"
 LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+API = "/apis/arbor.dev/v1alpha1"
 
 
 def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tmp_path: Path) -> None:
@@ -84,11 +86,12 @@ def test_the_seed_runs_its_extension_installation(local_stack: Stack, tmp_path: 
     assert deployment["status"]["readyReplicas"] == 1
 
 
-def test_an_extensions_garden_token_is_its_own_identity_without_rights(local_stack: Stack, tmp_path: Path) -> None:
+def test_an_extensions_garden_token_acts_for_its_seed_only(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN provider-local's garden access WHEN its token is used THEN the garden knows it as the installation.
 
-    It authenticates as `system:serviceaccount:seed-local-1:extension-provider-local` (a real TokenReview) and a
-    real request with it is authenticated but refused (403, not 401): it holds no rights beyond its identity.
+    It authenticates as `system:serviceaccount:seed-local-1:extension-provider-local` (a real TokenReview); with it
+    the installation reads and updates its Seed record and the Shoot records on local-1, and is refused (403, not
+    401) a list of all shoots and the project's Secrets.
     """
     outputs = local_stack.outputs()
     seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
@@ -100,17 +103,17 @@ def test_an_extensions_garden_token_is_its_own_identity_without_rights(local_sta
     review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
     status = Kube.from_kubeconfig(garden).create("/apis/authentication.k8s.io/v1/tokenreviews", review)["status"]
     assert status["user"]["username"] == "system:serviceaccount:seed-local-1:extension-provider-local"
-    ca = base64.b64encode(certificate_authority(garden).encode()).decode()
-    as_extension = json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "g",
-        "clusters": [{"name": "g", "cluster": {"server": outputs["endpoints"]["garden"],
-                                               "certificate-authority-data": ca}}],
-        "users": [{"name": "e", "user": {"token": token}}],
-        "contexts": [{"name": "g", "context": {"cluster": "g", "user": "e"}}],
-    })  # fmt: skip
-    with pytest.raises(KubeError) as refused:
-        Kube.from_kubeconfig(as_extension).get("/api/v1/namespaces/garden-dev/secrets")
-    assert refused.value.status == 403
+
+    extension = Kube.from_kubeconfig(token_kubeconfig(garden, outputs["endpoints"]["garden"], token))
+    assert extension.get(f"{API}/seeds/local-1")["metadata"]["name"] == "local-1"
+    assert extension.get(f"{API}/namespaces/garden-dev/shoots/web")["spec"]["seedName"] == "local-1"
+    marked = extension.merge_patch(f"{API}/seeds/local-1", {"metadata": {"annotations": {"test.arbor.dev/seen": "1"}}})
+    assert marked["metadata"]["annotations"]["test.arbor.dev/seen"] == "1"
+    extension.merge_patch(f"{API}/seeds/local-1", {"metadata": {"annotations": {"test.arbor.dev/seen": None}}})
+    for path in (f"{API}/shoots", f"{API}/namespaces/garden-dev/shoots", "/api/v1/namespaces/garden-dev/secrets"):
+        with pytest.raises(KubeError) as refused:
+            extension.get(path)
+        assert refused.value.status == 403, path
 
 
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:
