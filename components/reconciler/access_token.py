@@ -3,8 +3,10 @@
 Gardener's token-requestor (gardener-resource-manager) keeps node-agent's access token this way when the
 NodeAgentAuthorizer is off: a TokenRequest for the ServiceAccount (default lifetime 12h), the token under the key
 `token` of a Secret, whose annotation `serviceaccount.resources.gardener.cloud/token-renew-timestamp` says when a
-new one is asked for: once 80% of the lifetime (at most 24h) has passed. Here `diff()` compares that moment with the
-current time and asks for an in-place update, so the preview shows the token renewed and `up` requests a new one.
+new one is asked for: once 80% of the lifetime (at most 24h) has passed. Here `check()` keeps that moment as the input
+`renewAfter` and, once it has passed, moves it on and says why in the input `renewal`, so the preview shows both
+and `up` requests a new token in place. A token of a seed (`seed`) is also renewed when the Seed record asks for it
+with `gardener.cloud/operation: renew-garden-access-secrets` (components/reconciler/seed_operation.py).
 `read()` looks at the Secret: missing, holding another token, or holding one a TokenReview no longer
 authenticates makes the next `up` write a new token in place. The token itself is never an output: the state
 keeps its times and a hash. `delete()` removes the Secret (the token expires by itself).
@@ -37,6 +39,7 @@ from pulumi.dynamic import (
 )
 
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.seed_operation import OPERATION, requested_operation
 
 PROVIDER_VERSION = "1"
 RENEW_TIMESTAMP = "serviceaccount.resources.gardener.cloud/token-renew-timestamp"
@@ -55,6 +58,7 @@ INPUTS = (
     "secretMetadata",
     "expirationSeconds",
     "version",
+    "renewAfter",
 )
 # What read() finds in the Secret; anything but VALID asks the next `up` for a new token.
 VALID, MISSING, CHANGED, REJECTED = "valid", "missing", "changed", "rejected"
@@ -83,6 +87,21 @@ def renew_at(issued_at: float, expires_at: float) -> float:
 def token_renewal_due(issued_at: float, expires_at: float, now: float) -> bool:
     """Whether 80% of an access token's lifetime has passed (or it has expired)."""
     return now >= renew_at(issued_at, expires_at)
+
+
+def schedule(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, str]:
+    """The inputs `renewAfter` (when the token is renewed next) and `renewal` (why it is renewed now, or "")."""
+    now = clock()
+    previous, seed = olds.get("renewAfter"), news.get("seed")
+    if operation := requested_operation(news.get("kubeconfig"), seed):
+        reason = f"requested: the Seed record {seed} is annotated {OPERATION}={operation}"
+    elif isinstance(previous, str) and now >= _seconds(previous):
+        reason = f"due: {RENEW_AFTER:.0%} of the token's lifetime has passed"
+    elif isinstance(previous, str) and olds.get("expirationSeconds") == news.get("expirationSeconds"):
+        return {"renewAfter": previous, "renewal": ""}
+    else:
+        reason = ""
+    return {"renewAfter": _rfc3339(renew_at(now, now + float(news["expirationSeconds"]))), "renewal": reason}
 
 
 def token_hash(token: str) -> str:
@@ -178,10 +197,11 @@ def token_state(props: dict[str, Any]) -> str:
 class AccessTokenProvider(ResourceProvider):
     """Requests ServiceAccount tokens into a Secret and renews them in time; the token is never kept in the state."""
 
-    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        """Refuses a lifetime a TokenRequest would not take, naming the input."""
-        problem = expiration_problem(news.get("expirationSeconds"))
-        return CheckResult(news, [CheckFailure("expirationSeconds", problem)] if problem else [])
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """Refuses a lifetime a TokenRequest would not take, naming the input; schedules the renewal."""
+        if problem := expiration_problem(news.get("expirationSeconds")):
+            return CheckResult(news, [CheckFailure("expirationSeconds", problem)])
+        return CheckResult({**news, **schedule(olds, news)}, [])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """The first token."""
@@ -189,7 +209,7 @@ class AccessTokenProvider(ResourceProvider):
         return CreateResult(id_=f"{props['namespace']}/{props['secretName']}", outs=outs)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update (never a replacement) on new inputs, a Secret read() found wrong, or once renewal is due."""
+        """An update, never a replacement: new inputs (`renewAfter` moved), a Secret read() found wrong, or due."""
         changed = [k for k in INPUTS if olds.get(k) != news.get(k)]
         stale = olds.get("tokenState") != VALID
         due = bool(olds.get("expiresAt")) and token_renewal_due(
@@ -238,6 +258,7 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         secret_kubeconfig: pulumi.Input[str] | None = None,
         secret_namespace: str | None = None,
         secret_metadata: dict[str, dict[str, str]] | None = None,
+        seed: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problem := expiration_problem(expiration_s):
@@ -246,7 +267,7 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
             "kubeconfig": kubeconfig, "namespace": namespace, "serviceAccount": service_account,
             "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
             "secretKubeconfig": secret_kubeconfig, "secretNamespace": secret_namespace,
-            "secretMetadata": secret_metadata,
+            "secretMetadata": secret_metadata, "seed": seed, "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
         secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.seed_operation import OPERATION, RENEW_GARDEN_ACCESS_SECRETS
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -27,6 +28,8 @@ from tests.integration.engine import (
 pytestmark = pytest.mark.integration
 GARDEN_MOUNT = "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig"
 LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+ACCESS_TOKEN = "pulumi-python:dynamic/arbor:AccessToken"
+SEED_OPERATION = "pulumi-python:dynamic/arbor:SeedOperation"
 API = "/apis/arbor.dev/v1alpha1"
 
 
@@ -114,6 +117,32 @@ def test_an_extensions_garden_token_acts_for_its_seed_only(local_stack: Stack, t
         with pytest.raises(KubeError) as refused:
             extension.get(path)
         assert refused.value.status == 403, path
+
+
+def test_a_seed_annotated_for_renewal_renews_its_garden_tokens(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN local-1 annotated renew-garden-access-secrets WHEN previewed THEN the renewal says so; `up` renews.
+
+    As for gardenlet: every garden access token of the seed is renewed, then the annotation is removed.
+    """
+    outputs = local_stack.outputs()
+    seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
+    args = ("-n", "extension-provider-local", "get", "secret", "garden-access-extension")
+    args += ("-o", "jsonpath={.data.token}")
+    before = kubectl(seed, tmp_path, *args)
+    kubectl(garden, tmp_path, "annotate", "seeds.arbor.dev", "local-1", f"{OPERATION}={RENEW_GARDEN_ACCESS_SECRETS}")
+    shown = local_stack.run("preview", "--diff").stdout
+    assert "requested: the Seed record local-1 is annotated" in shown and "renewAfter" in shown, shown[-3000:]
+    assert steps_by_type(local_stack.preview_json()) == {ACCESS_TOKEN: ["update"], SEED_OPERATION: ["update"]}
+    local_stack.up()
+    after = kubectl(seed, tmp_path, *args)
+    assert after != before
+    token = base64.b64decode(after).decode()
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
+    assert Kube.from_kubeconfig(garden).create("/apis/authentication.k8s.io/v1/tokenreviews", review)["status"][
+        "authenticated"
+    ]
+    record = json.loads(kubectl(garden, tmp_path, "get", "seeds.arbor.dev", "local-1", "-o", "json"))
+    assert OPERATION not in (record["metadata"].get("annotations") or {})
 
 
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:

@@ -14,6 +14,7 @@ import pytest
 from components.reconciler import access_token
 from components.reconciler.access_token import AccessTokenProvider
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.seed_operation import OPERATION, RENEW_GARDEN_ACCESS_SECRETS, seed_path
 
 NS, SA, SECRET = "kube-system", "gardener-node-agent", "gardener-node-agent"
 SECRETS = f"/api/v1/namespaces/{NS}/secrets"
@@ -233,3 +234,62 @@ def test_a_token_of_one_cluster_is_kept_in_another(monkeypatch: pytest.MonkeyPat
     assert (provider.read("id", outs).outs or {})["tokenState"] == access_token.REJECTED
     provider.delete("id", outs)
     assert path not in seed.secrets
+
+
+def checked(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+    """The inputs check() makes of `news` after `olds`, failing on any check failure."""
+    result = AccessTokenProvider().check(olds, news)
+    assert not result.failures
+    return dict(result.inputs)
+
+
+def stamp(seconds: float) -> str:
+    """A time as the inputs hold it."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_check_schedules_the_renewal_and_the_preview_says_when_it_is_due(api: FakeApi) -> None:
+    """GIVEN a token checked at START WHEN checked before 80% THEN the same; at 80% THEN an update saying why.
+
+    `renewal` says why and `renewAfter` moves on: the preview shows both, and the diff is an update in place.
+    """
+    first = checked({}, props())
+    assert first["renewAfter"] == stamp(START + 0.8 * 12 * HOUR) and first["renewal"] == ""
+    outs = AccessTokenProvider().create(first).outs or {}
+    api.now = START + 0.8 * 12 * HOUR - 1
+    assert checked(first, props()) == first
+    assert not AccessTokenProvider().diff("id", outs, checked(first, props())).changes
+    api.now = START + 0.8 * 12 * HOUR
+    due = checked(first, props())
+    assert due["renewal"].startswith("due: 80%") and due["renewAfter"] == stamp(api.now + 0.8 * 12 * HOUR)
+    diff = AccessTokenProvider().diff("id", outs, due)
+    assert diff.changes and diff.replaces == []
+
+
+def test_a_seed_annotated_for_renewal_renews_its_tokens_only(api: FakeApi) -> None:
+    """GIVEN local-1 annotated renew-garden-access-secrets WHEN tokens are checked THEN only local-1's are renewed.
+
+    The renewal says why; another seed's token and an operation arbor does not know renew nothing.
+    """
+    seed_inputs = props() | {"seed": "local-1"}
+    first = checked({}, seed_inputs)
+    other = checked({}, props() | {"seed": "local-2"})
+    api.now += HOUR
+    annotations = {OPERATION: RENEW_GARDEN_ACCESS_SECRETS}
+    api.secrets[seed_path("local-1")] = {"metadata": {"name": "local-1", "annotations": annotations}}
+    requested = checked(first, seed_inputs)
+    assert requested["renewal"] == (
+        "requested: the Seed record local-1 is annotated gardener.cloud/operation=renew-garden-access-secrets"
+    )
+    assert requested["renewAfter"] == stamp(api.now + 0.8 * 12 * HOUR)
+    assert checked(other, props() | {"seed": "local-2"}) == other
+    annotations[OPERATION] = "reconcile"
+    assert checked(first, seed_inputs) == first
+
+
+def test_a_changed_lifetime_schedules_anew(api: FakeApi) -> None:
+    """GIVEN a 12h token WHEN its lifetime becomes 1h THEN the renewal is 48 minutes from now, without a reason."""
+    first = checked({}, props())
+    api.now += 60
+    shorter = checked(first, props(3600))
+    assert shorter["renewAfter"] == stamp(api.now + 0.8 * HOUR) and shorter["renewal"] == ""
