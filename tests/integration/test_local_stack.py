@@ -126,8 +126,8 @@ def test_a_seed_annotated_for_renewal_renews_its_garden_tokens(local_stack: Stac
     """
     outputs = local_stack.outputs()
     seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
-    args = ("-n", "extension-provider-local", "get", "secret", "garden-access-extension")
-    args += ("-o", "jsonpath={.data.token}")
+    secret = ("-n", "extension-provider-local", "get", "secret", "garden-access-extension")
+    args = (*secret, "-o", "jsonpath={.data.token}")
     before = kubectl(seed, tmp_path, *args)
     kubectl(garden, tmp_path, "annotate", "seeds.arbor.dev", "local-1", f"{OPERATION}={RENEW_GARDEN_ACCESS_SECRETS}")
     shown = local_stack.run("preview", "--diff").stdout
