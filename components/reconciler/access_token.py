@@ -14,6 +14,8 @@ keeps its times and a hash. `delete()` removes the Secret (the token expires by 
 The Secret may live in another cluster than the ServiceAccount (`secretKubeconfig`, `secretNamespace`), with labels
 and annotations of its own (`secretMetadata`): an extension's garden access token is requested in the garden and
 kept in the extension's seed namespace, as gardener-resource-manager's token requestor of class `garden` keeps it.
+A program arbor runs on this machine reads its token from a file instead (`tokenFile`, owner-only), as a pod reads
+a projected one; the same renewal and drift rules hold for it.
 
 The engine stores the provider pickled by reference to this module: moving or renaming it needs a shim.
 """
@@ -24,6 +26,7 @@ import base64
 import datetime
 import hashlib
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -39,6 +42,7 @@ from pulumi.dynamic import (
 )
 
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kwokctl import write_file
 from components.reconciler.seed_operation import OPERATION, requested_operation
 
 PROVIDER_VERSION = "1"
@@ -56,6 +60,7 @@ INPUTS = (
     "secretName",
     "secretNamespace",
     "secretMetadata",
+    "tokenFile",
     "expirationSeconds",
     "version",
     "renewAfter",
@@ -146,11 +151,16 @@ def _secret_namespace(props: dict[str, Any]) -> str:
     return str(props.get("secretNamespace") or props["namespace"])
 
 
-def _issue(props: dict[str, Any]) -> dict[str, Any]:
-    """Requests a token, writes it into the Secret with its renew timestamp; the outputs without the token."""
-    issued_at = clock()
-    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
-    renewal = renew_at(issued_at, expires_at)
+def _location(props: dict[str, Any]) -> str:
+    """Where the token is kept: its file, or its Secret's path."""
+    return str(props.get("tokenFile") or _secret_path(_secret_namespace(props), props["secretName"]))
+
+
+def _store(props: dict[str, Any], token: str, renewal: float) -> None:
+    """Writes the token into its file, or into its Secret with the renew timestamp."""
+    if props.get("tokenFile"):
+        write_file(Path(props["tokenFile"]), token)
+        return
     ns, name = _secret_namespace(props), props["secretName"]
     extra = props.get("secretMetadata") or {}
     annotations = {**(extra.get("annotations") or {}), RENEW_TIMESTAMP: _rfc3339(renewal)}
@@ -163,6 +173,36 @@ def _issue(props: dict[str, Any]) -> dict[str, Any]:
         "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
     _secret_kube(props).create_or_replace(_secret_path(ns), secret)
+
+
+def _stored(props: dict[str, Any]) -> str:
+    """The token kept now ("" when there is none, or its cluster cannot be reached)."""
+    if props.get("tokenFile"):
+        path = Path(props["tokenFile"])
+        return path.read_text() if path.is_file() else ""
+    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
+    data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
+    return base64.b64decode(data).decode(errors="replace") if data else ""
+
+
+def _forget(props: dict[str, Any]) -> None:
+    """Removes the token's file or Secret; an unreachable cluster counts as gone, as in read()."""
+    if props.get("tokenFile"):
+        Path(props["tokenFile"]).unlink(missing_ok=True)
+        return
+    try:
+        _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
+    except KubeError as err:
+        if err.status != 0:
+            raise
+
+
+def _issue(props: dict[str, Any]) -> dict[str, Any]:
+    """Requests a token and keeps it (file or Secret); the outputs without the token."""
+    issued_at = clock()
+    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
+    renewal = renew_at(issued_at, expires_at)
+    _store(props, token, renewal)
     return {
         **props,
         "issuedAt": issued_at,
@@ -182,12 +222,10 @@ def authenticates(kube: Kube, token: str, namespace: str, account: str) -> bool:
 
 
 def token_state(props: dict[str, Any]) -> str:
-    """What the Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
-    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
-    data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
-    if not data:
+    """What the file or Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
+    token = _stored(props)
+    if not token:
         return MISSING
-    token = base64.b64decode(data).decode(errors="replace")
     if token_hash(token) != props.get("tokenHash"):
         return CHANGED
     kube = Kube.from_kubeconfig(props["kubeconfig"])
@@ -206,7 +244,7 @@ class AccessTokenProvider(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         """The first token."""
         outs = _issue(props)
-        return CreateResult(id_=f"{props['namespace']}/{props['secretName']}", outs=outs)
+        return CreateResult(id_=props.get("tokenFile") or f"{props['namespace']}/{props['secretName']}", outs=outs)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update, never a replacement: new inputs (`renewAfter` moved), a Secret read() found wrong, or due."""
@@ -218,11 +256,10 @@ class AccessTokenProvider(ResourceProvider):
         return DiffResult(changes=bool(changed) or stale or due, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """A new token in the Secret; a Secret under its previous name or namespace is removed."""
+        """A new token; one kept elsewhere before (another file, Secret name or namespace) is removed."""
         outs = _issue(news)
-        old_path = _secret_path(_secret_namespace(olds), olds["secretName"])
-        if old_path != _secret_path(_secret_namespace(news), news["secretName"]):
-            _secret_kube(news).delete(old_path)
+        if _location(olds) != _location(news):
+            _forget(olds)
         return UpdateResult(outs=outs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -230,12 +267,8 @@ class AccessTokenProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "tokenState": token_state(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Removes the Secret; the token expires by itself. An unreachable cluster counts as gone, as in read()."""
-        try:
-            _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
-        except KubeError as err:
-            if err.status != 0:
-                raise
+        """Removes the file or Secret; the token expires by itself."""
+        _forget(props)
 
 
 class AccessToken(Resource, module="arbor", name="AccessToken"):
@@ -253,21 +286,25 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         kubeconfig: pulumi.Input[str],
         namespace: str,
         service_account: str,
-        secret_name: str,
+        secret_name: str | None = None,
         expiration_s: int = DEFAULT_EXPIRATION_S,
         secret_kubeconfig: pulumi.Input[str] | None = None,
         secret_namespace: str | None = None,
         secret_metadata: dict[str, dict[str, str]] | None = None,
         seed: str | None = None,
+        token_file: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problem := expiration_problem(expiration_s):
             raise ValueError(f"AccessToken '{name}': expiration_s: {problem}")
+        if (secret_name is None) == (token_file is None):
+            raise ValueError(f"AccessToken '{name}': give either secret_name or token_file")
         props = {
             "kubeconfig": kubeconfig, "namespace": namespace, "serviceAccount": service_account,
             "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
             "secretKubeconfig": secret_kubeconfig, "secretNamespace": secret_namespace,
-            "secretMetadata": secret_metadata, "seed": seed, "renewAfter": None, "renewal": None,
+            "secretMetadata": secret_metadata, "tokenFile": token_file, "seed": seed,
+            "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
         secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])

@@ -7,6 +7,7 @@ import datetime
 import json
 import ssl
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -293,3 +294,24 @@ def test_a_changed_lifetime_schedules_anew(api: FakeApi) -> None:
     api.now += 60
     shorter = checked(first, props(3600))
     assert shorter["renewAfter"] == stamp(api.now + 0.8 * HOUR) and shorter["renewal"] == ""
+
+
+def test_a_token_kept_in_a_file_is_owner_only_renewed_and_drift_checked(api: FakeApi, tmp_path: Path) -> None:
+    """GIVEN a local program's token WHEN created, edited, moved, deleted THEN the file follows, 0600, no Secret."""
+    path = tmp_path / "grm" / "target-token"
+    inputs = {k: v for k, v in props().items() if k != "secretName"} | {"tokenFile": str(path)}
+    provider = AccessTokenProvider()
+    created_ = provider.create(inputs)
+    outs = dict(created_.outs or {})
+    assert created_.id == str(path) and path.read_text() == "jwt-0" and path.stat().st_mode & 0o777 == 0o600
+    assert not api.secrets
+    assert read(outs)["tokenState"] == "valid"
+    path.write_text("edited")
+    assert read(outs)["tokenState"] == "changed"
+    path.unlink()
+    assert read(outs)["tokenState"] == "missing"
+    moved = inputs | {"tokenFile": str(tmp_path / "elsewhere")}
+    renewed = dict(provider.update("id", outs | {"tokenFile": str(path)}, moved).outs or {})
+    assert (tmp_path / "elsewhere").read_text() == "jwt-1" and not path.exists()
+    provider.delete("id", renewed)
+    assert not (tmp_path / "elsewhere").exists()
