@@ -235,6 +235,8 @@ class ShootValues:
     control_plane_machine: ControlPlaneMachine | None = None
     # Its seed's extensions' garden ServiceAccounts (namespace, name), which may read and update its records.
     garden_accounts: tuple[tuple[str, str], ...] = ()
+    # What gardener-resource-manager's webhook sets KUBERNETES_SERVICE_HOST to in its pods (None: self-hosted).
+    service_host: str | None = None
 
     @property
     def self_hosted(self) -> bool:
