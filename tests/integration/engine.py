@@ -153,8 +153,18 @@ def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
     """Kubectl with a kubeconfig given as text; returns stdout."""
     path = tmp_path / f"kubeconfig-{secrets.token_hex(4)}"
     path.write_text(kubeconfig)
-    out = subprocess.run(["kubectl", "--kubeconfig", str(path), *args], capture_output=True, text=True, check=True)
+    cmd = ["kubectl", "--kubeconfig", str(path), *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise KubectlError(out.returncode, cmd, out.stdout, out.stderr)
     return out.stdout
+
+
+class KubectlError(subprocess.CalledProcessError):
+    """A failed kubectl, saying what kubectl said."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}: {str(self.stderr).strip()}"
 
 
 def token_kubeconfig(kubeconfig: str, server: str, token: str) -> str:

@@ -69,7 +69,8 @@ def garden(local_stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iter
     tmp = tmp_path_factory.mktemp("rights")
     manifest = tmp / "objects.yaml"
     plan = plan_landscape(parse_landscape(two_seeds(PREFIX)), "local")
-    manifest.write_text(dump(garden_objects(plan), sort_keys=False))
+    # Documents, not one YAML list: kubectl applies a stream of objects.
+    manifest.write_text("---\n".join(dump(o, sort_keys=False) for o in garden_objects(plan)))
     kubectl(kubeconfig, tmp, "apply", "--server-side", "-f", str(manifest))
     try:
         yield kubeconfig, outputs["endpoints"]["garden"]
