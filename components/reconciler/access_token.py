@@ -228,8 +228,16 @@ def token_state(props: dict[str, Any]) -> str:
         return MISSING
     if token_hash(token) != props.get("tokenHash"):
         return CHANGED
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    return VALID if authenticates(kube, token, props["namespace"], props["serviceAccount"]) else REJECTED
+    try:
+        valid = authenticates(
+            Kube.from_kubeconfig(props["kubeconfig"]), token, props["namespace"], props["serviceAccount"]
+        )
+    except KubeError as err:
+        # A reviewer that cannot be reached (a stopped local cluster) counts as missing, as a Secret there would.
+        if err.status != 0:
+            raise
+        return MISSING
+    return VALID if valid else REJECTED
 
 
 class AccessTokenProvider(ResourceProvider):

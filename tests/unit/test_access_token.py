@@ -315,3 +315,21 @@ def test_a_token_kept_in_a_file_is_owner_only_renewed_and_drift_checked(api: Fak
     assert (tmp_path / "elsewhere").read_text() == "jwt-1" and not path.exists()
     provider.delete("id", renewed)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_reviewer_that_cannot_be_reached_reads_as_missing(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a token kept where it is read but a stopped cluster to review it WHEN read THEN `missing`, no error."""
+    outs = created(api)
+
+    def unreachable(_path: str, _body: Any) -> Any:
+        raise KubeError("connection refused")
+
+    monkeypatch.setattr(api, "create", unreachable)
+    assert read(outs)["tokenState"] == "missing"
+
+    def refused(_path: str, _body: Any) -> Any:
+        raise KubeError("forbidden", 403)
+
+    monkeypatch.setattr(api, "create", refused)
+    with pytest.raises(KubeError):
+        read(outs)
