@@ -51,6 +51,8 @@ TOKEN_KEY = "token"
 DEFAULT_EXPIRATION_S = 12 * 3600
 # The shortest lifetime a TokenRequest accepts (kube-apiserver refuses less than 10 minutes).
 MIN_EXPIRATION_S = 600
+# The longest a token requestor asks for: a leaked token expires within a day (policy `access-token-lifetime` too).
+MAX_EXPIRATION_S = 24 * 3600
 # Gardener renews once this fraction of the lifetime has passed, counting at most MAX_RENEW_BASIS_S of it.
 RENEW_AFTER = 0.8
 MAX_RENEW_BASIS_S = 24 * 3600
@@ -76,10 +78,10 @@ def clock() -> float:
 
 def expiration_problem(seconds: object) -> str | None:
     """Why `seconds` is not a valid token lifetime, or None (the engine hands numbers over as floats)."""
-    problem = f"{seconds!r} is not a whole number of seconds of at least {MIN_EXPIRATION_S} (10m)"
+    problem = f"{seconds!r} is not a whole number of seconds from {MIN_EXPIRATION_S} (10m) to {MAX_EXPIRATION_S} (24h)"
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         return problem
-    if not float(seconds).is_integer() or seconds < MIN_EXPIRATION_S:
+    if not float(seconds).is_integer() or not MIN_EXPIRATION_S <= seconds <= MAX_EXPIRATION_S:
         return problem
     return None
 

@@ -180,11 +180,14 @@ def test_delete_removes_the_secret(api: FakeApi) -> None:
     assert not api.secrets
 
 
-def test_a_lifetime_below_10_minutes_is_refused_naming_the_input() -> None:
-    """GIVEN 599s WHEN checked THEN a failure on expirationSeconds; 600s passes."""
-    failures = AccessTokenProvider().check({}, props(599)).failures
-    assert [f.property for f in failures] == ["expirationSeconds"]
-    assert not AccessTokenProvider().check({}, props(600)).failures
+def test_a_lifetime_below_10_minutes_or_over_24_hours_is_refused_naming_the_input() -> None:
+    """GIVEN 599s or 24h and a second WHEN checked THEN a failure on expirationSeconds; 600s and 24h pass."""
+    for seconds in (599, 24 * 3600 + 1):
+        failures = AccessTokenProvider().check({}, props(seconds)).failures
+        assert [f.property for f in failures] == ["expirationSeconds"]
+        assert "from 600 (10m) to 86400 (24h)" in failures[0].reason
+    for seconds in (600, 24 * 3600):
+        assert not AccessTokenProvider().check({}, props(seconds)).failures
 
 
 def test_an_unreachable_cluster_reads_as_missing_and_deletes_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
