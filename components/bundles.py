@@ -91,7 +91,17 @@ class SeedAccess:
     cluster: ClusterAccess
     namespaces: dict[str, k8s.core.v1.Namespace]
     machine_crds: Sequence[pulumi.Resource] = ()
+    # The ManagedResource CRD gardener-resource-manager's always-on controllers watch.
+    resource_crds: Sequence[pulumi.Resource] = ()
     # What etcd's persistent volumes need first: the seed's StorageClass (empty where etcd keeps emptyDir).
     etcd_storage: Sequence[pulumi.Resource] = ()
     # Where its shoots' etcd backups go (None: the seed has no backup bucket).
     backup: BackupAccess | None = None
+
+
+@dataclass(frozen=True)
+class ResourceManagerServing:
+    """Where a shoot's gardener-resource-manager serves its webhook (the URL kube-apiserver calls), and what runs it."""
+
+    url: pulumi.Output[str]
+    resources: Sequence[pulumi.Resource]

@@ -34,6 +34,9 @@ class Image:
 
 
 MCM = Image(f"{RELEASES}/machine-controller-manager", MCM_VERSION)
+# gardener-resource-manager of the Gardener release above (its image vector leaves the tag to the release); on local
+# the same release runs as a process built from gardener's module (hack/tools.sh).
+RESOURCE_MANAGER = Image(f"{RELEASES}/resource-manager", GARDENER_VERSION)
 # Each provider's MCM sidecar. provider-local's is built from Gardener itself, and its image vector leaves the tag
 # to the release: arbor tags it with the Gardener release above, under the extensions' path. On local nothing pulls
 # it (kwok only simulates the pod).

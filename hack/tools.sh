@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
 # command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
-# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
+# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
 # nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
 # version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
 # $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
@@ -200,6 +200,28 @@ build_mcm() {
   go build -trimpath -ldflags "-s -w" -o "$out/machine-controller-manager" ./cmd/machine-controller-manager
 }
 
+# --- gardener-resource-manager -------------------------------------------------------------------------
+
+# On local it serves the KUBERNETES_SERVICE_HOST webhook of every hosted shoot as a process arbor supervises, as
+# its image does in a cloud seed. The same release (GARDENER_VERSION in components/pins.py), built like MCM inside
+# a writable copy of the hash-checked module: its go.mod replaces ./pkg/apis, which `go install` refuses.
+gardener_version() { sed -n 's/^GARDENER_VERSION = "\(v[^"]*\)"$/\1/p' "$ARBOR_ROOT/components/pins.py"; }
+
+build_grm() {
+  local out=$1 v=$2 src=$WORK/gardener
+  rm -rf "$src"
+  cp -r "$(checked "github.com/gardener/gardener@$v" "$GARDENER_SUM")" "$src"
+  chmod -R u+w "$src"
+  # The module's go.mod replaces its API module with ./pkg/apis, a nested module that is not in the module's zip:
+  # the API module of the same release comes from the proxy instead, its hash checked too.
+  checked "github.com/gardener/gardener/pkg/apis@$v" "$GARDENER_APIS_SUM" >/dev/null
+  cd "$src"
+  GOWORK=off go mod edit -dropreplace=github.com/gardener/gardener/pkg/apis -require="github.com/gardener/gardener/pkg/apis@$v"
+  # Its go.work would pull in the nested modules the zip leaves out.
+  GOWORK=off go build -trimpath -ldflags "-s -w" -o "$out/gardener-resource-manager" ./cmd/gardener-resource-manager
+  cd / && rm -rf "$src"
+}
+
 # --- machine-controller-manager-provider-kwok -----------------------------------------------------------
 
 # arbor's own provider sidecar for local (hack/machine-controller-kwok): MCM's machine-controller library with a
@@ -394,6 +416,8 @@ provide_tool() {
   kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
   # MCM prints no version (its --version flag is absent), so only the cache answers for it.
   mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
+  # A build from the module carries no version stamp, so only the cache answers for it.
+  grm) provide gardener-resource-manager "$(gardener_version)" no_version build_grm gardener-resource-manager ;;
   pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
     'pulumi_version "$1"' build_pulumi \
     pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
@@ -429,7 +453,7 @@ main() {
   # On two cores compiling alone keeps both busy, so the lanes gain nothing there (bench/README.md); they do on more.
   lane kubernetes etcd kwok mcm kwok-driver &
   local runtime=$!
-  lane pulumi kubernetes-plugin command-plugin cloud-plugins &
+  lane pulumi kubernetes-plugin command-plugin cloud-plugins grm &
   local engine=$! rc=0
   wait "$runtime" || rc=$?
   wait "$engine" || rc=$?

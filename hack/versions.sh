@@ -11,6 +11,10 @@ KWOK_VERSION=v0.8.0
 # arbor renders, the CRDs copied from its Go module (hack/machine_crds.py) and any build of it use that release.
 # The h1: hash of that release's module, checked before tools.sh builds the controller from it.
 MCM_SUM=h1:TQ4Qs9aaYTqSkqFownIaEAvnrYoNpBMcp7ZMYVEgUWM=
+# gardener-resource-manager on local is built from gardener's module at GARDENER_VERSION (components/pins.py), the
+# release whose image the cloud seeds run; the h1: hash of that module, checked before the build.
+GARDENER_SUM=h1:C+L/5df4m5PC/0yY332YK82X+R4ozDUdajGiZPsb7sQ=
+GARDENER_APIS_SUM=h1:SU9vRWk+Cbz+v2V6k9ZJ9lLFZTVYKtPJVK/SlkY5MXk=
 
 # Go module coordinates of the Pulumi language host and plugins. These modules carry no tags; the Go module
 # proxy serves some commits as pseudo-versions, and not the release commits of recent versions. Each pin

@@ -4,7 +4,10 @@ With garden access, as gardenlet and gardener-resource-manager's token requestor
 ServiceAccount `extension-<name>` in the garden namespace `seed-<seed>`, a token requested for it and kept in the
 seed as `garden-access-extension` (renewed at 80% of its lifetime, components/reconciler/access_token.py), the
 generic garden kubeconfig that reads that token, and both projected into the workloads
-(components/render/extensions.py). The identity gets no rights yet beyond authenticating (docs/extensions.md).
+(components/render/extensions.py). The Seed record's operation `renew-garden-access-secrets` renews all of its
+tokens at once (components/reconciler/seed_operation.py). The identity may read and update its seed's records and
+those of the shoots on it, and nothing else (components/render/extension_rights.py): the seed grants its own, each
+shoot its own.
 """
 
 from __future__ import annotations
@@ -14,11 +17,13 @@ from typing import Any
 import pulumi
 
 from components.bundles import ClusterAccess, GardenAccess
-from components.concerns.objects import KubeObject, secret_object
-from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues
+from components.concerns.objects import KubeObject, Record, secret_object
+from components.naming import backup_entry
+from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues, ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
 from components.reconciler.kube import certificate_authority
-from components.render import extensions
+from components.reconciler.seed_operation import SeedOperation
+from components.render import extension_rights, extensions
 
 
 def install_extensions(
@@ -30,6 +35,7 @@ def install_extensions(
         parent=parent, provider=seed.provider, depends_on=list(seed.ready), delete_before_replace=True
     )
     garden_namespace = _garden_namespace(name, values, garden, parent)
+    tokens: list[pulumi.Resource] = []
     for ext in values.extensions:
         prefix = f"{name}-extension-{ext.name}"
         namespace = KubeObject(f"{prefix}-namespace", extensions.seed_namespace(ext), on_seed)
@@ -37,10 +43,19 @@ def install_extensions(
         generic: pulumi.Output[str] | None = None
         waits: list[pulumi.Resource] = []
         if ext.garden_access and garden_namespace is not None:
-            generic, waits = _garden_access(prefix, ext, seed, garden, garden_namespace, in_namespace)
+            generic, waits = _garden_access(prefix, values.name, ext, seed, garden, garden_namespace, in_namespace)
+            tokens.append(waits[0])
         after = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=waits))
         for w in ext.workloads:
             KubeObject(f"{prefix}-{w.name}", _workload(ext, w, generic), after)
+    if tokens:
+        # After every token of the seed: a requested renewal of them all is done, its annotation goes.
+        SeedOperation(
+            f"{name}-seed-operation",
+            kubeconfig=garden.cluster.kubeconfig,
+            seed=values.name,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=tokens),
+        )
 
 
 def _garden_namespace(
@@ -54,11 +69,35 @@ def _garden_namespace(
     on_garden = pulumi.ResourceOptions(
         parent=parent, provider=garden.cluster.provider, depends_on=list(garden.api), delete_before_replace=True
     )
+    for obj in extension_rights.seed_rights(values):
+        KubeObject(f"{name}-extensions-{obj['kind'].lower()}", obj, on_garden)
     return KubeObject(f"{name}-garden-namespace", namespace, on_garden)
+
+
+def grant_shoot_records(
+    name: str, shoot: ShootValues, garden: GardenAccess, record: Record, parent: pulumi.Resource
+) -> None:
+    """Its seed's extensions' rights on the shoot's Shoot record and BackupEntry, in its project namespace."""
+    if not shoot.garden_accounts:
+        return
+    role, binding = extension_rights.shoot_rights(shoot, None)
+    if shoot.backup:
+        # The entry's name holds the Shoot record's uid.
+        tid = shoot.technical_id
+        rules = record.metadata.apply(
+            lambda m: extension_rights.shoot_rights(shoot, backup_entry(tid, m["uid"]))[0]["rules"]
+        )
+        role = {**role, "rules": rules}
+    opts = pulumi.ResourceOptions(
+        parent=parent, provider=garden.cluster.provider, depends_on=[record], delete_before_replace=True
+    )
+    for obj in (role, binding):
+        KubeObject(f"{name}-extensions-{obj['kind'].lower()}", obj, opts)
 
 
 def _garden_access(
     prefix: str,
+    seed_name: str,
     ext: ExtensionValues,
     seed: ClusterAccess,
     garden: GardenAccess,
@@ -84,6 +123,7 @@ def _garden_access(
         secret_kubeconfig=seed.kubeconfig,
         secret_namespace=ext.namespace,
         secret_metadata={k: access["metadata"][k] for k in ("labels", "annotations")},
+        seed=seed_name,
         opts=pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(depends_on=[account])),
     )
     secret = pulumi.Output.all(garden.cluster.endpoint, garden.cluster.kubeconfig).apply(

@@ -1,11 +1,12 @@
 """The Seed component (`arbor:seed:Seed`): a cluster that hosts shoot control planes.
 
 It records the seed in the garden, installs the machine CRDs (machine.sapcloud.io, components/render/machine_crds.py)
-that every hosted shoot's machine-controller-manager works on, and creates, per hosted shoot, the namespace
-`shoot--<project>--<shoot>` that holds the shoot's control plane and worker machinery. A cloud seed holds the
-StorageClass its shoots' etcd volumes are claimed from (components/render/storage.py). A seed with `backup` gets
-its bucket in that provider's object store (protected and retained) and the BackupBucket record in the garden. Each
-extension installation gets its namespace and workloads, and its own garden access (components/concerns/extensions.py).
+that every hosted shoot's machine-controller-manager works on and the ManagedResource CRD its resource manager
+needs, and creates, per hosted shoot, the namespace `shoot--<project>--<shoot>` that holds the shoot's control plane
+and worker machinery. A cloud seed holds the StorageClass its shoots' etcd volumes are claimed from
+(components/render/storage.py). A seed with `backup` gets its bucket in that provider's object store (protected and
+retained) and the BackupBucket record in the garden. Each extension installation gets its namespace and workloads,
+and its own garden access (components/concerns/extensions.py).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, machine_crds, storage
+from components.render import api, machine_crds, resource_manager, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -59,6 +60,10 @@ class Seed(pulumi.ComponentResource):
         crds = [
             KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_cluster) for crd in machine_crds.crds()
         ]
+        # gardener-resource-manager's always-on controllers watch ManagedResources, though none is made.
+        resource_crds = [
+            KubeObject(f"{name}-crd-managedresources", resource_manager.managed_resource_crd(), on_cluster)
+        ]
         etcd_storage = [
             KubeObject(f"{name}-storage-class", sc, on_cluster)
             for sc in storage.storage_classes(values.cluster.provider)
@@ -66,7 +71,13 @@ class Seed(pulumi.ComponentResource):
         install_extensions(name, values, cluster, garden, self)
         backup = self._backup(name, values, backups, garden)
         self.access = SeedAccess(
-            values.name, cluster, namespaces, machine_crds=crds, etcd_storage=etcd_storage, backup=backup
+            values.name,
+            cluster,
+            namespaces,
+            machine_crds=crds,
+            resource_crds=resource_crds,
+            etcd_storage=etcd_storage,
+            backup=backup,
         )
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})
 

@@ -6,7 +6,8 @@ subnets, gateways; nothing on local) -> credentials (PKI) -> the control plane -
 writes the record's status).
 
 A hosted shoot's control plane runs in its seed namespace: etcd main and events, then kube-apiserver, then
-kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them. A self-hosted
+kube-controller-manager and kube-scheduler, with their credentials as Secrets beside them; its
+gardener-resource-manager serves the KUBERNETES_SERVICE_HOST webhook once the shoot's API serves. A self-hosted
 shoot's control plane is the same pod specs as static pods, delivered with their credentials as files through
 the control-plane pool's OperatingSystemConfig (concerns/control_plane.py wires both). On a seed with backups, the
 shoot's BackupEntry record follows its Shoot record, and `etcd-backup` joins the control plane's Secrets.
@@ -33,9 +34,11 @@ from components.concerns.control_plane import (
 )
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.concerns.exposure import api_records, arbor_kubeconfig, service_address
+from components.concerns.extensions import grant_shoot_records
 from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
+from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
 from components.concerns.system import system_components
 from components.concerns.workers import Workers
@@ -99,6 +102,7 @@ class Shoot(pulumi.ComponentResource):
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
         entry = self._backup_entry(name, garden, record, seed)
+        grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
@@ -238,6 +242,7 @@ class Shoot(pulumi.ComponentResource):
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
+        webhook = resource_manager(name, self.values, infra, seed, self.access, self.credentials, parent=self)
         # Machines join once the shoot's API serves: MCM and its sidecar work against it; a machine is made only
         # once node-agent's OSC Secret, the join RBAC and its access token are in the shoot (Gardener's flow: OSC
         # before Worker).
@@ -254,7 +259,7 @@ class Shoot(pulumi.ComponentResource):
             cas=cas,
             joinable=node_configs,
         ).deployments
-        return [*control_plane, *self.access.ready, *node_configs, *workers]
+        return [*control_plane, *self.access.ready, *node_configs, *webhook, *workers]
 
     def _in_shoot(self) -> pulumi.ResourceOptions:
         """Options of an object in the shoot: through its provider, once its API serves."""

@@ -31,11 +31,15 @@ from components.plan.values import (
     SeedValues,
     ShootValues,
     VolumeValues,
+    garden_accounts,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
 from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
 from components.spec.shoot import EncryptionSpec, ShootSpec, WorkerPool
+
+# The domain of Gardener's local setup, for a landscape that names no DNS zone (its names resolve to loopback).
+LOCAL_DOMAIN = "local.gardener.cloud"
 
 
 def _cluster(
@@ -76,8 +80,13 @@ def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpe
         ip_families=tuple(f.value for f in spec.networks.ip_families),
         networks={"nodes": spec.networks.nodes, "pods": spec.networks.pods, "services": spec.networks.services},
         backup=_backup(stack, spec, garden),
-        extensions=tuple(_extension(spec.name, tuple(spec.zones), e) for e in spec.extensions),
+        extensions=_extensions(spec),
     )
+
+
+def _extensions(spec: SeedSpec) -> tuple[ExtensionValues, ...]:
+    """A seed's extension installations."""
+    return tuple(_extension(spec.name, tuple(spec.zones), e) for e in spec.extensions)
 
 
 def _extension(seed: str, zones: tuple[str, ...], spec: ExtensionSpec) -> ExtensionValues:
@@ -190,8 +199,10 @@ def _shoot(
         network_type=spec.networking.type.value,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
+        service_host=None if spec.self_hosted else _service_host(spec, garden),
         etcd_volumes=storage.etcd_volumes(None if spec.self_hosted else networking.provider),
         backup=None if seed is None or spec.self_hosted else _backup(stack, seed, garden),
+        garden_accounts=() if seed is None or spec.self_hosted else garden_accounts(_extensions(seed)),
         network_plan=plan_network(networking),
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
@@ -212,6 +223,15 @@ def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValu
         external=f"api.{spec.name}.{spec.project}.{domain}",
         internal=f"api.{spec.name}.{spec.project}.internal.{domain}",
     )
+
+
+def _service_host(spec: ShootSpec, garden: GardenSpec) -> str:
+    """KUBERNETES_SERVICE_HOST in the shoot's pods: `api.<shoot>.<project>.internal.<domain>`, its API's internal name.
+
+    The domain is the landscape's, or Gardener's local one where the landscape names none.
+    """
+    domain = garden.dns.domain if garden.dns else LOCAL_DOMAIN
+    return f"api.{spec.name}.{spec.project}.internal.{domain}"
 
 
 def derive(shoot: ShootValues) -> ShootValues:

@@ -101,6 +101,11 @@ class ExtensionValues:
     workloads: tuple[ExtensionWorkloadValues, ...] = ()
 
 
+def garden_accounts(extensions: tuple[ExtensionValues, ...]) -> tuple[tuple[str, str], ...]:
+    """The garden ServiceAccounts (namespace, name) of the installations with garden access."""
+    return tuple((e.garden_namespace, e.service_account) for e in extensions if e.garden_access)
+
+
 @dataclass(frozen=True)
 class SeedValues:
     """Values of one Seed component; `shoot_namespaces` are those of the shoots it hosts."""
@@ -116,6 +121,11 @@ class SeedValues:
     # Where its shoots' etcd backups and state are kept; None: no backups (refused once it hosts shoots).
     backup: BackupValues | None = None
     extensions: tuple[ExtensionValues, ...] = ()
+
+    @property
+    def garden_accounts(self) -> tuple[tuple[str, str], ...]:
+        """The garden ServiceAccounts (namespace, name) of its installations with garden access."""
+        return garden_accounts(self.extensions)
 
 
 @dataclass(frozen=True)
@@ -223,6 +233,10 @@ class ShootValues:
     control_plane_ips: tuple[str, ...] = ()
     # A self-hosted cloud shoot's control-plane machine (plan/nodes.py); None elsewhere.
     control_plane_machine: ControlPlaneMachine | None = None
+    # Its seed's extensions' garden ServiceAccounts (namespace, name), which may read and update its records.
+    garden_accounts: tuple[tuple[str, str], ...] = ()
+    # What gardener-resource-manager's webhook sets KUBERNETES_SERVICE_HOST to in its pods (None: self-hosted).
+    service_host: str | None = None
 
     @property
     def self_hosted(self) -> bool:

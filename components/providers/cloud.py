@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, ExposedControlPlane, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, ExposedControlPlane, NetworkAccess, ResourceManagerServing, SeedAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
@@ -142,6 +142,18 @@ class CloudProvider:
     ) -> Sequence[pulumi.Resource]:
         """Nothing: the seed's kubelets run machine-controller-manager's Deployment."""
         return []
+
+    def resource_manager(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        serving: Mapping[str, pulumi.Output[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> ResourceManagerServing | None:
+        """Nothing: the seed's kubelets run its Deployment (components/concerns/resource_manager_deployment.py)."""
+        return None
 
     def control_plane_machine(
         self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource

@@ -17,6 +17,7 @@ from components.bundles import (
     ExposedControlPlane,
     MachineCredentials,
     NetworkAccess,
+    ResourceManagerServing,
     SeedAccess,
 )
 from components.plan.network import NetworkPlan
@@ -108,6 +109,24 @@ class InfrastructureProvider(Protocol):
         """What runs machine-controller-manager for a hosted shoot where no seed runs its Deployment (local).
 
         Empty where the seed's kubelets run the Deployment (clouds).
+        """
+        ...
+
+    def resource_manager(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        serving: Mapping[str, pulumi.Output[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> ResourceManagerServing | None:
+        """What runs a hosted shoot's gardener-resource-manager where no seed runs its Deployment (local).
+
+        None where the seed's kubelets run the Deployment (clouds). `serving` is its serving certificate's Secret
+        data (`tls.crt`, `tls.key`, `ca.crt`).
+
+        A Deployment in the shoot's seed namespace (clouds), a process arbor supervises (local).
         """
         ...
 

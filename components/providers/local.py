@@ -22,15 +22,17 @@ from components.bundles import (
     ExposedControlPlane,
     MachineCredentials,
     NetworkAccess,
+    ResourceManagerServing,
     SeedAccess,
 )
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
 from components.reconciler.node_addresses import NodeAddresses
-from components.render import machine_providers, machines
+from components.render import machine_providers, machines, resource_manager
 from components.render.machines import Object, Sidecar
 
 # kwok manages the nodes that carry this annotation (its default configuration).
@@ -343,6 +345,19 @@ class LocalProvider:
             )
             for suffix, program, args in programs
         ]
+
+    def resource_manager(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        shoot_api: ClusterAccess,
+        serving: Mapping[str, pulumi.Output[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> ResourceManagerServing:
+        """The real gardener-resource-manager as a process: kwok only simulates pods (local_resource_manager.py)."""
+        directory = process_dir(self.settings.workdir, shoot.cluster.name, resource_manager.NAME)
+        return run_resource_manager(shoot, seed, shoot_api, serving, directory, parent, depends_on)
 
     def control_plane_machine(
         self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource

@@ -3,8 +3,10 @@
 Gardener's token-requestor (gardener-resource-manager) keeps node-agent's access token this way when the
 NodeAgentAuthorizer is off: a TokenRequest for the ServiceAccount (default lifetime 12h), the token under the key
 `token` of a Secret, whose annotation `serviceaccount.resources.gardener.cloud/token-renew-timestamp` says when a
-new one is asked for: once 80% of the lifetime (at most 24h) has passed. Here `diff()` compares that moment with the
-current time and asks for an in-place update, so the preview shows the token renewed and `up` requests a new one.
+new one is asked for: once 80% of the lifetime (at most 24h) has passed. Here `check()` keeps that moment as the input
+`renewAfter` and, once it has passed, moves it on and says why in the input `renewal`, so the preview shows both
+and `up` requests a new token in place. A token of a seed (`seed`) is also renewed when the Seed record asks for it
+with `gardener.cloud/operation: renew-garden-access-secrets` (components/reconciler/seed_operation.py).
 `read()` looks at the Secret: missing, holding another token, or holding one a TokenReview no longer
 authenticates makes the next `up` write a new token in place. The token itself is never an output: the state
 keeps its times and a hash. `delete()` removes the Secret (the token expires by itself).
@@ -12,6 +14,8 @@ keeps its times and a hash. `delete()` removes the Secret (the token expires by 
 The Secret may live in another cluster than the ServiceAccount (`secretKubeconfig`, `secretNamespace`), with labels
 and annotations of its own (`secretMetadata`): an extension's garden access token is requested in the garden and
 kept in the extension's seed namespace, as gardener-resource-manager's token requestor of class `garden` keeps it.
+A program arbor runs on this machine reads its token from a file instead (`tokenFile`, owner-only), as a pod reads
+a projected one; the same renewal and drift rules hold for it.
 
 The engine stores the provider pickled by reference to this module: moving or renaming it needs a shim.
 """
@@ -22,6 +26,7 @@ import base64
 import datetime
 import hashlib
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -37,6 +42,8 @@ from pulumi.dynamic import (
 )
 
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kwokctl import write_file
+from components.reconciler.seed_operation import OPERATION, requested_operation
 
 PROVIDER_VERSION = "1"
 RENEW_TIMESTAMP = "serviceaccount.resources.gardener.cloud/token-renew-timestamp"
@@ -44,6 +51,8 @@ TOKEN_KEY = "token"
 DEFAULT_EXPIRATION_S = 12 * 3600
 # The shortest lifetime a TokenRequest accepts (kube-apiserver refuses less than 10 minutes).
 MIN_EXPIRATION_S = 600
+# The longest a token requestor asks for: a leaked token expires within a day (policy `access-token-lifetime` too).
+MAX_EXPIRATION_S = 24 * 3600
 # Gardener renews once this fraction of the lifetime has passed, counting at most MAX_RENEW_BASIS_S of it.
 RENEW_AFTER = 0.8
 MAX_RENEW_BASIS_S = 24 * 3600
@@ -53,8 +62,10 @@ INPUTS = (
     "secretName",
     "secretNamespace",
     "secretMetadata",
+    "tokenFile",
     "expirationSeconds",
     "version",
+    "renewAfter",
 )
 # What read() finds in the Secret; anything but VALID asks the next `up` for a new token.
 VALID, MISSING, CHANGED, REJECTED = "valid", "missing", "changed", "rejected"
@@ -67,10 +78,10 @@ def clock() -> float:
 
 def expiration_problem(seconds: object) -> str | None:
     """Why `seconds` is not a valid token lifetime, or None (the engine hands numbers over as floats)."""
-    problem = f"{seconds!r} is not a whole number of seconds of at least {MIN_EXPIRATION_S} (10m)"
+    problem = f"{seconds!r} is not a whole number of seconds from {MIN_EXPIRATION_S} (10m) to {MAX_EXPIRATION_S} (24h)"
     if isinstance(seconds, bool) or not isinstance(seconds, int | float):
         return problem
-    if not float(seconds).is_integer() or seconds < MIN_EXPIRATION_S:
+    if not float(seconds).is_integer() or not MIN_EXPIRATION_S <= seconds <= MAX_EXPIRATION_S:
         return problem
     return None
 
@@ -83,6 +94,21 @@ def renew_at(issued_at: float, expires_at: float) -> float:
 def token_renewal_due(issued_at: float, expires_at: float, now: float) -> bool:
     """Whether 80% of an access token's lifetime has passed (or it has expired)."""
     return now >= renew_at(issued_at, expires_at)
+
+
+def schedule(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, str]:
+    """The inputs `renewAfter` (when the token is renewed next) and `renewal` (why it is renewed now, or "")."""
+    now = clock()
+    previous, seed = olds.get("renewAfter"), news.get("seed")
+    if operation := requested_operation(news.get("kubeconfig"), seed):
+        reason = f"requested: the Seed record {seed} is annotated {OPERATION}={operation}"
+    elif isinstance(previous, str) and now >= _seconds(previous):
+        reason = f"due: {RENEW_AFTER:.0%} of the token's lifetime has passed"
+    elif isinstance(previous, str) and olds.get("expirationSeconds") == news.get("expirationSeconds"):
+        return {"renewAfter": previous, "renewal": ""}
+    else:
+        reason = ""
+    return {"renewAfter": _rfc3339(renew_at(now, now + float(news["expirationSeconds"]))), "renewal": reason}
 
 
 def token_hash(token: str) -> str:
@@ -127,11 +153,16 @@ def _secret_namespace(props: dict[str, Any]) -> str:
     return str(props.get("secretNamespace") or props["namespace"])
 
 
-def _issue(props: dict[str, Any]) -> dict[str, Any]:
-    """Requests a token, writes it into the Secret with its renew timestamp; the outputs without the token."""
-    issued_at = clock()
-    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
-    renewal = renew_at(issued_at, expires_at)
+def _location(props: dict[str, Any]) -> str:
+    """Where the token is kept: its file, or its Secret's path."""
+    return str(props.get("tokenFile") or _secret_path(_secret_namespace(props), props["secretName"]))
+
+
+def _store(props: dict[str, Any], token: str, renewal: float) -> None:
+    """Writes the token into its file, or into its Secret with the renew timestamp."""
+    if props.get("tokenFile"):
+        write_file(Path(props["tokenFile"]), token)
+        return
     ns, name = _secret_namespace(props), props["secretName"]
     extra = props.get("secretMetadata") or {}
     annotations = {**(extra.get("annotations") or {}), RENEW_TIMESTAMP: _rfc3339(renewal)}
@@ -144,6 +175,36 @@ def _issue(props: dict[str, Any]) -> dict[str, Any]:
         "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
     _secret_kube(props).create_or_replace(_secret_path(ns), secret)
+
+
+def _stored(props: dict[str, Any]) -> str:
+    """The token kept now ("" when there is none, or its cluster cannot be reached)."""
+    if props.get("tokenFile"):
+        path = Path(props["tokenFile"])
+        return path.read_text() if path.is_file() else ""
+    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
+    data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
+    return base64.b64decode(data).decode(errors="replace") if data else ""
+
+
+def _forget(props: dict[str, Any]) -> None:
+    """Removes the token's file or Secret; an unreachable cluster counts as gone, as in read()."""
+    if props.get("tokenFile"):
+        Path(props["tokenFile"]).unlink(missing_ok=True)
+        return
+    try:
+        _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
+    except KubeError as err:
+        if err.status != 0:
+            raise
+
+
+def _issue(props: dict[str, Any]) -> dict[str, Any]:
+    """Requests a token and keeps it (file or Secret); the outputs without the token."""
+    issued_at = clock()
+    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
+    renewal = renew_at(issued_at, expires_at)
+    _store(props, token, renewal)
     return {
         **props,
         "issuedAt": issued_at,
@@ -163,33 +224,40 @@ def authenticates(kube: Kube, token: str, namespace: str, account: str) -> bool:
 
 
 def token_state(props: dict[str, Any]) -> str:
-    """What the Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
-    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
-    data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
-    if not data:
+    """What the file or Secret holds now: VALID, MISSING (or unreachable), CHANGED (another token) or REJECTED."""
+    token = _stored(props)
+    if not token:
         return MISSING
-    token = base64.b64decode(data).decode(errors="replace")
     if token_hash(token) != props.get("tokenHash"):
         return CHANGED
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    return VALID if authenticates(kube, token, props["namespace"], props["serviceAccount"]) else REJECTED
+    try:
+        valid = authenticates(
+            Kube.from_kubeconfig(props["kubeconfig"]), token, props["namespace"], props["serviceAccount"]
+        )
+    except KubeError as err:
+        # A reviewer that cannot be reached (a stopped local cluster) counts as missing, as a Secret there would.
+        if err.status != 0:
+            raise
+        return MISSING
+    return VALID if valid else REJECTED
 
 
 class AccessTokenProvider(ResourceProvider):
     """Requests ServiceAccount tokens into a Secret and renews them in time; the token is never kept in the state."""
 
-    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        """Refuses a lifetime a TokenRequest would not take, naming the input."""
-        problem = expiration_problem(news.get("expirationSeconds"))
-        return CheckResult(news, [CheckFailure("expirationSeconds", problem)] if problem else [])
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """Refuses a lifetime a TokenRequest would not take, naming the input; schedules the renewal."""
+        if problem := expiration_problem(news.get("expirationSeconds")):
+            return CheckResult(news, [CheckFailure("expirationSeconds", problem)])
+        return CheckResult({**news, **schedule(olds, news)}, [])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """The first token."""
         outs = _issue(props)
-        return CreateResult(id_=f"{props['namespace']}/{props['secretName']}", outs=outs)
+        return CreateResult(id_=props.get("tokenFile") or f"{props['namespace']}/{props['secretName']}", outs=outs)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update (never a replacement) on new inputs, a Secret read() found wrong, or once renewal is due."""
+        """An update, never a replacement: new inputs (`renewAfter` moved), a Secret read() found wrong, or due."""
         changed = [k for k in INPUTS if olds.get(k) != news.get(k)]
         stale = olds.get("tokenState") != VALID
         due = bool(olds.get("expiresAt")) and token_renewal_due(
@@ -198,11 +266,10 @@ class AccessTokenProvider(ResourceProvider):
         return DiffResult(changes=bool(changed) or stale or due, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """A new token in the Secret; a Secret under its previous name or namespace is removed."""
+        """A new token; one kept elsewhere before (another file, Secret name or namespace) is removed."""
         outs = _issue(news)
-        old_path = _secret_path(_secret_namespace(olds), olds["secretName"])
-        if old_path != _secret_path(_secret_namespace(news), news["secretName"]):
-            _secret_kube(news).delete(old_path)
+        if _location(olds) != _location(news):
+            _forget(olds)
         return UpdateResult(outs=outs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -210,12 +277,8 @@ class AccessTokenProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "tokenState": token_state(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Removes the Secret; the token expires by itself. An unreachable cluster counts as gone, as in read()."""
-        try:
-            _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
-        except KubeError as err:
-            if err.status != 0:
-                raise
+        """Removes the file or Secret; the token expires by itself."""
+        _forget(props)
 
 
 class AccessToken(Resource, module="arbor", name="AccessToken"):
@@ -233,20 +296,25 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         kubeconfig: pulumi.Input[str],
         namespace: str,
         service_account: str,
-        secret_name: str,
+        secret_name: str | None = None,
         expiration_s: int = DEFAULT_EXPIRATION_S,
         secret_kubeconfig: pulumi.Input[str] | None = None,
         secret_namespace: str | None = None,
         secret_metadata: dict[str, dict[str, str]] | None = None,
+        seed: str | None = None,
+        token_file: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problem := expiration_problem(expiration_s):
             raise ValueError(f"AccessToken '{name}': expiration_s: {problem}")
+        if (secret_name is None) == (token_file is None):
+            raise ValueError(f"AccessToken '{name}': give either secret_name or token_file")
         props = {
             "kubeconfig": kubeconfig, "namespace": namespace, "serviceAccount": service_account,
             "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
             "secretKubeconfig": secret_kubeconfig, "secretNamespace": secret_namespace,
-            "secretMetadata": secret_metadata,
+            "secretMetadata": secret_metadata, "tokenFile": token_file, "seed": seed,
+            "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
         secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])

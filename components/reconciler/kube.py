@@ -184,6 +184,10 @@ class Kube:
         """A JSON merge patch of `path`."""
         return self._call("PATCH", path, body, "application/merge-patch+json")
 
+    def json_patch(self, path: str, operations: list[dict[str, Any]]) -> Any:
+        """A JSON patch of `path` (its `test` operations make it conditional)."""
+        return self._call("PATCH", path, operations, "application/json-patch+json")
+
     def ready(self) -> bool:
         """Whether /readyz answers ok."""
         try:

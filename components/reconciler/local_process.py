@@ -103,11 +103,25 @@ def start(props: dict[str, Any]) -> int:
         # Its own session: the process outlives the provider process that started it, and no signal of the
         # engine's process group reaches it.
         proc = subprocess.Popen(
-            argv, cwd=directory, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            argv,
+            cwd=directory,
+            env=_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     (directory / PID_FILE).write_text(f"{proc.pid} {exe}\n")
     _await_start(proc, exe, directory)
     return proc.pid
+
+
+def _environment() -> dict[str, str]:
+    """The engine's environment without kubeconfig variables: a program reads only the files it is given.
+
+    gardener-resource-manager, for one, takes `KUBECONFIG` and `TARGET_KUBECONFIG` over its configuration's.
+    """
+    return {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "TARGET_KUBECONFIG")}
 
 
 def _await_start(proc: subprocess.Popen[bytes], exe: str, directory: Path) -> None:

@@ -9,7 +9,9 @@ time it is made and two clones rarely meet; a block with a port taken (bound now
 cluster of the same work directory) gives way to the next one.
 
 Only `kwokctl create` uses this: an existing cluster keeps the ports in its kwok.yaml, and ports are no input of
-LocalCluster, so nothing is replaced or restarted for them.
+LocalCluster, so nothing is replaced or restarted for them. The two ports after kwokctl's in a block are spare,
+free when the block was chosen: a hosted shoot's gardener-resource-manager serves its webhook and health probes
+there (`spare_ports`), so the webhook's URL stays the same for as long as the shoot's cluster does.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ OPTIONS = (
     "kubeControllerManagerPort",
     "kubeSchedulerPort",
 )
+# The ports of a block after kwokctl's, for a process that serves the cluster (gardener-resource-manager).
+SPARE = BLOCK - len(OPTIONS)
 # Any port a kwok.yaml records: its options (`etcdPort: 1`) and its components' `port:`/`hostPort:`.
 _RECORDED = re.compile(r"(?i)port:\s*(\d+)\s*$", re.MULTILINE)
 
@@ -57,10 +61,15 @@ def choose(key: str, low: int, high: int, used: Collection[int], free: Callable[
     start = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") % blocks
     for step in range(blocks):
         base = low + ((start + step) % blocks) * BLOCK
-        ports = range(base, base + len(OPTIONS))
+        ports = range(base, base + BLOCK)
         if not any(p in used for p in ports) and all(free(p) for p in ports):
-            return dict(zip(OPTIONS, ports, strict=True))
+            return dict(zip(OPTIONS, ports, strict=False))
     return None
+
+
+def spare_ports(apiserver_port: int) -> tuple[int, ...]:
+    """The spare ports of the block whose first port is a cluster's kube-apiserver's."""
+    return tuple(range(apiserver_port + len(OPTIONS), apiserver_port + BLOCK))
 
 
 def recorded(kwok_yaml_texts: Collection[str]) -> set[int]:

@@ -12,8 +12,9 @@ import base64
 import hashlib
 from typing import Any
 
-from components import naming, yaml_text
+from components import naming
 from components.plan.values import ExtensionValues, ExtensionWorkloadValues
+from components.render.token_kubeconfig import token_file_kubeconfig
 
 ACCESS_SECRET = "garden-access-extension"
 GENERIC_KUBECONFIG = "generic-garden-kubeconfig"
@@ -76,17 +77,7 @@ def access_secret(ext: ExtensionValues) -> dict[str, Any]:
 
 def generic_kubeconfig(server: str, ca_pem: str) -> str:
     """A kubeconfig of the garden whose user reads the token projected beside it."""
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {"name": "garden", "cluster": {"server": server, "certificate-authority-data": _b64(ca_pem.encode())}}
-        ],
-        "users": [{"name": "extension", "user": {"tokenFile": f"{MOUNT_PATH}/token"}}],
-        "contexts": [{"name": "garden", "context": {"cluster": "garden", "user": "extension"}}],
-        "current-context": "garden",
-    }
-    return yaml_text.dump(config, sort_keys=False)
+    return token_file_kubeconfig(server, ca_pem, f"{MOUNT_PATH}/token", cluster="garden", user="extension")
 
 
 def generic_kubeconfig_secret(ext: ExtensionValues, server: str, ca_pem: str) -> dict[str, Any]:

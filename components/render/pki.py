@@ -33,6 +33,8 @@ FRONT_PROXY_CLIENT = "front-proxy-client"
 KUBE_CONTROLLER_MANAGER = "kube-controller-manager"
 KUBE_SCHEDULER = "kube-scheduler"
 MACHINE_CONTROLLER_MANAGER = "machine-controller-manager"
+# gardener-resource-manager's webhook server, issued by the shoot's CA (upstream's config name).
+RESOURCE_MANAGER_SERVER = "gardener-resource-manager-server"
 SERVICE_ACCOUNT_KEY = "service-account-key"
 BOOTSTRAP_TOKEN = "bootstrap-token"
 # arbor's own client certificate at a shoot whose API it reaches by domain name (its Kubernetes provider there).
@@ -58,6 +60,7 @@ KUBE_APISERVER_COMPONENT = "kube-apiserver"
 KCM_COMPONENT = "kube-controller-manager"
 SCHEDULER_COMPONENT = "kube-scheduler"
 MCM_COMPONENT = "machine-controller-manager"
+GRM_COMPONENT = "gardener-resource-manager"
 # kubelet trusts the cluster CA and the client CA: their rotation rolls every pool (the OSC hash's ca rotation).
 KUBELET_COMPONENT = "kubelet"
 ETCD_COMPONENTS = (ETCD_MAIN_COMPONENT, ETCD_EVENTS_COMPONENT)
@@ -210,7 +213,8 @@ def credentials(
 
     `node_ips` are the control-plane nodes' addresses of a self-hosted shoot, where its kube-apiserver is reached;
     its static pods also reach each other on loopback, so the servers name 127.0.0.1 too. A `hosted` shoot's
-    machine-controller-manager runs in the seed and reaches the shoot with a client certificate of its own.
+    machine-controller-manager runs in the seed and reaches the shoot with a client certificate of its own, and its
+    gardener-resource-manager serves its webhook with a certificate of the shoot's CA.
     `domains` are the shoot's API domain names (external, internal): kube-apiserver's certificate names them, and
     arbor reaches the API there with a client certificate of its own, a leaf renewed as the others. `nodes` are
     machines whose kubelet starts with a client certificate of its own (`system:node:<name>`): a self-hosted cloud
@@ -239,6 +243,9 @@ def credentials(
         _leaf(KUBE_CONTROLLER_MANAGER, ca_client, "system:kube-controller-manager", client, (kcm,)),
         _leaf(KUBE_SCHEDULER, ca_client, "system:kube-scheduler", client, (sched,)),
         *((_leaf(MACHINE_CONTROLLER_MANAGER, ca_client, MCM_USER, client, (MCM_COMPONENT,)),) if hosted else ()),
+        # Its webhook is called by kube-apiserver at its Service, or on loopback where a local shoot's API runs.
+        *((_leaf(RESOURCE_MANAGER_SERVER, ca, GRM_COMPONENT, server, (GRM_COMPONENT,),
+                 dns_names=_service_names(GRM_COMPONENT, namespace), ip_addresses=(LOOPBACK,)),) if hosted else ()),
         *((_leaf(ARBOR_CLIENT, ca_client, ARBOR_USER, client, (), organizations=(MASTERS_GROUP,)),)
           if domains else ()),
         *(_leaf(kubelet_credential(n), ca_client, f"{NODE_USER_PREFIX}{n}", client, (KUBELET_COMPONENT,),

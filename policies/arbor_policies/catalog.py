@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from arbor_policies import cloud, kubernetes, landscape, network, rbac
+from arbor_policies import access, cloud, kubernetes, landscape, network, rbac
 from arbor_policies.resource import Resource
 
 Rule = Callable[[Resource, Mapping[str, Any]], list[str]]
@@ -72,6 +72,8 @@ POLICIES: tuple[Policy, ...] = (
            kubernetes.etcd_without_volume),
     Policy("namespaces-labelled-with-owner", "Every Namespace carries a label naming its owner.",
            kubernetes.namespace_labels),
+    Policy("no-kube-apiserver-sidecars", "kube-apiserver pods run no sidecar container.",
+           kubernetes.apiserver_sidecars),
     # RBAC
     Policy("no-cluster-admin-bindings", "cluster-admin is bound only to the allowed subjects.",
            rbac.cluster_admin_bindings),
@@ -92,6 +94,12 @@ POLICIES: tuple[Policy, ...] = (
            landscape.encryption_at_rest),
     Policy("data-bearing-resources-protected", "Keys, CAs and clusters are protected against deletion.",
            landscape.data_protected),
+    # credentials
+    Policy("extension-namespaces-without-borrowed-kubeconfigs",
+           "No extension namespace holds a kubeconfig with the seed agent's or an admin's credentials.",
+           access.extension_kubeconfigs),
+    Policy("access-token-lifetime", "Every access token (garden access, node-agent) has a bounded lifetime.",
+           access.access_token_lifetime),
     # networks
     Policy("no-overlap-across-shoots-of-a-seed",
            "Shoots hosted on one seed have disjoint node, pod and service ranges.", stack_rule=_overlaps),

@@ -172,3 +172,18 @@ def namespace_labels(r: Resource, config: Mapping[str, Any]) -> list[str]:
     if any(labels.get(k) for k in wanted):
         return []
     return [f"{r.label()} has none of the labels {', '.join(wanted)}: label it with its owner"]
+
+
+def apiserver_sidecars(r: Resource, config: Mapping[str, Any]) -> list[str]:
+    """A kube-apiserver pod runs kube-apiserver alone: no sidecar, except container names in `allowed`."""
+    spec = pod_spec(r)
+    names = [str(mapping(c).get("name")) for c in items((spec or {}).get("containers"))]
+    if "kube-apiserver" not in names:
+        return []
+    allowed = {str(n) for n in items(config.get("allowed"))}
+    return [
+        f"{r.label()} runs container {name} beside kube-apiserver: webhooks and helpers run as workloads of their "
+        "own (KUBERNETES_SERVICE_HOST comes from gardener-resource-manager's webhook), never in the API server's pod"
+        for name in names
+        if name != "kube-apiserver" and name not in allowed
+    ]

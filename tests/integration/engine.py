@@ -6,6 +6,7 @@ and is removed afterwards with its clusters and their processes, whatever state 
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
@@ -22,6 +23,7 @@ import pytest
 import yaml
 
 from components.reconciler import local_process
+from components.reconciler.kube import certificate_authority
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_LANDSCAPE = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]["arbor:landscape"]
@@ -151,8 +153,29 @@ def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
     """Kubectl with a kubeconfig given as text; returns stdout."""
     path = tmp_path / f"kubeconfig-{secrets.token_hex(4)}"
     path.write_text(kubeconfig)
-    out = subprocess.run(["kubectl", "--kubeconfig", str(path), *args], capture_output=True, text=True, check=True)
+    cmd = ["kubectl", "--kubeconfig", str(path), *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise KubectlError(out.returncode, cmd, out.stdout, out.stderr)
     return out.stdout
+
+
+class KubectlError(subprocess.CalledProcessError):
+    """A failed kubectl, saying what kubectl said."""
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}: {str(self.stderr).strip()}"
+
+
+def token_kubeconfig(kubeconfig: str, server: str, token: str) -> str:
+    """A kubeconfig for `server` (CA taken from `kubeconfig`) whose user is a bearer token."""
+    ca = base64.b64encode(certificate_authority(kubeconfig).encode()).decode()
+    return json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": server, "certificate-authority-data": ca}}],
+        "users": [{"name": "u", "user": {"token": token}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+    })  # fmt: skip
 
 
 def preview_with(stack: Stack, tmp_path: Path, change: dict[str, Any], shoot: int = 0) -> dict[str, Any]:

@@ -36,7 +36,7 @@ def processes(stack: Stack) -> dict[tuple[str, str], int]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0") if pid else []
         except OSError:  # exited since
             continue
-        if argv:
+        if argv and Path(argv[0]).name in PROGRAMS:
             [namespace] = [a.removeprefix("--namespace=") for a in argv if a.startswith("--namespace=")]
             running[(namespace, Path(argv[0]).name)] = pid or 0
     return running

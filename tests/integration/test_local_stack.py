@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from components.reconciler.kube import Kube, KubeError, certificate_authority
+from components.reconciler.kube import Kube, KubeError
+from components.reconciler.seed_operation import OPERATION, RENEW_GARDEN_ACCESS_SECRETS
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -21,11 +22,15 @@ from tests.integration.engine import (
     processes_of,
     remove_stack,
     steps_by_type,
+    token_kubeconfig,
 )
 
 pytestmark = pytest.mark.integration
 GARDEN_MOUNT = "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig"
 LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+ACCESS_TOKEN = "pulumi-python:dynamic/arbor:AccessToken"
+SEED_OPERATION = "pulumi-python:dynamic/arbor:SeedOperation"
+API = "/apis/arbor.dev/v1alpha1"
 
 
 def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tmp_path: Path) -> None:
@@ -84,11 +89,12 @@ def test_the_seed_runs_its_extension_installation(local_stack: Stack, tmp_path: 
     assert deployment["status"]["readyReplicas"] == 1
 
 
-def test_an_extensions_garden_token_is_its_own_identity_without_rights(local_stack: Stack, tmp_path: Path) -> None:
+def test_an_extensions_garden_token_acts_for_its_seed_only(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN provider-local's garden access WHEN its token is used THEN the garden knows it as the installation.
 
-    It authenticates as `system:serviceaccount:seed-local-1:extension-provider-local` (a real TokenReview) and a
-    real request with it is authenticated but refused (403, not 401): it holds no rights beyond its identity.
+    It authenticates as `system:serviceaccount:seed-local-1:extension-provider-local` (a real TokenReview); with it
+    the installation reads and updates its Seed record and the Shoot records on local-1, and is refused (403, not
+    401) a list of all shoots and the project's Secrets.
     """
     outputs = local_stack.outputs()
     seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
@@ -100,17 +106,43 @@ def test_an_extensions_garden_token_is_its_own_identity_without_rights(local_sta
     review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
     status = Kube.from_kubeconfig(garden).create("/apis/authentication.k8s.io/v1/tokenreviews", review)["status"]
     assert status["user"]["username"] == "system:serviceaccount:seed-local-1:extension-provider-local"
-    ca = base64.b64encode(certificate_authority(garden).encode()).decode()
-    as_extension = json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "g",
-        "clusters": [{"name": "g", "cluster": {"server": outputs["endpoints"]["garden"],
-                                               "certificate-authority-data": ca}}],
-        "users": [{"name": "e", "user": {"token": token}}],
-        "contexts": [{"name": "g", "context": {"cluster": "g", "user": "e"}}],
-    })  # fmt: skip
-    with pytest.raises(KubeError) as refused:
-        Kube.from_kubeconfig(as_extension).get("/api/v1/namespaces/garden-dev/secrets")
-    assert refused.value.status == 403
+
+    extension = Kube.from_kubeconfig(token_kubeconfig(garden, outputs["endpoints"]["garden"], token))
+    assert extension.get(f"{API}/seeds/local-1")["metadata"]["name"] == "local-1"
+    assert extension.get(f"{API}/namespaces/garden-dev/shoots/web")["spec"]["seedName"] == "local-1"
+    marked = extension.merge_patch(f"{API}/seeds/local-1", {"metadata": {"annotations": {"test.arbor.dev/seen": "1"}}})
+    assert marked["metadata"]["annotations"]["test.arbor.dev/seen"] == "1"
+    extension.merge_patch(f"{API}/seeds/local-1", {"metadata": {"annotations": {"test.arbor.dev/seen": None}}})
+    for path in (f"{API}/shoots", f"{API}/namespaces/garden-dev/shoots", "/api/v1/namespaces/garden-dev/secrets"):
+        with pytest.raises(KubeError) as refused:
+            extension.get(path)
+        assert refused.value.status == 403, path
+
+
+def test_a_seed_annotated_for_renewal_renews_its_garden_tokens(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN local-1 annotated renew-garden-access-secrets WHEN previewed THEN the renewal says so; `up` renews.
+
+    As for gardenlet: every garden access token of the seed is renewed, then the annotation is removed.
+    """
+    outputs = local_stack.outputs()
+    seed, garden = outputs["kubeconfigs"]["seed/local-1"], outputs["kubeconfigs"]["garden"]
+    secret = ("-n", "extension-provider-local", "get", "secret", "garden-access-extension")
+    args = (*secret, "-o", "jsonpath={.data.token}")
+    before = kubectl(seed, tmp_path, *args)
+    kubectl(garden, tmp_path, "annotate", "seeds.arbor.dev", "local-1", f"{OPERATION}={RENEW_GARDEN_ACCESS_SECRETS}")
+    shown = local_stack.run("preview", "--diff").stdout
+    assert "requested: the Seed record local-1 is annotated" in shown and "renewAfter" in shown, shown[-3000:]
+    assert steps_by_type(local_stack.preview_json()) == {ACCESS_TOKEN: ["update"], SEED_OPERATION: ["update"]}
+    local_stack.up()
+    after = kubectl(seed, tmp_path, *args)
+    assert after != before
+    token = base64.b64decode(after).decode()
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
+    assert Kube.from_kubeconfig(garden).create("/apis/authentication.k8s.io/v1/tokenreviews", review)["status"][
+        "authenticated"
+    ]
+    record = json.loads(kubectl(garden, tmp_path, "get", "seeds.arbor.dev", "local-1", "-o", "json"))
+    assert OPERATION not in (record["metadata"].get("annotations") or {})
 
 
 def shoot_transitions(stack: Stack, tmp_path: Path) -> dict[str, tuple[str, str]]:

@@ -66,6 +66,11 @@ def test_a_config_file_makes_a_policy_mandatory_and_fails_make_preview(local_sta
         ("identifier", "kubernetes-provider-cluster-identifier", "Kubernetes provider without cluster_identifier"),
         ("load-balancer", "local-no-load-balancer", "Service of type LoadBalancer in a local stack"),
         ("overlap", "no-overlap-across-shoots-of-a-seed", "shoots garden-dev/db and garden-dev/web on seed 's'"),
+        (
+            "borrowed-kubeconfig",
+            "extension-namespaces-without-borrowed-kubeconfigs",
+            "Secret extension-provider-local/seed-kubeconfig key kubeconfig is a kubeconfig whose user admin",
+        ),
     ],
 )
 def test_policy_pack_stops_a_violating_preview(violations: Stack, violation: str, policy: str, message: str) -> None:

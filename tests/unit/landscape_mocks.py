@@ -137,15 +137,17 @@ def build(
     return built
 
 
-def registered(plan: LandscapePlan) -> tuple[Built, Mocks]:
-    """A plan's Landscape registered under fresh mocks until every output settled; raises what registration raised."""
-    mocks = Mocks()
+def registered(
+    plan: LandscapePlan, provider_for: Callable[[Any], Any] | None = None, mocks: Any = None
+) -> tuple[Built, Any]:
+    """A plan's Landscape registered under fresh mocks (or `mocks`) until every output settled; raises its errors."""
+    mocks = mocks or Mocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack="local", preview=False)
     built: list[Built] = []
 
     @pulumi.runtime.test
     def register() -> pulumi.Output[list[str]]:
-        built.append(build({}, plan))
+        built.append(build({}, plan, provider_for))
         return built[0].settled()
 
     register()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from typing import Any
 
-from arbor_policies import cloud, kubernetes, landscape, network, rbac
+from arbor_policies import access, cloud, kubernetes, landscape, network, rbac
 from arbor_policies.resource import Resource
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -122,6 +124,22 @@ def shoot_records(*ranges: str) -> list[Resource]:
                                         "spec": {"seedName": "s", "networking": {"nodes": [cidr]}}})
         for i, cidr in enumerate(ranges)
     ]  # fmt: skip
+
+
+def extension_secret(kubeconfig_user: dict[str, Any], namespace: str = "extension-provider-local") -> Resource:
+    """A Secret holding a kubeconfig (as `data`, base64) whose one user is `kubeconfig_user`."""
+    config = {"apiVersion": "v1", "kind": "Config", "users": [{"name": "u", "user": kubeconfig_user}]}
+    data = {"kubeconfig": base64.b64encode(json.dumps(config).encode()).decode()}
+    props = {"metadata": {"name": "garden", "namespace": namespace}, "data": data}
+    return Resource(access.SECRET, props, name="s")
+
+
+def access_token(seconds: float | None) -> Resource:
+    """An AccessToken of an extension's garden identity with this lifetime (None: none given)."""
+    props: dict[str, Any] = {"namespace": "seed-local-1", "serviceAccount": "extension-provider-local"}
+    if seconds is not None:
+        props["expirationSeconds"] = seconds
+    return Resource(access.ACCESS_TOKEN, props, name="t")
 
 
 # (policy, resources, a message that names the fault) for a violation; message None for a passing case.
@@ -259,4 +277,21 @@ CASES: list[tuple[str, list[Resource], str | None]] = [
      [Resource(cloud.GCS_BUCKET, {"uniformBucketLevelAccess": True, "publicAccessPrevention": "enforced",
                                   "versioning": {"enabled": True}, "forceDestroy": False}, "b"),
       Resource(cloud.S3_VERSIONING, {"versioningConfiguration": {"status": "Enabled"}}, "v")], None),
+    ("no-kube-apiserver-sidecars", [deployment(container(), container("webhook-server"))],
+     "Deployment shoot--dev--web/kube-apiserver runs container webhook-server beside kube-apiserver"),
+    ("no-kube-apiserver-sidecars", [static_pod(containers=[container(), container("injector")])],
+     "Pod kube-system/kube-apiserver-node-0 runs container injector beside kube-apiserver"),
+    ("no-kube-apiserver-sidecars", [deployment(), deployment(container("etcd"), container("backup-restore"))], None),
+    ("extension-namespaces-without-borrowed-kubeconfigs",
+     [extension_secret({"client-certificate-data": "x", "client-key-data": "y"})],
+     "Secret extension-provider-local/garden key kubeconfig is a kubeconfig whose user u (client-certificate-data, "
+     "client-key-data) carries credentials of its own"),
+    ("extension-namespaces-without-borrowed-kubeconfigs", [extension_secret({"token": "t"})], "user u (token)"),
+    ("extension-namespaces-without-borrowed-kubeconfigs",
+     [extension_secret({"tokenFile": "/var/run/secrets/gardener.cloud/garden/generic-kubeconfig/token"}),
+      extension_secret({"client-key-data": "y"}, namespace="shoot--dev--web")], None),
+    ("access-token-lifetime", [access_token(48 * 3600)],
+     "access token t of seed-local-1/extension-provider-local has 48h, not a lifetime within 24h"),
+    ("access-token-lifetime", [access_token(None)], "has no lifetime"),
+    ("access-token-lifetime", [access_token(12 * 3600), access_token(24 * 3600)], None),
 ]  # fmt: skip

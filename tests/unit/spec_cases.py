@@ -82,6 +82,35 @@ def dual_stack_seed(doc: dict[str, Any], provider: str = "local") -> dict[str, A
     return doc
 
 
+def two_seeds(prefix: str = "") -> dict[str, Any]:
+    """Base on aws with backups, a local second seed with shoot dev/api, an installation with garden access each.
+
+    `prefix` goes before every seed's and project's name.
+    """
+    doc = on_provider(base(), "aws")
+    doc["garden"]["dns"] = {"provider": "aws-route53", "zone": "Z0123456789", "domain": "gardener.example.com"}
+    first = doc["seeds"][0]
+    first["backup"] = {"provider": "aws", "bucket": f"arbor-{prefix}local-1-backups"}
+    first["extensions"] = [
+        {"name": "provider-local", "type": "provider-local", "gardenAccess": True},
+        {"name": "metrics", "type": "metrics"},
+    ]
+    doc["seeds"].append(
+        {"name": "local-2", "provider": "local", "zones": ["local-a"],
+         "extensions": [{"name": "provider-dns", "type": "provider-dns", "gardenAccess": True}]}
+    )  # fmt: skip
+    api = copy.deepcopy({**doc["shoots"][0], "name": "api", "seed": "local-2"})
+    api["workers"][0]["zones"] = ["local-a"]
+    doc["shoots"].append(api)
+    for item in [*doc["seeds"], *doc["garden"]["projects"]]:
+        item["name"] = prefix + item["name"]
+    for shoot in doc["shoots"]:
+        shoot["project"] = prefix + shoot["project"]
+        if "seed" in shoot:
+            shoot["seed"] = prefix + shoot["seed"]
+    return doc
+
+
 def changed(path: str, value: Any) -> dict[str, Any]:
     """The base landscape with the value at `path` (dots and [index]) set, or removed when value is DELETE."""
     doc = base()

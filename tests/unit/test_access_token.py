@@ -7,6 +7,7 @@ import datetime
 import json
 import ssl
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from components.reconciler import access_token
 from components.reconciler.access_token import AccessTokenProvider
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.seed_operation import OPERATION, RENEW_GARDEN_ACCESS_SECRETS, seed_path
 
 NS, SA, SECRET = "kube-system", "gardener-node-agent", "gardener-node-agent"
 SECRETS = f"/api/v1/namespaces/{NS}/secrets"
@@ -178,11 +180,14 @@ def test_delete_removes_the_secret(api: FakeApi) -> None:
     assert not api.secrets
 
 
-def test_a_lifetime_below_10_minutes_is_refused_naming_the_input() -> None:
-    """GIVEN 599s WHEN checked THEN a failure on expirationSeconds; 600s passes."""
-    failures = AccessTokenProvider().check({}, props(599)).failures
-    assert [f.property for f in failures] == ["expirationSeconds"]
-    assert not AccessTokenProvider().check({}, props(600)).failures
+def test_a_lifetime_below_10_minutes_or_over_24_hours_is_refused_naming_the_input() -> None:
+    """GIVEN 599s or 24h and a second WHEN checked THEN a failure on expirationSeconds; 600s and 24h pass."""
+    for seconds in (599, 24 * 3600 + 1):
+        failures = AccessTokenProvider().check({}, props(seconds)).failures
+        assert [f.property for f in failures] == ["expirationSeconds"]
+        assert "from 600 (10m) to 86400 (24h)" in failures[0].reason
+    for seconds in (600, 24 * 3600):
+        assert not AccessTokenProvider().check({}, props(seconds)).failures
 
 
 def test_an_unreachable_cluster_reads_as_missing_and_deletes_as_gone(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -233,3 +238,101 @@ def test_a_token_of_one_cluster_is_kept_in_another(monkeypatch: pytest.MonkeyPat
     assert (provider.read("id", outs).outs or {})["tokenState"] == access_token.REJECTED
     provider.delete("id", outs)
     assert path not in seed.secrets
+
+
+def checked(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+    """The inputs check() makes of `news` after `olds`, failing on any check failure."""
+    result = AccessTokenProvider().check(olds, news)
+    assert not result.failures
+    return dict(result.inputs)
+
+
+def stamp(seconds: float) -> str:
+    """A time as the inputs hold it."""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_check_schedules_the_renewal_and_the_preview_says_when_it_is_due(api: FakeApi) -> None:
+    """GIVEN a token checked at START WHEN checked before 80% THEN the same; at 80% THEN an update saying why.
+
+    `renewal` says why and `renewAfter` moves on: the preview shows both, and the diff is an update in place.
+    """
+    first = checked({}, props())
+    assert first["renewAfter"] == stamp(START + 0.8 * 12 * HOUR) and first["renewal"] == ""
+    outs = AccessTokenProvider().create(first).outs or {}
+    api.now = START + 0.8 * 12 * HOUR - 1
+    assert checked(first, props()) == first
+    assert not AccessTokenProvider().diff("id", outs, checked(first, props())).changes
+    api.now = START + 0.8 * 12 * HOUR
+    due = checked(first, props())
+    assert due["renewal"].startswith("due: 80%") and due["renewAfter"] == stamp(api.now + 0.8 * 12 * HOUR)
+    diff = AccessTokenProvider().diff("id", outs, due)
+    assert diff.changes and diff.replaces == []
+
+
+def test_a_seed_annotated_for_renewal_renews_its_tokens_only(api: FakeApi) -> None:
+    """GIVEN local-1 annotated renew-garden-access-secrets WHEN tokens are checked THEN only local-1's are renewed.
+
+    The renewal says why; another seed's token and an operation arbor does not know renew nothing.
+    """
+    seed_inputs = props() | {"seed": "local-1"}
+    first = checked({}, seed_inputs)
+    other = checked({}, props() | {"seed": "local-2"})
+    api.now += HOUR
+    annotations = {OPERATION: RENEW_GARDEN_ACCESS_SECRETS}
+    api.secrets[seed_path("local-1")] = {"metadata": {"name": "local-1", "annotations": annotations}}
+    requested = checked(first, seed_inputs)
+    assert requested["renewal"] == (
+        "requested: the Seed record local-1 is annotated gardener.cloud/operation=renew-garden-access-secrets"
+    )
+    assert requested["renewAfter"] == stamp(api.now + 0.8 * 12 * HOUR)
+    assert checked(other, props() | {"seed": "local-2"}) == other
+    annotations[OPERATION] = "reconcile"
+    assert checked(first, seed_inputs) == first
+
+
+def test_a_changed_lifetime_schedules_anew(api: FakeApi) -> None:
+    """GIVEN a 12h token WHEN its lifetime becomes 1h THEN the renewal is 48 minutes from now, without a reason."""
+    first = checked({}, props())
+    api.now += 60
+    shorter = checked(first, props(3600))
+    assert shorter["renewAfter"] == stamp(api.now + 0.8 * HOUR) and shorter["renewal"] == ""
+
+
+def test_a_token_kept_in_a_file_is_owner_only_renewed_and_drift_checked(api: FakeApi, tmp_path: Path) -> None:
+    """GIVEN a local program's token WHEN created, edited, moved, deleted THEN the file follows, 0600, no Secret."""
+    path = tmp_path / "grm" / "target-token"
+    inputs = {k: v for k, v in props().items() if k != "secretName"} | {"tokenFile": str(path)}
+    provider = AccessTokenProvider()
+    created_ = provider.create(inputs)
+    outs = dict(created_.outs or {})
+    assert created_.id == str(path) and path.read_text() == "jwt-0" and path.stat().st_mode & 0o777 == 0o600
+    assert not api.secrets
+    assert read(outs)["tokenState"] == "valid"
+    path.write_text("edited")
+    assert read(outs)["tokenState"] == "changed"
+    path.unlink()
+    assert read(outs)["tokenState"] == "missing"
+    moved = inputs | {"tokenFile": str(tmp_path / "elsewhere")}
+    renewed = dict(provider.update("id", outs | {"tokenFile": str(path)}, moved).outs or {})
+    assert (tmp_path / "elsewhere").read_text() == "jwt-1" and not path.exists()
+    provider.delete("id", renewed)
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_reviewer_that_cannot_be_reached_reads_as_missing(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a token kept where it is read but a stopped cluster to review it WHEN read THEN `missing`, no error."""
+    outs = created(api)
+
+    def unreachable(_path: str, _body: Any) -> Any:
+        raise KubeError("connection refused")
+
+    monkeypatch.setattr(api, "create", unreachable)
+    assert read(outs)["tokenState"] == "missing"
+
+    def refused(_path: str, _body: Any) -> Any:
+        raise KubeError("forbidden", 403)
+
+    monkeypatch.setattr(api, "create", refused)
+    with pytest.raises(KubeError):
+        read(outs)

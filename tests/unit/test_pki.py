@@ -61,7 +61,8 @@ def test_names_are_the_module_constants_in_issuer_order() -> None:
     assert names == [
         pki.CA, pki.CA_CLIENT, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT,
         pki.KUBE_APISERVER, pki.KUBE_APISERVER_KUBELET, pki.FRONT_PROXY_CLIENT, pki.KUBE_CONTROLLER_MANAGER,
-        pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER, pki.SERVICE_ACCOUNT_KEY, pki.BOOTSTRAP_TOKEN,
+        pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER, pki.RESOURCE_MANAGER_SERVER, pki.SERVICE_ACCOUNT_KEY,
+        pki.BOOTSTRAP_TOKEN,
     ]  # fmt: skip
     for i, c in enumerate(CREDS):
         assert c.issuer is None or c.issuer in names[:i], c.name
@@ -158,7 +159,7 @@ def test_a_certificate_does_not_verify_against_another_ca(issued: dict[str, issu
 
 
 ALL_CA = [pki.CA, pki.CA_CLIENT, pki.KUBE_APISERVER, pki.KUBE_APISERVER_KUBELET, pki.KUBE_CONTROLLER_MANAGER,
-          pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER]  # fmt: skip
+          pki.KUBE_SCHEDULER, pki.MACHINE_CONTROLLER_MANAGER, pki.RESOURCE_MANAGER_SERVER]  # fmt: skip
 ALL_ETCD = [pki.CA_ETCD, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT]
 
 
@@ -167,8 +168,8 @@ ALL_ETCD = [pki.CA_ETCD, pki.ETCD_SERVER, pki.ETCD_PEER, pki.ETCD_CLIENT]
     [
         ({}, {}, [], []),
         ({"ca": 1}, {"ca": 1}, [], []),
-        ({}, {"ca": 1}, ALL_CA, ["kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet",
-                                 "machine-controller-manager"]),
+        ({}, {"ca": 1}, ALL_CA, ["gardener-resource-manager", "kube-apiserver", "kube-controller-manager",
+                                 "kube-scheduler", "kubelet", "machine-controller-manager"]),
         ({}, {"etcdCA": 1}, ALL_ETCD, ["etcd-events", "etcd-main", "kube-apiserver"]),
         ({}, {"frontProxyCA": 2}, [pki.CA_FRONT_PROXY, pki.FRONT_PROXY_CLIENT], ["kube-apiserver"]),
         ({}, {"serviceAccountKey": 1}, [pki.SERVICE_ACCOUNT_KEY], ["kube-apiserver", "kube-controller-manager"]),
