@@ -125,8 +125,6 @@ class InfrastructureProvider(Protocol):
 
         None where the seed's kubelets run the Deployment (clouds). `serving` is its serving certificate's Secret
         data (`tls.crt`, `tls.key`, `ca.crt`).
-
-        A Deployment in the shoot's seed namespace (clouds), a process arbor supervises (local).
         """
         ...
 

@@ -32,7 +32,7 @@ METRICS_ADDRESS = "127.0.0.2"
 
 def _ports(endpoint: str) -> tuple[int, int]:
     """The webhook's and the health probes' ports: the spare ports after the shoot API's."""
-    webhook, health = spare_ports(urlparse(endpoint).port or 0)[:2]
+    webhook, health = spare_ports(urlparse(endpoint).port or 0)
     return webhook, health
 
 

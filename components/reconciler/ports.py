@@ -36,8 +36,6 @@ OPTIONS = (
     "kubeControllerManagerPort",
     "kubeSchedulerPort",
 )
-# The ports of a block after kwokctl's, for a process that serves the cluster (gardener-resource-manager).
-SPARE = BLOCK - len(OPTIONS)
 # Any port a kwok.yaml records: its options (`etcdPort: 1`) and its components' `port:`/`hostPort:`.
 _RECORDED = re.compile(r"(?i)port:\s*(\d+)\s*$", re.MULTILINE)
 
