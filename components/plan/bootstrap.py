@@ -12,6 +12,7 @@ import base64
 import posixpath
 
 from components import naming, yaml_text
+from components.plan.nodeagent_release import CLUSTER_CA_FILE, NODE_AGENT_DIR, release
 from components.plan.osc import File, Inline, OperatingSystemConfig, Part, Purpose, Unit, b64, merge
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
@@ -47,24 +48,30 @@ def secret_name(v: NodeValues) -> str:
     return f"gardener-node-agent-{v.pool}-{naming.checksum(data)[:16]}"
 
 
-NODE_AGENT_DIR = "/var/lib/gardener-node-agent"
+def node_agent_files(v: NodeValues, **extra: object) -> tuple[File, ...]:
+    """node-agent's configuration where its release reads it, and the API's CA in the file it names from v1.147.
 
-
-def _node_agent_config(v: NodeValues, **extra: object) -> str:
-    """node-agent's configuration: the API it talks to, the Secret it reads its OSC from, the kubelet's version.
-
-    `caBundle` is a []byte in node-agent's Go type, so it is base64 in YAML; node-agent refuses a config without
-    `kubernetesVersion` (hack/nodeagent-validate checks both with node-agent's own decoder and validation).
+    The configuration names the API, the Secret node-agent reads its OSC from and the kubelet's version (node-agent
+    refuses it without `kubernetesVersion`); up to v1.146 it carries the CA as `caBundle`, a []byte in node-agent's
+    Go type, so base64 in YAML. hack/nodeagent-validate checks the pinned release's layout with node-agent's own
+    decoder and validation.
     """
+    layout = release(v.node_agent_version)
+    api: dict[str, str] = {"server": v.api_server}
+    if layout.ca_file:
+        api["caFile"] = CLUSTER_CA_FILE
+    else:
+        api["caBundle"] = base64.b64encode(v.ca_bundle.encode()).decode()
     osc_controller = {"secretName": secret_name(v), "kubernetesVersion": v.kubernetes_version}
     config = {
         "apiVersion": "nodeagent.config.gardener.cloud/v1alpha1",
         "kind": "NodeAgentConfiguration",
-        "apiServer": {"server": v.api_server, "caBundle": base64.b64encode(v.ca_bundle.encode()).decode()},
+        "apiServer": api,
         "controllers": {"operatingSystemConfig": osc_controller},
         **extra,
     }
-    return yaml_text.dump(config, sort_keys=True)
+    files = (File(layout.config_path, Inline(yaml_text.dump(config, sort_keys=True))),)
+    return (*files, File(CLUSTER_CA_FILE, b64(v.ca_bundle), 0o640)) if layout.ca_file else files
 
 
 # What the cloud accepts as user data; over it, the machine cannot be created.
@@ -94,10 +101,9 @@ exec /opt/bin/gardener-node-agent bootstrap --config-dir={NODE_AGENT_DIR}
 
 def provision_osc(v: NodeValues) -> OperatingSystemConfig:
     """The OSC of a new machine: only node-init, with the bootstrap token and machine name as placeholders."""
-    config = _node_agent_config(v, bootstrap={"kubeletDataVolumeSize": 0})
     files = (
         File(f"{NODE_AGENT_DIR}/init.sh", b64(_init_script(v)), 0o755),
-        File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
+        *node_agent_files(v, bootstrap={"kubeletDataVolumeSize": 0}),
         # Raw in the user data: machine-controller-manager replaces the placeholders by plain string search.
         File(f"{NODE_AGENT_DIR}/credentials/bootstrap-token", Inline(BOOTSTRAP_TOKEN, transmit_unencoded=True)),
         File(f"{NODE_AGENT_DIR}/machine-name", Inline(MACHINE_NAME, transmit_unencoded=True)),

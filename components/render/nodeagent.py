@@ -14,8 +14,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from components import yaml_text
-from components.plan.bootstrap import NODE_AGENT_DIR, NODE_AGENT_IMAGE, _node_agent_config, secret_name
+from components.plan.bootstrap import NODE_AGENT_IMAGE, node_agent_files, secret_name
 from components.plan.network import CLUSTER_DOMAIN
+from components.plan.nodeagent_release import NODE_AGENT_DIR
 from components.plan.nodes import POOL_LABEL, VERSION_LABEL
 from components.plan.osc import (
     Command,
@@ -111,14 +112,13 @@ def kubelet(v: NodeValues) -> Part:
 
 def node_agent(v: NodeValues) -> Part:
     """gardener-node-agent: its binary from its image and its config; a new version touches only these."""
-    config = _node_agent_config(v)
     files = (
         File(
             "/opt/bin/gardener-node-agent",
             ImageRef(f"{NODE_AGENT_IMAGE}:{v.node_agent_version}", "/gardener-node-agent"),
             0o755,
         ),
-        File(f"{NODE_AGENT_DIR}/config.yaml", Inline(config)),
+        *node_agent_files(v),
     )
     content = (
         "[Unit]\nDescription=Gardener Node Agent\nAfter=network-online.target\n[Install]\nWantedBy=multi-user.target\n"

@@ -26,6 +26,7 @@ from components.kinds import (
     KeyRotation,
     NetworkType,
 )
+from components.pins import GARDENER_VERSION
 from components.spec import cidrs
 from components.spec.fields import (
     DnsLabel,
@@ -268,9 +269,9 @@ class EncryptionSpec(Model):
 
 
 class NodeAgentSpec(Model):
-    """The gardener-node-agent release the shoot's nodes run."""
+    """The gardener-node-agent release the shoot's nodes run; by default gardenlet's, the release arbor pins."""
 
-    version: str = Field("v1.120.0", pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
+    version: str = Field(GARDENER_VERSION, pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
 
 
 # A rotation counter: reaches node settings and the stack outputs, so bounded (int32, as Kubernetes' counters).

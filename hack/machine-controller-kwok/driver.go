@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 )
 
@@ -53,7 +53,8 @@ type TokenReviewer func(ctx context.Context, token string) (string, error)
 
 // Driver makes each machine a kwok Node in the target (shoot) cluster.
 type Driver struct {
-	Client kubernetes.Interface
+	// Nodes is all the driver touches in the shoot.
+	Nodes  corev1client.NodeInterface
 	Review TokenReviewer
 	// mu serialises creations, so two machines never take the same address.
 	mu sync.Mutex
@@ -124,7 +125,7 @@ func (d *Driver) CreateMachine(ctx context.Context, req *driver.CreateMachineReq
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	node, err := d.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	node, err := d.Nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		node, err = d.register(ctx, name, req.MachineClass.Name, s)
 	}
@@ -135,7 +136,7 @@ func (d *Driver) CreateMachine(ctx context.Context, req *driver.CreateMachineReq
 }
 
 func (d *Driver) register(ctx context.Context, name, class string, s *ProviderSpec) (*corev1.Node, error) {
-	nodes, err := d.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := d.Nodes.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +165,7 @@ func (d *Driver) register(ctx context.Context, name, class string, s *ProviderSp
 	}
 	node.Spec.PodCIDR = node.Spec.PodCIDRs[0]
 	node.Status.Addresses = append(node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeHostName, Address: name})
-	created, err := d.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	created, err := d.Nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +250,7 @@ func (d *Driver) InitializeMachine(context.Context, *driver.InitializeMachineReq
 // DeleteMachine removes the machine's Node; one already gone is deleted.
 func (d *Driver) DeleteMachine(ctx context.Context, req *driver.DeleteMachineRequest) (*driver.DeleteMachineResponse, error) {
 	name := req.Machine.Name
-	err := d.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	err := d.Nodes.Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, status.Error(codes.Internal, fmt.Sprintf("machine %s: %v", name, err))
 	}
@@ -260,7 +261,7 @@ func (d *Driver) DeleteMachine(ctx context.Context, req *driver.DeleteMachineReq
 // GetMachineStatus answers NotFound until the machine's Node exists, as a cloud does until its VM exists.
 func (d *Driver) GetMachineStatus(ctx context.Context, req *driver.GetMachineStatusRequest) (*driver.GetMachineStatusResponse, error) {
 	name := req.Machine.Name
-	node, err := d.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	node, err := d.Nodes.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || (err == nil && node.Spec.ProviderID != providerID(name)) {
 		return nil, status.Error(codes.NotFound, fmt.Sprintf("machine %s: no kwok node", name))
 	}
@@ -272,7 +273,7 @@ func (d *Driver) GetMachineStatus(ctx context.Context, req *driver.GetMachineSta
 
 // ListMachines maps the provider ID of each node made from the class to its machine's name.
 func (d *Driver) ListMachines(ctx context.Context, req *driver.ListMachinesRequest) (*driver.ListMachinesResponse, error) {
-	nodes, err := d.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := d.Nodes.List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}

@@ -11,10 +11,51 @@ import (
 	"github.com/gardener/machine-controller-manager/pkg/util/provider/machinecodes/codes"
 	"github.com/gardener/machine-controller-manager/pkg/util/provider/machinecodes/status"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
+
+// nodes is an in-memory Node client with what the driver calls (client-go's fake clientset would compile every
+// API group's fakes for four methods); any other method panics through the nil embedded interface.
+type nodes struct {
+	corev1client.NodeInterface
+	items map[string]*corev1.Node
+}
+
+func newNodes() *nodes { return &nodes{items: map[string]*corev1.Node{}} }
+
+func (n *nodes) Get(_ context.Context, name string, _ metav1.GetOptions) (*corev1.Node, error) {
+	if node, ok := n.items[name]; ok {
+		return node.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
+}
+
+func (n *nodes) List(_ context.Context, _ metav1.ListOptions) (*corev1.NodeList, error) {
+	list := &corev1.NodeList{}
+	for _, node := range n.items {
+		list.Items = append(list.Items, *node.DeepCopy())
+	}
+	return list, nil
+}
+
+func (n *nodes) Create(_ context.Context, node *corev1.Node, _ metav1.CreateOptions) (*corev1.Node, error) {
+	if _, ok := n.items[node.Name]; ok {
+		return nil, apierrors.NewAlreadyExists(corev1.Resource("nodes"), node.Name)
+	}
+	n.items[node.Name] = node.DeepCopy()
+	return node.DeepCopy(), nil
+}
+
+func (n *nodes) Delete(_ context.Context, name string, _ metav1.DeleteOptions) error {
+	if _, ok := n.items[name]; !ok {
+		return apierrors.NewNotFound(corev1.Resource("nodes"), name)
+	}
+	delete(n.items, name)
+	return nil
+}
 
 const dualStack = `{"image":"kwok:1","labels":{"worker.gardener.cloud/pool":"web"},"networks":[
  {"nodes":"10.250.0.0/16","pods":"100.96.0.0/11","podMaskSize":24,"firstHost":2},
@@ -58,8 +99,8 @@ func code(err error) codes.Code {
 }
 
 func TestCreateRegistersAddressedNodes(t *testing.T) {
-	client := fake.NewClientset()
-	d := &Driver{Client: client, Review: accepts("abcdef.0123456789abcdef", "bcdefa.0123456789abcdef")}
+	client := newNodes()
+	d := &Driver{Nodes: client, Review: accepts("abcdef.0123456789abcdef", "bcdefa.0123456789abcdef")}
 	first, err := create(t, d, "m-1", "abcdef.0123456789abcdef")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +111,7 @@ func TestCreateRegistersAddressedNodes(t *testing.T) {
 	if _, err := create(t, d, "m-2", "bcdefa.0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
-	node, err := client.CoreV1().Nodes().Get(context.Background(), "m-2", metav1.GetOptions{})
+	node, err := client.Get(context.Background(), "m-2", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +127,7 @@ func TestCreateRegistersAddressedNodes(t *testing.T) {
 }
 
 func TestDeletedSlotIsReused(t *testing.T) {
-	d := &Driver{Client: fake.NewClientset(), Review: accepts("abcdef.0123456789abcdef")}
+	d := &Driver{Nodes: newNodes(), Review: accepts("abcdef.0123456789abcdef")}
 	for _, m := range []string{"a", "b", "c"} {
 		if _, err := create(t, d, m, "abcdef.0123456789abcdef"); err != nil {
 			t.Fatal(err)
@@ -117,8 +158,8 @@ func TestDeletedSlotIsReused(t *testing.T) {
 }
 
 func TestRefusedToken(t *testing.T) {
-	client := fake.NewClientset()
-	d := &Driver{Client: client, Review: accepts("abcdef.0123456789abcdef")}
+	client := newNodes()
+	d := &Driver{Nodes: client, Review: accepts("abcdef.0123456789abcdef")}
 	for token, want := range map[string]codes.Code{
 		"zzzzzz.0123456789abcdef": codes.Unauthenticated,
 		"<<BOOTSTRAP_TOKEN>>":     codes.InvalidArgument,
@@ -127,14 +168,14 @@ func TestRefusedToken(t *testing.T) {
 			t.Errorf("token %q: %v, want %v", token, err, want)
 		}
 	}
-	nodes, _ := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	nodes, _ := client.List(context.Background(), metav1.ListOptions{})
 	if len(nodes.Items) != 0 {
 		t.Errorf("a refused machine got a node")
 	}
 }
 
 func TestClassWithoutNetworks(t *testing.T) {
-	d := &Driver{Client: fake.NewClientset(), Review: accepts("abcdef.0123456789abcdef")}
+	d := &Driver{Nodes: newNodes(), Review: accepts("abcdef.0123456789abcdef")}
 	_, err := d.CreateMachine(context.Background(), &driver.CreateMachineRequest{
 		Machine: &v1alpha1.Machine{ObjectMeta: metav1.ObjectMeta{Name: "m"}}, MachineClass: class("c", `{"image":"x"}`), Secret: userData("abcdef.0123456789abcdef"),
 	})

@@ -34,7 +34,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	if err := app.Run(s, &Driver{Client: client, Review: reviewer(config)}); err != nil {
+	if err := app.Run(s, &Driver{Nodes: client.CoreV1().Nodes(), Review: reviewer(config)}); err != nil {
 		fail(err)
 	}
 }

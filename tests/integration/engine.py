@@ -160,6 +160,12 @@ def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
     return out.stdout
 
 
+def items(stack: Stack, key: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
+    """`kubectl get <args> -o json` in the cluster `key` of the stack's kubeconfigs output, as its items."""
+    out = kubectl(stack.outputs()["kubeconfigs"][key], tmp_path, "get", *args, "-o", "json")
+    return list(json.loads(out)["items"])
+
+
 class KubectlError(subprocess.CalledProcessError):
     """A failed kubectl, saying what kubectl said."""
 

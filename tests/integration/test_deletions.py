@@ -1,8 +1,11 @@
-"""Destructive changes on the real engine: refused before anything changes, and a confirmed deletion in one `up`.
+"""Changes with no way back on the real engine: refused before anything changes, a minor upgrade's roll, a deletion.
 
-One small stack (garden, a seed, two hosted shoots): data-bearing resources are protected in the state; a
-downgrade and an unconfirmed removal fail the preview with their line; with `confirmDeletion` the `make up` path
-(hack/deletions.py, then `pulumi up`) deletes the shoot, its cluster and its protected CAs and keys.
+One small stack (garden, a seed, two hosted shoots of one project), its tests in order: data-bearing resources are
+protected in the state; a downgrade fails the preview with its line; a Kubernetes minor upgrade rolls the pool,
+as the preview says, by machine-controller-manager replacing the machine; an unconfirmed removal fails the
+preview with its line; with `confirmDeletion` the `make up` path (hack/deletions.py, then `pulumi up`) deletes the
+shoot, its cluster and its protected CAs and keys, and nothing of the other shoot, which shares its seed and its
+project's namespace in the garden: all a deletion could wrongly reach.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import preview_summary
 import pytest
 
 from tests.integration.engine import (
@@ -21,17 +25,21 @@ from tests.integration.engine import (
     ROOT,
     Stack,
     cluster_dir,
+    items,
+    kubectl,
     make_stack,
     processes_of,
     remove_stack,
     require_environment,
+    steps_by_type,
 )
 
-WEB, DB = LOCAL_LANDSCAPE["shoots"][0], LOCAL_LANDSCAPE["shoots"][1]
+# web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
+WEB, DB = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}, LOCAL_LANDSCAPE["shoots"][1]
 
 
 def landscape(**fields: Any) -> dict[str, Any]:
-    """The local garden and seed with dev/web and ops/db, and `fields` at the top of the landscape."""
+    """The local garden and seed with ops/web and ops/db, and `fields` at the top of the landscape."""
     garden = {**LOCAL_LANDSCAPE["garden"]}
     garden.pop("encryption", None)
     return {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"], "shoots": [WEB, DB], **fields}
@@ -75,9 +83,9 @@ def names(stack: Stack, protected: bool = False) -> set[str]:
 def test_data_bearing_resources_are_protected_in_the_state(stack: Stack) -> None:
     """GIVEN the converged stack THEN its clusters, encryption keys, CAs and keys are protected, leaves are not."""
     protected = names(stack, protected=True)
-    assert {"arbor-garden-cluster", "arbor-seed-local-1-cluster", "arbor-shoot-dev-web-cluster"} <= protected
-    assert {"arbor-shoot-dev-web-encryption-keys", "arbor-shoot-dev-web-pki-ca-etcd"} <= protected
-    assert "arbor-shoot-dev-web-pki-etcd-server" not in protected
+    assert {"arbor-garden-cluster", "arbor-seed-local-1-cluster", "arbor-shoot-ops-web-cluster"} <= protected
+    assert {"arbor-shoot-ops-web-encryption-keys", "arbor-shoot-ops-web-pki-ca-etcd"} <= protected
+    assert "arbor-shoot-ops-web-pki-etcd-server" not in protected
 
 
 def test_a_downgrade_is_refused(stack: Stack) -> None:
@@ -93,27 +101,67 @@ def test_a_downgrade_is_refused(stack: Stack) -> None:
     )
 
 
-def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it(stack: Stack, tmp_path: Path) -> None:
-    """GIVEN dev/web removed WHEN previewed THEN refused with how to confirm; WHEN confirmed THEN `up` deletes it."""
-    stack.set_config({"arbor:landscape": landscape(shoots=[DB])})
-    out = refused_preview(stack)
-    assert "landscape.shoots: dev/web was removed;" in out
-    assert "add to the landscape `confirmDeletion: {shoots: [dev/web]}`" in out
-    assert "arbor-shoot-dev-web-cluster" in names(stack)
+def test_a_kubernetes_minor_upgrade_rolls_the_pool(stack: Stack, tmp_path: Path) -> None:
+    """GIVEN ops/db at 1.33 WHEN upgraded to 1.34 THEN the preview says its pool rolls and MCM replaces its machine."""
+    ns, key = "shoot--ops--db", "shoot/ops/db"
+    seed = "seed/local-1"
+    before = {m["metadata"]["name"] for m in items(stack, seed, tmp_path, "machines.machine.sapcloud.io", "-n", ns)}
+    assert len(before) == 1 and DB["kubernetes"]["version"].startswith("1.33.")
+    stack.set_config({"arbor:landscape": landscape(shoots=[WEB, {**DB, "kubernetes": {"version": "1.34.4"}}])})
+    summary = preview_summary.render(json.loads(stack.run("preview", "--json").stdout))
+    assert "`arbor-shoot-ops-db` pool `pool-a`: **rolls**" in summary, summary
+    stack.up()
+    machines = items(stack, seed, tmp_path, "machines.machine.sapcloud.io", "-n", ns)
+    assert len(machines) == 1 and machines[0]["metadata"]["name"] not in before
+    assert machines[0]["status"]["currentStatus"]["phase"] == "Running"
+    nodes = items(stack, key, tmp_path, "nodes")
+    assert [n["metadata"]["name"] for n in nodes] == [machines[0]["metadata"]["name"]]
 
-    stack.set_config({"arbor:landscape": landscape(shoots=[DB], confirmDeletion={"shoots": ["dev/web"]})})
-    # As `make preview`: the confirmed deletion is previewed, and nothing else protected is deleted or replaced.
+
+def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_nothing_else(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN ops/db removed WHEN previewed THEN refused with how to confirm; WHEN confirmed THEN `up` deletes it.
+
+    Only ops/db's parts go: its namespace in the seed, its record, its cluster, its protected CAs and keys; no
+    resource of ops/web changes, and the project's namespace in the garden stays.
+    """
+    stack.set_config({"arbor:landscape": landscape(shoots=[WEB])})
+    out = refused_preview(stack)
+    assert "landscape.shoots: ops/db was removed;" in out
+    assert "add to the landscape `confirmDeletion: {shoots: [ops/db]}`" in out
+    assert "arbor-shoot-ops-db-cluster" in names(stack)
+
+    stack.set_config({"arbor:landscape": landscape(shoots=[WEB], confirmDeletion={"shoots": ["ops/db"]})})
+    # As `make preview`: the confirmed deletion is previewed, and nothing else is deleted, replaced or changed.
     assert hack_deletions(stack, "--preview-flags") == "--ignore-protect"
-    preview = stack.run("preview", "--json", "--ignore-protect")
-    deleted = {s["urn"].rsplit("::", 1)[-1] for s in json.loads(preview.stdout)["steps"] if s["op"] == "delete"}
-    assert {"arbor-shoot-dev-web-cluster", "arbor-shoot-dev-web-pki-ca"} <= deleted
-    # Only dev/web's: its resources, and its namespace in the seed.
-    assert not {n for n in deleted if "dev-web" not in n and "dev--web" not in n}
+    preview = stack.run("preview", "--json", "--refresh", "--ignore-protect")
+    changes = {
+        (step.get("newState") or step.get("oldState") or {}).get("urn", step["urn"]).rsplit("::", 1)[-1]: step["op"]
+        for step in json.loads(preview.stdout)["steps"]
+        if step["op"] not in ("same", "refresh")
+    }
+    assert changes and set(changes.values()) == {"delete"}, changes
+    assert all("ops-db" in name or "ops--db" in name for name in changes), changes
+    assert {
+        "arbor-shoot-ops-db-record",
+        "arbor-seed-local-1-shoot--ops--db",
+        "arbor-shoot-ops-db-cluster",
+        "arbor-shoot-ops-db-pki-ca",
+    } <= set(changes)
     (tmp_path / "preview.json").write_text(preview.stdout)
     assert hack_deletions(stack, "--verify", str(tmp_path / "preview.json")) == ""
+
     stack.make_up()
-    assert not {n for n in names(stack) if n.startswith("arbor-shoot-dev-web")}
-    assert not cluster_dir(f"{stack.name}-shoot-dev-web").exists()
-    assert processes_of(f"{stack.name}-shoot-dev-web/") == []
-    assert "dev/web" not in stack.outputs()["shoots"]
-    assert "arbor-shoot-ops-db-cluster" in names(stack, protected=True)
+    assert not {n for n in names(stack) if n.startswith("arbor-shoot-ops-db")}
+    assert not cluster_dir(f"{stack.name}-shoot-ops-db").exists()
+    assert processes_of(f"{stack.name}-shoot-ops-db/") == []
+    assert "ops/db" not in stack.outputs()["shoots"]
+    assert "arbor-shoot-ops-web-cluster" in names(stack, protected=True)
+    kubeconfigs = stack.outputs()["kubeconfigs"]
+    assert "shoot/ops/db" not in kubeconfigs
+    namespaces = kubectl(kubeconfigs["seed/local-1"], tmp_path, "get", "namespaces", "-o", "name").split()
+    assert "namespace/shoot--ops--db" not in namespaces and "namespace/shoot--ops--web" in namespaces
+    shoots = kubectl(kubeconfigs["garden"], tmp_path, "get", "shoots", "-A", "-o", "name").split()
+    assert shoots == ["shoot.arbor.dev/web"]
+    assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}

@@ -1,6 +1,7 @@
 """The layers on the real engine: shoots and their status in the garden, control planes in the seed.
 
-Project RBAC is enforced by the real API server, and a removed shoot takes its parts and nothing else.
+Project RBAC is enforced by the real API server. That a removed shoot takes its parts and nothing else is in
+test_deletions, on its own small stack.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.engine import LOCAL_LANDSCAPE, ROOT, Stack, kubectl, make_stack, remove_stack, steps_by_type
+from tests.integration.engine import Stack, kubectl
 
 pytestmark = pytest.mark.integration
 
@@ -91,43 +92,3 @@ def test_project_members_rbac(
     ]
     answer = subprocess.run(cmd, capture_output=True, text=True, check=False).stdout.strip()
     assert answer == allowed
-
-
-def test_removing_a_shoot_removes_its_parts_and_touches_nothing_else(tmp_path: Path) -> None:
-    """GIVEN two shoots WHEN one is removed from the config, confirmed, and `up` runs THEN only its parts go.
-
-    Its namespace, record and cluster are deleted; no resource of the other shoot changes. The confirmation is
-    `confirmDeletion`; previewed as `make preview` does (its protected resources previewed as deleted), converged
-    as `make up` does (their protection lifted first). The other shoot is web moved into db's project, so it shares
-    db's seed and db's namespace in the garden: all a deletion of db could wrongly reach. The self-hosted root of
-    the local landscape is left out (256 resources, not 331): it shares no more with db than that namespace.
-    """
-    web = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}
-    two_shoots = {**LOCAL_LANDSCAPE, "shoots": [web, LOCAL_LANDSCAPE["shoots"][1]]}
-    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": two_shoots})
-    try:
-        stack.up()
-        without_db = {**two_shoots, "shoots": [web], "confirmDeletion": {"shoots": ["ops/db"]}}
-        stack.set_config({"arbor:landscape": without_db})
-        preview = stack.preview_json("--refresh", "--ignore-protect")
-        changes = {
-            (step.get("newState") or step.get("oldState") or {}).get("urn", step["urn"]).rsplit("::", 1)[-1]: step["op"]
-            for step in preview["steps"]
-            if step["op"] not in ("same", "refresh")
-        }
-        assert changes and set(changes.values()) == {"delete"}, changes
-        assert all("ops-db" in name or "ops--db" in name for name in changes), changes
-        assert {"arbor-shoot-ops-db-record", "arbor-seed-local-1-shoot--ops--db", "arbor-shoot-ops-db-cluster"} <= set(
-            changes
-        )
-
-        stack.make_up()
-        kubeconfigs = stack.outputs()["kubeconfigs"]
-        assert "shoot/ops/db" not in kubeconfigs
-        namespaces = kubectl(kubeconfigs["seed/local-1"], tmp_path, "get", "namespaces", "-o", "name").split()
-        assert "namespace/shoot--ops--db" not in namespaces and "namespace/shoot--ops--web" in namespaces
-        shoots = kubectl(kubeconfigs["garden"], tmp_path, "get", "shoots", "-A", "-o", "name").split()
-        assert shoots == ["shoot.arbor.dev/web"]
-        assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
-    finally:
-        remove_stack(stack, destroy=False)

@@ -2,7 +2,8 @@
 
 machine-controller-manager runs as a process per hosted shoot with arbor's kwok sidecar (test_local_mcm.py); here
 its work is watched: a Running Machine per pool minimum whose bootstrap token authenticated, scaling, a roll
-within the pool's surge budget that the preview announced, and a node deleted by hand replaced by MCM.
+within the pool's surge budget that the preview announced, and a node deleted by hand replaced by MCM. The roll of a
+Kubernetes minor upgrade, which has no way back, is in test_deletions on its small stack.
 """
 
 from __future__ import annotations
@@ -22,15 +23,7 @@ import preview_summary
 import pytest
 
 from components.render import machine_providers
-from tests.integration.engine import (
-    LOCAL_LANDSCAPE,
-    ROOT,
-    Stack,
-    kubectl,
-    make_stack,
-    remove_stack,
-    require_environment,
-)
+from tests.integration.engine import LOCAL_LANDSCAPE, Stack, items, kubectl
 
 pytestmark = pytest.mark.integration
 SEED = "seed/local-1"
@@ -38,12 +31,6 @@ WEB = "shoot--dev--web"
 SHOOT = "shoot/dev/web"
 # A failed machine is replaced after the local sidecar's health timeout (1 min), then created and joined.
 REPLACED_S = 300.0
-
-
-def items(stack: Stack, key: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
-    """`kubectl get <args> -o json` in a cluster of the stack, as its items."""
-    out = kubectl(stack.outputs()["kubeconfigs"][key], tmp_path, "get", *args, "-o", "json")
-    return list(json.loads(out)["items"])
 
 
 def machines_of(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
@@ -175,30 +162,3 @@ def watch_peak(count: Callable[[], int], action: Callable[[], object]) -> int:
         done.set()
         watcher.join()
     return peak
-
-
-def test_a_kubernetes_minor_upgrade_rolls_the_pool(tmp_path: Path) -> None:
-    """GIVEN ops/db at 1.33 alone on a stack WHEN upgraded to 1.34 THEN MCM replaces its machine (no way back)."""
-    require_environment()
-    garden = {k: v for k, v in LOCAL_LANDSCAPE["garden"].items() if k != "encryption"}
-    db = LOCAL_LANDSCAPE["shoots"][1]
-    landscape = {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"], "shoots": [db]}
-    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": landscape})
-    ns, key = "shoot--ops--db", "shoot/ops/db"
-    try:
-        stack.up()
-        before = {m["metadata"]["name"] for m in items(stack, SEED, tmp_path, "machines.machine.sapcloud.io", "-n", ns)}
-        assert len(before) == 1
-        upgraded = {**landscape, "shoots": [{**db, "kubernetes": {"version": "1.34.4"}}]}
-        stack.set_config({"arbor:landscape": upgraded})
-        assert "`arbor-shoot-ops-db` pool `pool-a`: **rolls**" in preview_summary.render(
-            json.loads(stack.run("preview", "--json").stdout)
-        )
-        stack.up()
-        machines = items(stack, SEED, tmp_path, "machines.machine.sapcloud.io", "-n", ns)
-        assert len(machines) == 1 and machines[0]["metadata"]["name"] not in before
-        assert machines[0]["status"]["currentStatus"]["phase"] == "Running"
-        nodes = items(stack, key, tmp_path, "nodes")
-        assert [n["metadata"]["name"] for n in nodes] == [machines[0]["metadata"]["name"]]
-    finally:
-        remove_stack(stack, destroy=False)

@@ -36,7 +36,7 @@ def changed_units(step: dict[str, Any]) -> set[str]:
 
 def test_node_agent_upgrade_restarts_only_node_agent(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN a new node-agent version WHEN previewed THEN only gardener-node-agent.service restarts, nothing rolls."""
-    preview = preview_with(local_stack, tmp_path, {"nodeAgent": {"version": "v1.121.0"}})
+    preview = preview_with(local_stack, tmp_path, {"nodeAgent": {"version": "v1.150.0"}})
     step = osc_step(preview)
     assert step is not None and step["op"] == "update"
     assert changed_units(step) == {"gardener-node-agent.service"}

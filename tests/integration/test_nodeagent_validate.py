@@ -14,7 +14,8 @@ import pytest
 
 from components.checks import parse_landscape
 from components.kinds import SUPPORTED_MINORS
-from components.plan.bootstrap import NODE_AGENT_DIR, provision_osc
+from components.plan.bootstrap import provision_osc
+from components.plan.nodeagent_release import release
 from components.plan.nodes import node_values
 from components.plan.osc import Inline, OperatingSystemConfig
 from components.plan.planner import plan_landscape
@@ -24,8 +25,7 @@ from tests.integration.engine import ROOT
 from tests.unit.spec_cases import base, dual_stack_seed
 
 pytestmark = pytest.mark.integration
-CONFIG = f"{NODE_AGENT_DIR}/config.yaml"
-# node-agent keeps the bundle as bytes and does not parse it; a PEM-shaped one shows the encoding.
+# A PEM-shaped bundle: the pinned release takes it from the file `apiServer.caFile` names, older ones inline.
 CA_BUNDLE = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUYXJib3I=\n-----END CERTIFICATE-----\n"
 DUAL = {
     "ipFamilies": ["IPv4", "IPv6"],
@@ -69,9 +69,9 @@ def landscape(provider: str, dual_stack: bool) -> dict[str, Any]:
     return dual_stack_seed(doc, provider)
 
 
-def config_of(osc: OperatingSystemConfig) -> str:
-    """node-agent's config file as an OSC carries it."""
-    content = next(f.content for f in osc.files if f.path == CONFIG)
+def config_of(osc: OperatingSystemConfig, node: NodeValues) -> str:
+    """node-agent's config file as an OSC carries it, where the node's node-agent release reads it."""
+    content = next(f.content for f in osc.files if f.path == release(node.node_agent_version).config_path)
     assert isinstance(content, Inline) and content.encoding == ""
     return content.data
 
@@ -83,8 +83,8 @@ def rendered(nodes: list[NodeValues]) -> dict[str, str]:
         for ca in ("", CA_BUNDLE):
             v = dataclasses.replace(node, ca_bundle=ca)
             tag = f"{i}-{node.pool}-{'ca' if ca else 'noca'}"
-            configs[f"{tag}-reconcile.yaml"] = config_of(reconcile_osc(v))
-            configs[f"{tag}-provision.yaml"] = config_of(provision_osc(v))
+            configs[f"{tag}-reconcile.yaml"] = config_of(reconcile_osc(v), v)
+            configs[f"{tag}-provision.yaml"] = config_of(provision_osc(v), v)
     return configs
 
 
@@ -113,9 +113,9 @@ def test_every_minor_arbor_takes_is_one_node_agent_supports(validator: Path, tmp
 
 
 BROKEN: list[tuple[str, str, str]] = [
-    ("CA bundle as PEM text", "apiServer: {server: https://api, caBundle: CA-1}\n"
+    ("the CA inline, as releases before v1.147 take it", "apiServer: {server: https://api, caBundle: Q0EtMQ==}\n"
      "controllers: {operatingSystemConfig: {secretName: s, kubernetesVersion: 1.34.4}}\n",
-     "node-agent cannot decode it: illegal base64 data"),
+     'strict decoding: strict decoding error: unknown field "apiServer.caBundle"'),
     ("no kubernetesVersion", "controllers: {operatingSystemConfig: {secretName: s}}\n",
      "controllers.operatingSystemConfig.kubernetesVersion: Required value"),
     ("an unsupported minor", "controllers: {operatingSystemConfig: {secretName: s, kubernetesVersion: 1.20.0}}\n",
@@ -123,8 +123,8 @@ BROKEN: list[tuple[str, str, str]] = [
     ("no secret name", "controllers: {operatingSystemConfig: {kubernetesVersion: 1.34.4}}\n",
      "controllers.operatingSystemConfig.secretName: Required value"),
     ("a misspelt field", "controllers: {operatingSystemConfig: {secretName: s, kubernetesVersion: 1.34.4}}\n"
-     "apiServer: {server: https://api, cabundle: Q0EtMQ==}\n",
-     'strict decoding: strict decoding error: unknown field "apiServer.cabundle"'),
+     "apiServer: {server: https://api, cafile: /ca.crt}\n",
+     'strict decoding: strict decoding error: unknown field "apiServer.cafile"'),
 ]  # fmt: skip
 
 

@@ -28,7 +28,14 @@ from tests.unit.landscape_mocks import OUTPUTS as LANDSCAPE_OUTPUTS
 from tests.unit.landscape_mocks import Built, build
 from tests.unit.test_cloud_networks import cloud_computed
 from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, stack_landscape
-from tests.unit.test_shoot_exposure import CLUSTER_CA, RECORD_TYPES, ExposureMocks, unwrapped
+from tests.unit.test_shoot_exposure import (
+    CLUSTER_CA,
+    RECORD_TYPES,
+    ExposureMocks,
+    node_agent_trust,
+    unwrapped,
+    written_files,
+)
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
 import preview_summary
@@ -237,11 +244,8 @@ def test_user_data_keeps_the_placeholders_raw_and_carries_the_ca(example: Exampl
     for secret in secrets.values():
         script = base64.b64decode(unwrapped(secret["data"])["userData"]).decode()
         assert "'<<BOOTSTRAP_TOKEN>>'" in script and "'<<MACHINE_NAME>>'" in script
-        line = next(x for x in script.splitlines() if x.endswith("config.yaml'") and "echo" in x)
-        config = yaml.safe_load(base64.b64decode(line.split("'")[1]))
-        assert base64.b64decode(config["apiServer"]["caBundle"]).decode() == ca
         dns = next(s.dns for s in example.plan.shoots if s.name == shoot)
-        assert dns is not None and config["apiServer"]["server"] == f"https://{dns.internal}"
+        assert dns is not None and node_agent_trust(written_files(script)) == (f"https://{dns.internal}", ca)
 
 
 def first_preview(example: Example) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from components.plan import bootstrap
+from components.plan.nodeagent_release import NODE_AGENT_DIR
 from components.plan.osc import DropIn, File, ImageRef, Inline, Part, Purpose, Unit, merge
 from components.render import first_boot, nodeagent
 from tests.unit.test_nodeagent import BASE
@@ -75,9 +76,9 @@ def test_bundle_writes_every_file_of_both_oscs_fills_the_placeholders_and_starts
         if isinstance(f.content, Inline) and not f.content.transmit_unencoded:
             expected = base64.b64decode(f.content.data) if f.content.encoding == "b64" else f.content.data.encode()
             assert written.read_bytes() == expected, f.path
-    credentials = root / bootstrap.NODE_AGENT_DIR.lstrip("/") / "credentials"
+    credentials = root / NODE_AGENT_DIR.lstrip("/") / "credentials"
     assert (credentials / "bootstrap-token").read_text() == TOKEN
-    assert (root / bootstrap.NODE_AGENT_DIR.lstrip("/") / "machine-name").read_text() == MACHINE
+    assert (root / NODE_AGENT_DIR.lstrip("/") / "machine-name").read_text() == MACHINE
     assert (root / "etc/kubernetes/manifests/etcd-main.yaml").read_text() == "kind: Pod\n"
     kubeconfig = yaml.safe_load((root / first_boot.KUBELET_KUBECONFIG.lstrip("/")).read_text())
     assert kubeconfig["clusters"][0]["cluster"]["server"] == "https://127.0.0.1"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Callable
 from typing import Any
@@ -10,9 +11,12 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.pins import GARDENER_VERSION
 from components.plan import bootstrap, osc
 from components.plan.bootstrap import secret_name
+from components.plan.nodeagent_release import NODE_AGENT_DIR
 from components.plan.nodes import node_values
+from components.plan.osc import Inline
 from components.plan.planner import plan_landscape
 from components.plan.quantity import canonical
 from components.plan.values import NodeValues
@@ -25,7 +29,7 @@ BASE = NodeValues(
     machine_type="m5.large",
     image="gardenlinux",
     image_version="1877.0.0",
-    node_agent_version="v1.120.0",
+    node_agent_version=GARDENER_VERSION,
     ca_bundle="CA-1",
     kubelet_ca="CLIENT-CA-1",
     kubelet={"maxPods": 110},
@@ -91,12 +95,43 @@ def test_there_are_at_least_twelve_scenarios() -> None:
 
 
 def test_node_agent_upgrade_changes_only_its_own_files() -> None:
-    """GIVEN a new node-agent version WHEN planned THEN only its binary file is written, nothing else."""
+    """GIVEN a new node-agent version WHEN planned THEN its binary and its versioned config are written, nothing else.
+
+    From v1.125 node-agent reads `config-<its version>.yaml`, so the config moves with the binary; the old file goes.
+    """
     plan = osc.plan_between(
         nodeagent.reconcile_osc(BASE), nodeagent.reconcile_osc(changed(node_agent_version="v2.0.0"))
     )
-    assert plan.write == ("/opt/bin/gardener-node-agent",)
+    assert plan.write == ("/opt/bin/gardener-node-agent", "/var/lib/gardener-node-agent/config-v2.0.0.yaml")
+    assert plan.delete == (f"/var/lib/gardener-node-agent/config-{GARDENER_VERSION}.yaml",)
     assert plan.restart == ("gardener-node-agent.service",)
+
+
+@pytest.mark.parametrize(
+    ("version", "config", "ca"),
+    [
+        ("v1.120.0", "config.yaml", "caBundle"),
+        ("v1.124.9", "config.yaml", "caBundle"),
+        ("v1.125.0", "config-v1.125.0.yaml", "caBundle"),
+        ("v1.146.2", "config-v1.146.2.yaml", "caBundle"),
+        ("v1.147.0", "config-v1.147.0.yaml", "caFile"),
+        (GARDENER_VERSION, f"config-{GARDENER_VERSION}.yaml", "caFile"),
+    ],
+)
+def test_config_path_and_ca_follow_the_release(version: str, config: str, ca: str) -> None:
+    """GIVEN a node-agent release WHEN its files are rendered THEN the config path and the CA follow that release."""
+    files = {f.path: f for f in nodeagent.reconcile_osc(changed(node_agent_version=version)).files}
+    content = files[f"/var/lib/gardener-node-agent/{config}"].content
+    assert isinstance(content, Inline)
+    api = yaml.safe_load(content.data)["apiServer"]
+    assert set(api) == {"server", ca}
+    ca_file = files.get("/var/lib/gardener-node-agent/cluster-ca.crt")
+    if ca == "caFile":
+        assert api["caFile"] == "/var/lib/gardener-node-agent/cluster-ca.crt"
+        assert ca_file is not None and ca_file.permissions == 0o640
+        assert isinstance(ca_file.content, Inline) and base64.b64decode(ca_file.content.data).decode() == "CA-1"
+    else:
+        assert base64.b64decode(api["caBundle"]).decode() == "CA-1" and ca_file is None
 
 
 def test_mirrors_reach_containerd_through_node_agent_without_a_restart() -> None:
@@ -194,11 +229,11 @@ def test_user_data_keeps_upstream_placeholders_and_fits_every_budget() -> None:
     provision = bootstrap.provision_osc(BASE).to_object()
     raw = {f["path"] for f in provision["spec"]["files"] if f["content"].get("transmitUnencoded")}
     assert raw == {
-        f"{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token",
-        f"{bootstrap.NODE_AGENT_DIR}/machine-name",
+        f"{NODE_AGENT_DIR}/credentials/bootstrap-token",
+        f"{NODE_AGENT_DIR}/machine-name",
     }
-    assert f"printf '%s' '<<BOOTSTRAP_TOKEN>>' > '{bootstrap.NODE_AGENT_DIR}/credentials/bootstrap-token'" in data
-    assert f"printf '%s' '<<MACHINE_NAME>>' > '{bootstrap.NODE_AGENT_DIR}/machine-name'" in data
+    assert f"printf '%s' '<<BOOTSTRAP_TOKEN>>' > '{NODE_AGENT_DIR}/credentials/bootstrap-token'" in data
+    assert f"printf '%s' '<<MACHINE_NAME>>' > '{NODE_AGENT_DIR}/machine-name'" in data
     assert len(data.encode()) <= bootstrap.USER_DATA_BUDGET["aws"]
     for provider in bootstrap.USER_DATA_BUDGET:
         bootstrap.check_user_data(provider, data, "pool")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import machine_crds as copier
 import pytest
@@ -82,3 +83,16 @@ def test_the_managed_resource_crd_is_the_pinned_modules() -> None:
     upstream = module / "example" / "resource-manager" / grm.CRD_FILE.name
     assert grm.CRD_FILE.read_bytes() == upstream.read_bytes()
     assert grm.managed_resource_crd()["spec"]["scope"] == "Namespaced"
+
+
+def test_nodeagent_validate_checks_against_the_pinned_release() -> None:
+    """GIVEN hack/nodeagent-validate's go.mod THEN it requires gardener and its API module at GARDENER_VERSION."""
+    required = dict(
+        line.split()[:2]
+        for line in Path("hack/nodeagent-validate/go.mod").read_text().splitlines()
+        if line.startswith("\tgithub.com/gardener/gardener")
+    )
+    assert required == {
+        "github.com/gardener/gardener": GARDENER_VERSION,
+        "github.com/gardener/gardener/pkg/apis": GARDENER_VERSION,
+    }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import re
 from typing import Any
 
 import pulumi
@@ -17,6 +18,7 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.pins import GARDENER_VERSION
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
 from components.render import exposure, pki
@@ -154,6 +156,21 @@ SECRET = "kubernetes:core/v1:Secret"
 RECORD_TYPES = {"aws": "aws:route53/record:Record", "gcp": "gcp:dns/recordSet:RecordSet"}
 
 
+def written_files(script: str) -> dict[str, str]:
+    """The files a user-data script writes from base64, by path."""
+    found = re.findall(r"^echo '([A-Za-z0-9+/=]*)' \| base64 -d > '([^']+)'$", script, re.MULTILINE)
+    return {path: base64.b64decode(data).decode() for data, path in found}
+
+
+def node_agent_trust(files: dict[str, str]) -> tuple[str, str]:
+    """The API server node-agent's config names and the CA it trusts there, from a node's files by path.
+
+    The pinned release reads `config-<version>.yaml` and the CA from the file `apiServer.caFile` names.
+    """
+    config = yaml.safe_load(files[f"/var/lib/gardener-node-agent/config-{GARDENER_VERSION}.yaml"])
+    return config["apiServer"]["server"], files[config["apiServer"]["caFile"]]
+
+
 @pytest.mark.parametrize("provider", ["aws", "gcp"])
 @pulumi.runtime.test
 def test_apiserver_is_a_load_balancer_recorded_under_both_domains(provider: str) -> pulumi.Output[None]:
@@ -231,11 +248,8 @@ def test_user_data_keeps_the_placeholders_raw_and_carries_the_ca(provider: str) 
                 in script
             )
             assert "printf '%s' '<<MACHINE_NAME>>' > '/var/lib/gardener-node-agent/machine-name'" in script
-            config = next(line for line in script.splitlines() if line.endswith("config.yaml'") and "echo" in line)
-            node_agent = yaml.safe_load(base64.b64decode(config.split("'")[1]))
-            # node-agent decodes caBundle as []byte: base64 of the cluster CA's PEM.
-            assert base64.b64decode(node_agent["apiServer"]["caBundle"]).decode() == CLUSTER_CA
-            assert node_agent["apiServer"]["server"] == "https://api.web.platform.internal.example.com"
+            trust = node_agent_trust(written_files(script))
+            assert trust == ("https://api.web.platform.internal.example.com", CLUSTER_CA)
 
     return settled.apply(check)
 
@@ -248,14 +262,12 @@ def test_reconcile_osc_trusts_the_cas_and_points_at_the_internal_domain() -> pul
     def check(_: list[str]) -> None:
         osc = mocks.of("pulumi-python:dynamic/arbor:OperatingSystemConfig")[f"{PREFIX}-osc-pool-a"]
         files = {
-            f["path"]: f["content"]["inline"]["data"]
+            f["path"]: base64.b64decode(inline["data"]).decode() if inline["encoding"] == "b64" else inline["data"]
             for f in yaml.safe_load(osc["secret"]["stringData"]["osc.yaml"])["spec"]["files"]
-            if "inline" in f["content"]
+            if (inline := f["content"].get("inline")) is not None
         }
         assert files["/var/lib/kubelet/ca.crt"] == CLIENT_CA
-        config = yaml.safe_load(files["/var/lib/gardener-node-agent/config.yaml"])
-        assert base64.b64decode(config["apiServer"]["caBundle"]).decode() == CLUSTER_CA
-        assert config["apiServer"]["server"] == "https://api.web.platform.internal.example.com"
+        assert node_agent_trust(files) == ("https://api.web.platform.internal.example.com", CLUSTER_CA)
 
     return settled.apply(check)
 
@@ -321,10 +333,7 @@ def test_self_hosted_machine_joins_its_own_api_on_loopback_and_the_records_name_
         assert secret["metadata"]["namespace"] == "kube-system"
         script = unwrapped(secret["stringData"])["userData"]
         assert "printf '%s' '<<BOOTSTRAP_TOKEN>>'" in script and "printf '%s' '<<MACHINE_NAME>>'" in script
-        config = next(line for line in script.splitlines() if line.endswith("config.yaml'") and "echo" in line)
-        node_agent = yaml.safe_load(base64.b64decode(config.split("'")[1]))
-        assert base64.b64decode(node_agent["apiServer"]["caBundle"]).decode() == CLUSTER_CA
-        assert node_agent["apiServer"]["server"] == "https://127.0.0.1"
+        assert node_agent_trust(written_files(script)) == ("https://127.0.0.1", CLUSTER_CA)
         cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]
         assert {"api.web.platform.example.com", "api.web.platform.internal.example.com"} <= set(cert["dnsNames"])
         assert "127.0.0.1" in cert["ipAddresses"]

@@ -20,7 +20,7 @@ mkdir -p "$ROOT"/etc/systemd/journald.conf.d
 echo 'W0pvdXJuYWxdCk1heEZpbGVTZWM9MjRoCk1heFJldGVudGlvblNlYz0xNGRheQo=' | base64 -d > "$ROOT"/etc/systemd/journald.conf.d/gardener.conf
 chmod 644 "$ROOT"/etc/systemd/journald.conf.d/gardener.conf
 mkdir -p "$ROOT"/opt/bin
-extract europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent:v1.120.0 gardener-node-agent "$ROOT"/opt/bin/gardener-node-agent
+extract europe-docker.pkg.dev/gardener-project/releases/gardener/node-agent:v1.149.3 gardener-node-agent "$ROOT"/opt/bin/gardener-node-agent
 chmod 755 "$ROOT"/opt/bin/gardener-node-agent
 mkdir -p "$ROOT"/opt/bin
 extract europe-docker.pkg.dev/gardener-project/releases/hyperkube:v1.34.3 kubelet "$ROOT"/opt/bin/kubelet
@@ -29,8 +29,11 @@ mkdir -p "$ROOT"/var/lib/ca-certificates-local
 echo '' | base64 -d > "$ROOT"/var/lib/ca-certificates-local/ROOTcerts.crt
 chmod 644 "$ROOT"/var/lib/ca-certificates-local/ROOTcerts.crt
 mkdir -p "$ROOT"/var/lib/gardener-node-agent
-echo 'YXBpU2VydmVyOgogIGNhQnVuZGxlOiBRMEV0TVE9PQogIHNlcnZlcjogaHR0cHM6Ly9hcGkuaW50ZXJuYWwKYXBpVmVyc2lvbjogbm9kZWFnZW50LmNvbmZpZy5nYXJkZW5lci5jbG91ZC92MWFscGhhMQpjb250cm9sbGVyczoKICBvcGVyYXRpbmdTeXN0ZW1Db25maWc6CiAgICBrdWJlcm5ldGVzVmVyc2lvbjogMS4zNC4zCiAgICBzZWNyZXROYW1lOiBnYXJkZW5lci1ub2RlLWFnZW50LXBvb2wtYS1jMWE0MjY4ZDQ5YTBhMGEyCmtpbmQ6IE5vZGVBZ2VudENvbmZpZ3VyYXRpb24K' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/config.yaml
-chmod 600 "$ROOT"/var/lib/gardener-node-agent/config.yaml
+echo 'Q0EtMQ==' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/cluster-ca.crt
+chmod 640 "$ROOT"/var/lib/gardener-node-agent/cluster-ca.crt
+mkdir -p "$ROOT"/var/lib/gardener-node-agent
+echo 'YXBpU2VydmVyOgogIGNhRmlsZTogL3Zhci9saWIvZ2FyZGVuZXItbm9kZS1hZ2VudC9jbHVzdGVyLWNhLmNydAogIHNlcnZlcjogaHR0cHM6Ly9hcGkuaW50ZXJuYWwKYXBpVmVyc2lvbjogbm9kZWFnZW50LmNvbmZpZy5nYXJkZW5lci5jbG91ZC92MWFscGhhMQpjb250cm9sbGVyczoKICBvcGVyYXRpbmdTeXN0ZW1Db25maWc6CiAgICBrdWJlcm5ldGVzVmVyc2lvbjogMS4zNC4zCiAgICBzZWNyZXROYW1lOiBnYXJkZW5lci1ub2RlLWFnZW50LXBvb2wtYS1jMWE0MjY4ZDQ5YTBhMGEyCmtpbmQ6IE5vZGVBZ2VudENvbmZpZ3VyYXRpb24K' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/config-v1.149.3.yaml
+chmod 600 "$ROOT"/var/lib/gardener-node-agent/config-v1.149.3.yaml
 mkdir -p "$ROOT"/var/lib/kubelet
 echo 'Q0xJRU5ULUNBLTE=' | base64 -d > "$ROOT"/var/lib/kubelet/ca.crt
 chmod 644 "$ROOT"/var/lib/kubelet/ca.crt
@@ -47,13 +50,16 @@ mkdir -p "$ROOT"/var/lib/kubelet
 echo 'S1VCRUxFVF9FWFRSQV9BUkdTPS0taG9zdG5hbWUtb3ZlcnJpZGU9c2hvb3QtLW9wcy0tcm9vdC1jcC16MS0wCg==' | base64 -d > "$ROOT"/var/lib/kubelet/extra_args
 chmod 600 "$ROOT"/var/lib/kubelet/extra_args
 mkdir -p "$ROOT"/var/lib/gardener-node-agent
-echo 'YXBpU2VydmVyOgogIGNhQnVuZGxlOiBRMEV0TVE9PQogIHNlcnZlcjogaHR0cHM6Ly9hcGkuaW50ZXJuYWwKYXBpVmVyc2lvbjogbm9kZWFnZW50LmNvbmZpZy5nYXJkZW5lci5jbG91ZC92MWFscGhhMQpib290c3RyYXA6CiAga3ViZWxldERhdGFWb2x1bWVTaXplOiAwCmNvbnRyb2xsZXJzOgogIG9wZXJhdGluZ1N5c3RlbUNvbmZpZzoKICAgIGt1YmVybmV0ZXNWZXJzaW9uOiAxLjM0LjMKICAgIHNlY3JldE5hbWU6IGdhcmRlbmVyLW5vZGUtYWdlbnQtcG9vbC1hLWMxYTQyNjhkNDlhMGEwYTIKa2luZDogTm9kZUFnZW50Q29uZmlndXJhdGlvbgo=' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/config.yaml
-chmod 600 "$ROOT"/var/lib/gardener-node-agent/config.yaml
+echo 'Q0EtMQ==' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/cluster-ca.crt
+chmod 640 "$ROOT"/var/lib/gardener-node-agent/cluster-ca.crt
+mkdir -p "$ROOT"/var/lib/gardener-node-agent
+echo 'YXBpU2VydmVyOgogIGNhRmlsZTogL3Zhci9saWIvZ2FyZGVuZXItbm9kZS1hZ2VudC9jbHVzdGVyLWNhLmNydAogIHNlcnZlcjogaHR0cHM6Ly9hcGkuaW50ZXJuYWwKYXBpVmVyc2lvbjogbm9kZWFnZW50LmNvbmZpZy5nYXJkZW5lci5jbG91ZC92MWFscGhhMQpib290c3RyYXA6CiAga3ViZWxldERhdGFWb2x1bWVTaXplOiAwCmNvbnRyb2xsZXJzOgogIG9wZXJhdGluZ1N5c3RlbUNvbmZpZzoKICAgIGt1YmVybmV0ZXNWZXJzaW9uOiAxLjM0LjMKICAgIHNlY3JldE5hbWU6IGdhcmRlbmVyLW5vZGUtYWdlbnQtcG9vbC1hLWMxYTQyNjhkNDlhMGEwYTIKa2luZDogTm9kZUFnZW50Q29uZmlndXJhdGlvbgo=' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/config-v1.149.3.yaml
+chmod 600 "$ROOT"/var/lib/gardener-node-agent/config-v1.149.3.yaml
 mkdir -p "$ROOT"/var/lib/gardener-node-agent/credentials
 echo 'YWJjZGVmLjAxMjM0NTY3ODlhYmNkZWY=' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/credentials/bootstrap-token
 chmod 600 "$ROOT"/var/lib/gardener-node-agent/credentials/bootstrap-token
 mkdir -p "$ROOT"/var/lib/gardener-node-agent
-echo 'IyEvYmluL2Jhc2gKc2V0IC1vIGVycmV4aXQgLW8gbm91bnNldCAtbyBwaXBlZmFpbAppbWFnZT1ldXJvcGUtZG9ja2VyLnBrZy5kZXYvZ2FyZGVuZXItcHJvamVjdC9yZWxlYXNlcy9nYXJkZW5lci9ub2RlLWFnZW50OnYxLjEyMC4wCm1udD0kKG1rdGVtcCAtZCkKdHJhcCAnY3RyIGltYWdlcyB1bm1vdW50ICIkbW50IiA+L2Rldi9udWxsIDI+JjEgfHwgdHJ1ZTsgcm0gLXJmICIkbW50IicgRVhJVAp1bnRpbCBjdHIgaW1hZ2VzIHB1bGwgLS1ob3N0cy1kaXIgL2V0Yy9jb250YWluZXJkL2NlcnRzLmQgIiRpbWFnZSIgPi9kZXYvbnVsbDsgZG8gc2xlZXAgNTsgZG9uZQpjdHIgaW1hZ2VzIG1vdW50ICIkaW1hZ2UiICIkbW50IgppbnN0YWxsIC1EIC1tMDc1NSAiJG1udC9nYXJkZW5lci1ub2RlLWFnZW50IiAvb3B0L2Jpbi9nYXJkZW5lci1ub2RlLWFnZW50CmV4ZWMgL29wdC9iaW4vZ2FyZGVuZXItbm9kZS1hZ2VudCBib290c3RyYXAgLS1jb25maWctZGlyPS92YXIvbGliL2dhcmRlbmVyLW5vZGUtYWdlbnQK' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/init.sh
+echo 'IyEvYmluL2Jhc2gKc2V0IC1vIGVycmV4aXQgLW8gbm91bnNldCAtbyBwaXBlZmFpbAppbWFnZT1ldXJvcGUtZG9ja2VyLnBrZy5kZXYvZ2FyZGVuZXItcHJvamVjdC9yZWxlYXNlcy9nYXJkZW5lci9ub2RlLWFnZW50OnYxLjE0OS4zCm1udD0kKG1rdGVtcCAtZCkKdHJhcCAnY3RyIGltYWdlcyB1bm1vdW50ICIkbW50IiA+L2Rldi9udWxsIDI+JjEgfHwgdHJ1ZTsgcm0gLXJmICIkbW50IicgRVhJVAp1bnRpbCBjdHIgaW1hZ2VzIHB1bGwgLS1ob3N0cy1kaXIgL2V0Yy9jb250YWluZXJkL2NlcnRzLmQgIiRpbWFnZSIgPi9kZXYvbnVsbDsgZG8gc2xlZXAgNTsgZG9uZQpjdHIgaW1hZ2VzIG1vdW50ICIkaW1hZ2UiICIkbW50IgppbnN0YWxsIC1EIC1tMDc1NSAiJG1udC9nYXJkZW5lci1ub2RlLWFnZW50IiAvb3B0L2Jpbi9nYXJkZW5lci1ub2RlLWFnZW50CmV4ZWMgL29wdC9iaW4vZ2FyZGVuZXItbm9kZS1hZ2VudCBib290c3RyYXAgLS1jb25maWctZGlyPS92YXIvbGliL2dhcmRlbmVyLW5vZGUtYWdlbnQK' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/init.sh
 chmod 755 "$ROOT"/var/lib/gardener-node-agent/init.sh
 mkdir -p "$ROOT"/var/lib/gardener-node-agent
 echo 'c2hvb3QtLW9wcy0tcm9vdC1jcC16MS0w' | base64 -d > "$ROOT"/var/lib/gardener-node-agent/machine-name
