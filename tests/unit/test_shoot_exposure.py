@@ -19,6 +19,7 @@ import yaml
 
 from components.checks import parse_landscape
 from components.pins import GARDENER_VERSION
+from components.plan.nodeagent_release import release
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
 from components.render import exposure, pki
@@ -165,9 +166,9 @@ def written_files(script: str) -> dict[str, str]:
 def node_agent_trust(files: dict[str, str]) -> tuple[str, str]:
     """The API server node-agent's config names and the CA it trusts there, from a node's files by path.
 
-    The pinned release reads `config-<version>.yaml` and the CA from the file `apiServer.caFile` names.
+    The default node-agent, the pinned release, takes the CA from the file `apiServer.caFile` names.
     """
-    config = yaml.safe_load(files[f"/var/lib/gardener-node-agent/config-{GARDENER_VERSION}.yaml"])
+    config = yaml.safe_load(files[release(GARDENER_VERSION).config_path])
     return config["apiServer"]["server"], files[config["apiServer"]["caFile"]]
 
 
