@@ -38,6 +38,7 @@ state: tools ## the file state backend and the local stack
 
 up: setup ## converge the local landscape and print how to reach it (after clearing what a killed run left)
 	@$(ENV) .venv/bin/python hack/recover.py $(STACK)
+	@$(ENV) .venv/bin/python hack/state_moves.py $(STACK)
 	@$(ENV) .venv/bin/python hack/deletions.py $(STACK)
 	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
 	@$(ENV) .venv/bin/python hack/summary.py $(STACK)

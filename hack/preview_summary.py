@@ -17,10 +17,13 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from preview_events import Violation, digest, is_stream, parse, violations
+from state_moves import moved
 
 # Layer components by type token; a resource belongs to its nearest ancestor of one of these.
 LAYERS = {"arbor:garden:Garden": "garden", "arbor:seed:Seed": "seed", "arbor:shoot:Shoot": "shoot"}
 OPS = ("create", "update", "replace", "delete")
+# A resource whose object `make up` hands over to another first (hack/state_moves.py): a column only when there is one.
+MOVE = "move"
 # Pulumi spells a replacement as several steps; the reviewer sees one replacement.
 OP_ALIASES = {
     "create-replacement": None,
@@ -126,9 +129,13 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     steps = preview.get("steps") or []
     parents = {s["urn"]: _state(s).get("parent", "") for s in steps}
     types = {s["urn"]: _state(s).get("type", "") for s in steps}
+    # What `make up` hands over to another resource first (hack/state_moves.py): no delete, the object stays.
+    handed = moved({"urn": urn, "type": types[urn], "parent": parents[urn]} for urn in types)
     changes: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for step in steps:
         op = OP_ALIASES.get(step["op"], step["op"])
+        if op == "delete" and step["urn"] in handed:
+            op = MOVE
         if op:
             changes[_layer(step["urn"], parents, types)].append((op, step))
 
@@ -137,10 +144,11 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     networks = ["", "### networks", "", *(f"```\n{p}\n```" for p in plans)] if plans else []
     if not changes:
         return "\n".join([title, "", "No changes.", *networks]) + "\n"
-    lines = [title, "", "| layer | " + " | ".join(OPS) + " |", "|---|" + "---:|" * len(OPS)]
+    ops = (*OPS, MOVE) if handed else OPS
+    lines = [title, "", "| layer | " + " | ".join(ops) + " |", "|---|" + "---:|" * len(ops)]
     for layer in sorted(changes):
         counts = Counter(op for op, _ in changes[layer])
-        lines.append(f"| {layer} | " + " | ".join(str(counts.get(op, 0)) for op in OPS) + " |")
+        lines.append(f"| {layer} | " + " | ".join(str(counts.get(op, 0)) for op in ops) + " |")
     replaced = sum(1 for items in changes.values() for op, _ in items if op in ("replace", "delete"))
     if replaced:
         lines += ["", f"**{replaced} replacement(s) or deletion(s): read them before merging.**"]
@@ -156,6 +164,8 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
             flag = "**REPLACE**" if op == "replace" else "**DELETE**" if op == "delete" else op
             why = step.get("replaceReasons") if op == "replace" else step.get("diffReasons")
             reason = f" ({', '.join(why)})" if why else ""
+            if op == MOVE:
+                reason = f" (handed over to {handed[step['urn']]} before the update; the object stays)"
             lines.append(f"- {flag} `{types[step['urn']]}` {_name(step['urn'])}{reason}")
     return "\n".join(lines + networks) + "\n"
 

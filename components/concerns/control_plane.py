@@ -30,22 +30,31 @@ Sources = Mapping[str, pulumi.Output[dict[str, str]]]
 
 
 def hosted_control_plane(
-    name: str, values: ShootValues, seed: SeedAccess, network: NetworkAccess, sources: Sources, parent: pulumi.Resource
+    name: str,
+    values: ShootValues,
+    seed: SeedAccess,
+    network: NetworkAccess,
+    sources: Sources,
+    written: Mapping[str, pulumi.Resource],
+    parent: pulumi.Resource,
 ) -> HostedControlPlane:
     """Secrets, ConfigMaps and workloads in the seed namespace, each component after what it talks to.
 
-    kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a certificate with new
-    names (domains) exists before the API server rolls to it.
+    The Secrets `written` names are written by those resources (the credentials' own); the rest of `sources` are
+    Secrets here. kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a
+    certificate with new names (domains) exists before the API server rolls to it.
     """
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
     # `sources` are secret already: the typed Secret's wrapping again would only lift them into more Outputs.
     sealed = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(additional_secret_outputs=SECRET_FIELDS))
-    secrets = {
+    secrets: dict[str, pulumi.Resource] = {
         secret: KubeObject(f"{name}-secret-{secret}", _secret(secret, values.seed_namespace, data), sealed)
         for secret, data in sources.items()
+        if secret not in written
     }
+    secrets |= written
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}

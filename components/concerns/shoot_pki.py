@@ -2,13 +2,16 @@
 
 `issue_shoot_pki` registers one resource per credential (children of the given parent, named
 `<name>-pki-<credential>`) and hands back a plain bundle of outputs: per credential its certificate, key and
-issuing CA, and the Secrets (`stringData` by Secret name) the shoot's control plane mounts in the seed namespace.
-Private keys and token secrets are secret outputs all the way into those Secrets.
+issuing CA, and the Secrets (`stringData` by Secret name) the shoot's control plane mounts. Private keys and token
+secrets are secret outputs all the way. Given a seed (`SecretTarget`), each certificate writes its own Secret in the
+shoot's namespace there, so the state holds its content once (reconciler/credential_secrets.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 
@@ -30,7 +33,11 @@ class CredentialOutputs:
     ca: pulumi.Output[str] | None = None
 
     def string_data(self) -> dict[str, pulumi.Output[str]]:
-        """The credential's Secret data by key (components/render/pki.py's KEY_* names)."""
+        """The data of the credential's own Secret by key (components/render/pki.py's KEY_* names)."""
+        return self.secret_data()[self.credential.name]
+
+    def secret_data(self) -> dict[str, dict[str, pulumi.Output[str]]]:
+        """The data of each of the credential's Secrets (pki.secrets_of), by Secret name."""
         kind, cert, ca, key = self.credential.kind, self.cert, self.ca, self.key
         values: dict[str, pulumi.Output[str] | None] = {
             pki.Kind.CA: {pki.KEY_CA_CERT: cert, pki.KEY_CA_KEY: key},
@@ -38,7 +45,36 @@ class CredentialOutputs:
             pki.Kind.RSA_KEY: {pki.KEY_RSA_PRIVATE: key, pki.KEY_RSA_PUBLIC: cert},
             pki.Kind.TOKEN: {pki.KEY_TOKEN_ID: cert, pki.KEY_TOKEN_SECRET: key},
         }[kind]
-        return {k: v for k in pki.secret_keys(self.credential) if (v := values[k]) is not None}
+        return {
+            secret: {k: v for k in keys if (v := values[k]) is not None}
+            for secret, keys in pki.secrets_of(self.credential).items()
+        }
+
+
+# The output of a certificate's resource that each key of its Secret holds (reconciler/pki.py's outputs).
+CERT_FIELDS = {pki.KEY_CA_CERT: "caCert", pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}
+
+
+@dataclass(frozen=True)
+class SecretTarget:
+    """Where a hosted shoot's certificates write their Secrets: the seed (its kubeconfig) and the namespace there.
+
+    CAs and keys do not: their Secrets stay Kubernetes objects of their own. A credential whose Secret drifted is
+    issued again, which a CA or key must never be; and rewriting in place would be an update, whose outputs a
+    dynamic provider cannot preview, so everything they sign would appear replaced.
+    """
+
+    kubeconfig: pulumi.Output[str]
+    namespace: str
+    # What must exist before a Secret is written (the namespace).
+    after: Sequence[pulumi.Resource] = ()
+
+    def writes(self, credential: pki.Credential) -> dict[str, Any] | None:
+        """The inputs that make a certificate write its Secrets (the layout of each, by output); None for others."""
+        if credential.kind is not pki.Kind.CERT:
+            return None
+        layout = {s: {k: CERT_FIELDS[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout}
 
 
 @dataclass(frozen=True)
@@ -47,14 +83,23 @@ class ShootPki:
 
     credentials: dict[str, CredentialOutputs]
     resources: dict[str, pulumi.CustomResource] = field(default_factory=dict)
+    # Whether each credential writes its own Secrets (issued with a SecretTarget).
+    written: bool = False
 
     def __getitem__(self, name: str) -> CredentialOutputs:
         """The credential named `name`."""
         return self.credentials[name]
 
     def secrets(self) -> dict[str, dict[str, pulumi.Output[str]]]:
-        """`stringData` of each Secret to create in the seed namespace, by Secret name."""
-        return {name: c.string_data() for name, c in self.credentials.items()}
+        """`stringData` of each Secret the control plane mounts, by Secret name."""
+        return {name: data for c in self.credentials.values() for name, data in c.secret_data().items()}
+
+    def writers(self) -> dict[str, pulumi.CustomResource]:
+        """The certificate that writes each Secret, by Secret name (none unless issued with a SecretTarget)."""
+        if not self.written:
+            return {}
+        certificates = {n: c for n, c in self.credentials.items() if c.credential.kind is pki.Kind.CERT}
+        return {s: self.resources[n] for n, c in certificates.items() for s in pki.secrets_of(c.credential)}
 
 
 # The credentials that cannot be issued again without every client and node trusting anew: CAs and keys.
@@ -66,10 +111,12 @@ def _issue(
     credential: pki.Credential,
     issued: dict[str, CredentialOutputs],
     rotation: int,
+    target: SecretTarget | None,
     opts: pulumi.ResourceOptions,
 ) -> tuple[CredentialOutputs, pulumi.CustomResource]:
     """Registers one credential; a certificate's issuer is already in `issued`."""
     resource_name = f"{name}-pki-{credential.name}"
+    writes = target.writes(credential) if target else None
     if credential.kind is pki.Kind.CA:
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, opts=opts)  # fmt: skip
@@ -81,7 +128,7 @@ def _issue(
             resource_name, ca_cert=issuer.cert, ca_key=issuer.key, common_name=credential.common_name,
             organizations=list(credential.organizations), dns_names=list(credential.dns_names),
             ip_addresses=list(credential.ip_addresses), usages=[u.value for u in credential.usages],
-            validity_s=credential.validity_seconds, rotation=rotation, opts=opts,
+            validity_s=credential.validity_seconds, rotation=rotation, writes=writes, opts=opts,
         )  # fmt: skip
         return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert), cert
     if credential.kind is pki.Kind.RSA_KEY:
@@ -91,11 +138,14 @@ def _issue(
     return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId), token
 
 
-def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> ShootPki:
+def issue_shoot_pki(
+    name: str, shoot: ShootValues, parent: pulumi.Resource, target: SecretTarget | None = None
+) -> ShootPki:
     """Registers every credential of the shoot (children of `parent`) and returns their outputs.
 
     CAs and keys are protected (what they signed is trusted by every node and client); a rotation lifts the
     protection of those it replaces, for that update. Leaf certificates are issued again from their CA on renewal.
+    With a `target`, each writes its Secrets there, once what the target needs first exists.
     """
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
@@ -110,6 +160,7 @@ def issue_shoot_pki(name: str, shoot: ShootValues, parent: pulumi.Resource) -> S
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
-        opts = pulumi.ResourceOptions(parent=parent, protect=kept)
-        issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, opts)
-    return ShootPki(credentials=issued, resources=resources)
+        after = list(target.after) if target else []
+        opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
+        issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, target, opts)
+    return ShootPki(credentials=issued, resources=resources, written=target is not None)

@@ -39,7 +39,7 @@ from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
-from components.concerns.shoot_pki import ShootPki, issue_shoot_pki
+from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
 from components.concerns.system import system_components
 from components.concerns.workers import Workers
 from components.plan import network
@@ -91,7 +91,7 @@ class Shoot(pulumi.ComponentResource):
         self.values = values
         record = self._record(name, garden)
         self.network = self._infrastructure(infra)
-        self.credentials = self._credentials(name, garden)
+        self.credentials = self._credentials(name, garden, seed)
         self.encryption = etcd_encryption(name, values.encryption, parent=self)
         sources = self._sources(self.credentials)
         if seed is not None and seed.backup is not None:
@@ -150,9 +150,16 @@ class Shoot(pulumi.ComponentResource):
         pulumi.log.info(network.PLAN_PREFIX + self.network_table, resource=self)
         return infra.network(self.values.network_plan, parent=self)
 
-    def _credentials(self, name: str, garden: GardenAccess) -> ShootPki:
-        """The shoot's PKI; its client CA is also kept in the garden, where members cannot read it."""
-        credentials = issue_shoot_pki(name, self.values, parent=self)
+    def _credentials(self, name: str, garden: GardenAccess, seed: SeedAccess | None) -> ShootPki:
+        """The shoot's PKI (writing its Secrets in the seed namespace when hosted); the client CA also in the garden.
+
+        The garden's copy is where the project's members cannot read it.
+        """
+        target = None
+        if seed is not None:
+            namespace = self.values.seed_namespace
+            target = SecretTarget(seed.cluster.kubeconfig, namespace, after=[seed.namespaces[namespace]])
+        credentials = issue_shoot_pki(name, self.values, parent=self, target=target)
         register_client_ca(
             f"{name}-ca-client",
             self.values,
@@ -230,7 +237,8 @@ class Shoot(pulumi.ComponentResource):
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
     ) -> list[pulumi.Resource]:
         """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
-        hosted = hosted_control_plane(name, self.values, seed, self.network, sources, parent=self)
+        written = self.credentials.writers()
+        hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
         control_plane = list(done.values())
         serving = [done["kube-controller-manager"], done["kube-scheduler"]]
@@ -339,10 +347,6 @@ class Shoot(pulumi.ComponentResource):
     def _sources(self, credentials: ShootPki) -> dict[str, pulumi.Output[dict[str, str]]]:
         """The contents of every Secret the control plane mounts, by Secret name (credentials, encryption)."""
         secrets = credentials.secrets()
-        # Only kube-controller-manager signs with the client CA: it alone gets the key, in a Secret of its own.
-        signer = secrets[pki.CA_CLIENT]
-        secrets[pki.CA_CLIENT_SIGNER] = signer
-        secrets[pki.CA_CLIENT] = {k: v for k, v in signer.items() if k != pki.KEY_CA_KEY}
         # Secret, as the Secrets that carry them keep them in the state (a CA's certificate alone too).
         sources = {name: gathered(data, secret=True) for name, data in secrets.items()}
         encryption = {controlplane.ENCRYPTION_KEY: self.encryption.config}

@@ -180,6 +180,15 @@ class Kube:
             if err.status != 404:
                 raise
 
+    def delete_if(self, path: str, resource_version: str | None) -> None:
+        """DELETE `path` only while it is at `resource_version` (409 otherwise); an object already gone is fine."""
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"resourceVersion": resource_version}}
+        try:
+            self._call("DELETE", path, options)
+        except KubeError as err:
+            if err.status != 404:
+                raise
+
     def merge_patch(self, path: str, body: Any) -> Any:
         """A JSON merge patch of `path`."""
         return self._call("PATCH", path, body, "application/merge-patch+json")

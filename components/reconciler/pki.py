@@ -1,12 +1,14 @@
 """PKI as Pulumi dynamic resources: CAs, certificates, the service-account key and bootstrap tokens.
 
-Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state only, its
-private part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext).
-Nothing external exists, so `read()` keeps the state as it is and `delete()` has nothing to remove.
+Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state, its private
+part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext). A hosted shoot's
+certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so the state keeps
+its content once, in the certificate; `read()` then compares that Secret with it, and `delete()` removes it.
 
 What replaces a credential, and what the preview says (the step's replace reasons):
 - `rotation`: the counter of the credential's group (`credentials.rotation.<group>`) changed;
 - `caCert`: the issuing CA was replaced, so every certificate it signed is issued again;
+- `secret`: the Secret a certificate wrote was edited or deleted in the cluster;
 - `renewal`: a leaf certificate is due (80% of its validity passed, or fewer than 10 days left; Gardener's rule),
   decided in `diff()` against the current time, so any `pulumi up` after that point renews it;
 - any other input (common name, SANs, usages, validity).
@@ -33,6 +35,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
+from components.reconciler import credential_secrets
+from components.reconciler.credential_secrets import Writes, writing
 from components.render import pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
@@ -172,28 +176,45 @@ def _keep(olds: dict[str, Any], news: dict[str, Any], generated: tuple[str, ...]
     return {**news, **{k: olds[k] for k in generated}}
 
 
-class _Stateless(ResourceProvider):
-    """A credential that lives in the state only: read keeps it, delete has nothing to remove."""
+class _Credential(ResourceProvider):
+    """A credential kept in the state, with the Secrets it writes where it has any (credential_secrets.py)."""
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
 
+    def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """A new credential: its ID and the outputs."""
+        raise NotImplementedError
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Generates the credential, then writes its Secrets."""
+        id_, outs = self.generate(props)
+        return CreateResult(id_=id_, outs=credential_secrets.write(outs))
+
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Replaces on a new identity or rotation; a new logic version alone is an update."""
-        replaces = _changed(olds, news, self.replace_on)
+        """Replaces on a new identity, a rotation or a Secret changed in the cluster; a new logic version updates."""
+        drifted = ["secret"] if credential_secrets.drifted(olds, news) else []
+        replaces = _changed(olds, news, self.replace_on) + drifted
         changed = bool(replaces) or olds.get("version") != news.get("version")
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 
+    def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+        """The new inputs with the credential kept: an update never generates it again."""
+        return _keep(olds, news, self.generated)
+
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Keeps the credential; only the logic version changed."""
-        return UpdateResult(outs=_keep(olds, news, self.generated))
+        """Keeps the credential (only the logic version changed) and writes its Secrets again."""
+        return UpdateResult(outs=credential_secrets.write(self.kept(olds, news)))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """Nothing external to look at: the state is the credential."""
-        return ReadResult(id_=id_, outs=props)
+        """The state is the credential; the Secrets it writes are read back as hashes (drift when they differ)."""
+        if not credential_secrets.writes(props):
+            return ReadResult(id_=id_, outs=props)
+        return ReadResult(id_=id_, outs={**props, credential_secrets.OUTPUT: credential_secrets.actual(props)})
 
-    def delete(self, _id: str, _props: dict[str, Any]) -> None:
-        """Nothing external to remove."""
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Removes the Secrets it wrote, where they still hold what it wrote."""
+        credential_secrets.remove(props)
 
 
 def _token(length: int) -> str:
@@ -201,17 +222,17 @@ def _token(length: int) -> str:
     return "".join(secrets.choice(TOKEN_ALPHABET) for _ in range(length))
 
 
-class CertificateAuthorityProvider(_Stateless):
+class CertificateAuthorityProvider(_Credential):
     """A self-signed CA."""
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
+    def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the CA."""
         ca = self_signed_ca(props["commonName"], int(props["validitySeconds"]))
         outs = {**props, "cert": ca.cert, "key": ca.key, "notBefore": ca.not_before, "notAfter": ca.not_after}
-        return CreateResult(id_=f"{props['commonName']}-{secrets.token_hex(4)}", outs=outs)
+        return f"{props['commonName']}-{secrets.token_hex(4)}", outs
 
 
 def _issue_props(props: dict[str, Any]) -> Issued:
@@ -223,19 +244,19 @@ def _issue_props(props: dict[str, Any]) -> Issued:
     )  # fmt: skip
 
 
-class CertificateProvider(_Stateless):
+class CertificateProvider(_Credential):
     """A certificate signed by a CA; renewed by replacement when due."""
 
     replace_on = ("caCert", "commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds",
                   "rotation")  # fmt: skip
     generated = ("cert", "key", "notBefore", "notAfter")
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
+    def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
         cert = _issue_props(props)
         outs = {k: v for k, v in props.items() if k != "caKey"}
         outs |= {"cert": cert.cert, "key": cert.key, "notBefore": cert.not_before, "notAfter": cert.not_after}
-        return CreateResult(id_=f"{props['commonName']}-{secrets.token_hex(4)}", outs=outs)
+        return f"{props['commonName']}-{secrets.token_hex(4)}", outs
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """As any credential, and a replacement with the reason `renewal` once the certificate is due."""
@@ -247,36 +268,36 @@ class CertificateProvider(_Stateless):
             return DiffResult(changes=True, replaces=replaces, delete_before_replace=False)
         return result
 
-    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Keeps the certificate; only the logic version changed."""
-        outs = _keep(olds, news, self.generated)
+    def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
+        """The certificate kept, without the CA key (an input only)."""
+        outs = super().kept(olds, news)
         outs.pop("caKey", None)
-        return UpdateResult(outs=outs)
+        return outs
 
 
-class ServiceAccountKeyProvider(_Stateless):
+class ServiceAccountKeyProvider(_Credential):
     """The RSA key kube-apiserver signs service-account tokens with."""
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
+    def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the key pair."""
         key = new_key()
         outs = {**props, "privateKey": key_pem(key), "publicKey": public_pem(key)}
-        return CreateResult(id_=f"service-account-key-{secrets.token_hex(4)}", outs=outs)
+        return f"service-account-key-{secrets.token_hex(4)}", outs
 
 
-class BootstrapTokenProvider(_Stateless):
+class BootstrapTokenProvider(_Credential):
     """A kubelet bootstrap token: a public id and a secret."""
 
     replace_on = ("rotation",)
     generated = ("tokenId", "tokenSecret")
 
-    def create(self, props: dict[str, Any]) -> CreateResult:
+    def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the token."""
         token_id = _token(6)
-        return CreateResult(id_=token_id, outs={**props, "tokenId": token_id, "tokenSecret": _token(16)})
+        return token_id, {**props, "tokenId": token_id, "tokenSecret": _token(16)}
 
 
 def _secret_outputs(opts: pulumi.ResourceOptions | None, *names: str) -> pulumi.ResourceOptions:
@@ -293,7 +314,13 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
         key: pulumi.Output[str]
 
     def __init__(
-        self, name: str, *, common_name: str, validity_s: int, rotation: int, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        *,
+        common_name: str,
+        validity_s: int,
+        rotation: int,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "commonName": common_name,
@@ -327,6 +354,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         organizations: list[str] | None = None,
         dns_names: list[str] | None = None,
         ip_addresses: list[str] | None = None,
+        writes: Writes | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -335,7 +363,9 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
             "cert": None, "key": None, "notBefore": None, "notAfter": None,
         }  # fmt: skip
-        super().__init__(CertificateProvider(), name, props, _secret_outputs(opts, "key", "caKey"))
+        # The kubeconfig its Secret is written with is secret too.
+        opts = _secret_outputs(opts, "key", "caKey", "kubeconfig")
+        super().__init__(CertificateProvider(), name, writing(props, writes), opts)
 
 
 class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):

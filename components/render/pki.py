@@ -41,7 +41,7 @@ BOOTSTRAP_TOKEN = "bootstrap-token"
 ARBOR_CLIENT = "arbor"
 # The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
 # kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
-CA_CLIENT_SIGNER = "ca-client-signer"
+CA_CLIENT_SIGNER = f"{CA_CLIENT}-signer"
 
 # Keys of those Secrets (Gardener's).
 KEY_CA_CERT = "ca.crt"
@@ -275,6 +275,18 @@ def secret_keys(credential: Credential) -> tuple[str, ...]:
     if credential.kind is Kind.RSA_KEY:
         return (KEY_RSA_PRIVATE, KEY_RSA_PUBLIC)
     return (KEY_TOKEN_ID, KEY_TOKEN_SECRET)
+
+
+def secrets_of(credential: Credential) -> dict[str, tuple[str, ...]]:
+    """The credential's Secrets in the seed namespace and their keys.
+
+    A CA whose key a component signs with is two Secrets: its certificate for everyone, and `<name>-signer` with
+    the key for the signing component alone (kube-controller-manager's `ca-client-signer`).
+    """
+    keys = secret_keys(credential)
+    if credential.kind is Kind.CA and credential.key_in_secret:
+        return {credential.name: (KEY_CA_CERT,), f"{credential.name}-signer": keys}
+    return {credential.name: keys}
 
 
 def _dependents(creds: tuple[Credential, ...], replaced: set[str]) -> set[str]:

@@ -104,3 +104,44 @@ def test_admin_kubeconfig_is_a_short_lived_admin_of_the_shoot(local_stack: Stack
     assert "system:masters" in review["status"]["userInfo"]["groups"]
     secret = json.loads(local_stack.run("stack", "output", "adminKubeconfigs", "--json").stdout)
     assert secret == "[secret]"
+
+
+def test_a_hosted_shoots_certificate_secret_changed_in_the_seed_is_issued_again(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN a certificate's Secret edited and another's deleted WHEN refreshed THEN both are issued again.
+
+    As Gardener's secrets manager regenerates a leaf whose Secret is gone: the preview replaces exactly those two
+    certificates (reason `secret`) and restarts what mounts them; `up` writes the new ones. The state keeps each
+    Secret as a hash in its certificate, not as a Kubernetes Secret of its own.
+    """
+    seed, namespace = local_stack.outputs()["kubeconfigs"]["seed/local-1"], "shoot--dev--web"
+
+    def secret(name: str) -> dict[str, Any]:
+        return dict(json.loads(kubectl(seed, tmp_path, "-n", namespace, "get", "secret", name, "-o", "json")))
+
+    edited = json.dumps({"data": {"tls.crt": base64.b64encode(b"edited").decode()}})
+    kubectl(seed, tmp_path, "-n", namespace, "patch", "secret", "etcd-peer", "--type=merge", "-p", edited)
+    kubectl(seed, tmp_path, "-n", namespace, "delete", "secret", "kube-scheduler")
+
+    preview = local_stack.preview_json("--refresh")
+    changed = {s["urn"].rsplit("::", 1)[-1]: s for s in preview["steps"] if s["op"] not in ("same", "refresh")}
+    pki = {n: (s["op"], s.get("replaceReasons")) for n, s in changed.items() if "-pki-" in n}
+    assert pki == {
+        "arbor-shoot-dev-web-pki-etcd-peer": ("replace", ["secret"]),
+        "arbor-shoot-dev-web-pki-kube-scheduler": ("replace", ["secret"]),
+    }
+    workloads = {
+        "arbor-shoot-dev-web-etcd-main",
+        "arbor-shoot-dev-web-etcd-events",
+        "arbor-shoot-dev-web-kube-scheduler",
+    }
+    assert set(changed) - set(pki) == workloads
+
+    local_stack.up()
+    state = {r["urn"].rsplit("::", 1)[-1]: r for r in local_stack.export()["deployment"]["resources"]}
+    issued = state["arbor-shoot-dev-web-pki-etcd-peer"]["outputs"]
+    assert base64.b64decode(secret("etcd-peer")["data"]["tls.crt"]).decode() == issued["cert"]
+    assert set(secret("kube-scheduler")["data"]) == {"ca.crt", "tls.crt", "tls.key"}
+    assert "arbor-shoot-dev-web-secret-etcd-peer" not in state
+    assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]

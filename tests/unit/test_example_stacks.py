@@ -206,7 +206,8 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
     storage = (STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
     # etcd on its volumes; the API after etcd and its serving certificate; the records after the balancer.
     assert storage in example.waits_for(STATEFULSET, f"{p}-etcd-main")
-    assert {(STATEFULSET, f"{p}-etcd-main"), (SECRET, f"{p}-secret-{pki.KUBE_APISERVER}")} <= example.waits_for(
+    # The serving certificate writes its own Secret in the seed namespace, where kube-apiserver mounts it.
+    assert {(STATEFULSET, f"{p}-etcd-main"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
         DEPLOYMENT, f"{p}-kube-apiserver"
     )
     for record in records:

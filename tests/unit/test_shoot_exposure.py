@@ -217,11 +217,12 @@ def test_serving_certificate_names_the_domains_before_the_api_server_rolls() -> 
             "--external-hostname=api.web.platform.example.com"
             in (deployment["spec"]["template"]["spec"]["containers"][0]["command"])
         )
-        # The Deployment waits for its certificate's Secret, whose data is the issued certificate.
-        secret = f"{PREFIX}-secret-{pki.KUBE_APISERVER}"
-        assert (SECRET, secret) in built.typed_edges[(DEPLOYMENT, f"{PREFIX}-kube-apiserver")]
-        # A secret value under mocks: wrapped with its signature.
-        assert mocks.of(SECRET)[secret]["stringData"]["value"]["tls.crt"] == "<cert>"
+        # The Deployment waits for its certificate, which writes the Secret it mounts: the issued certificate.
+        issued = ("pulumi-python:dynamic/arbor:Certificate", f"{PREFIX}-pki-{pki.KUBE_APISERVER}")
+        assert issued in built.typed_edges[(DEPLOYMENT, f"{PREFIX}-kube-apiserver")]
+        layout = {pki.KUBE_APISERVER: {"ca.crt": "caCert", "tls.crt": "cert", "tls.key": "key"}}
+        assert (cert["namespace"], cert["secrets"]) == ("shoot--platform--web", layout)
+        assert f"{PREFIX}-secret-{pki.KUBE_APISERVER}" not in mocks.of(SECRET)
 
     return settled.apply(check)
 

@@ -1,0 +1,131 @@
+"""The Secrets a credential resource writes itself: a hosted control plane's certificates in its seed namespace.
+
+A certificate's content lives in its resource's outputs; the Secret that carries it to the control plane is
+written from there by the same resource when it is issued, so the state holds the content once and the Secret as a
+hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret would.
+
+The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
+(`{secret: {data key: output field}}`). `read()` puts the hashes of the Secrets as the cluster has them in the
+state; an edited or deleted Secret is drift, and the certificate is issued again (Gardener's secrets manager
+regenerates a leaf whose Secret is gone). Not an in-place rewrite: a dynamic provider cannot preview an update, so
+its outputs would be unknown in the preview and everything that reads them would appear to change. A Secret is
+removed only while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement
+writes the same names first, and the old certificate's deletion must not take the new one's Secret with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from components.reconciler.kube import Kube, KubeError
+
+# A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
+INPUTS = ("kubeconfig", "namespace", "secrets")
+OUTPUT = "writtenHashes"
+
+Layout = Mapping[str, Mapping[str, str]]
+# Where a credential writes its Secrets: `kubeconfig`, `namespace` and `secrets` (the INPUTS).
+Writes = Mapping[str, Any]
+
+
+def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
+    """A credential's inputs with where it writes its Secrets, and the output that says what it wrote."""
+    if where is None:
+        return props
+    return {**props, **{k: where[k] for k in INPUTS}, OUTPUT: None}
+
+
+def writes(props: Mapping[str, Any]) -> bool:
+    """Whether the resource writes Secrets."""
+    return bool(props.get("kubeconfig") and props.get("secrets"))
+
+
+def _collection(namespace: str) -> str:
+    """The API path of a namespace's Secrets."""
+    return f"/api/v1/namespaces/{namespace}/secrets"
+
+
+def data_of(fields: Mapping[str, str], outs: Mapping[str, Any]) -> dict[str, str]:
+    """A Secret's `data`: each key's output, base64-encoded as the API returns it."""
+    return {key: base64.b64encode(str(outs[field]).encode()).decode() for key, field in fields.items()}
+
+
+def content_hash(data: Mapping[str, str], keys: Any) -> str:
+    """The SHA-256 of a Secret's `data` at `keys` (keys it lacks count as empty), so added keys are not drift."""
+    picked = {k: data.get(k, "") for k in sorted(keys)}
+    return hashlib.sha256(json.dumps(picked, sort_keys=True).encode()).hexdigest()
+
+
+def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
+    """The hash of each Secret as the resource's outputs say it should be; None when it writes none."""
+    if not writes(props):
+        return None
+    layout: Layout = props["secrets"]
+    return {name: content_hash(data_of(fields, props), fields) for name, fields in layout.items()}
+
+
+def actual(props: Mapping[str, Any]) -> dict[str, str] | None:
+    """The hash of each Secret as the cluster has it ("" when it is gone or cannot be reached)."""
+    if not writes(props):
+        return None
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    layout: Layout = props["secrets"]
+    found = {name: kube.find(f"{_collection(props['namespace'])}/{name}") for name in layout}
+    return {
+        name: content_hash((secret or {}).get("data") or {}, layout[name]) if secret else ""
+        for name, secret in found.items()
+    }
+
+
+def write(props: Mapping[str, Any]) -> dict[str, Any]:
+    """Writes each Secret from the outputs in `props`; returns them with the hashes written (`writtenHashes`)."""
+    if not writes(props):
+        return dict(props)
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    namespace, layout = props["namespace"], props["secrets"]
+    for name, fields in layout.items():
+        body = {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name, "namespace": namespace},
+            "type": "Opaque",
+            "data": data_of(fields, props),
+        }
+        kube.create_or_replace(_collection(namespace), body)
+    return {**props, OUTPUT: expected(props)}
+
+
+def remove(props: Mapping[str, Any]) -> None:
+    """Deletes each Secret the resource wrote that still holds what it wrote; any other is left alone."""
+    if not writes(props):
+        return
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    ours = expected(props) or {}
+    for name, fields in props["secrets"].items():
+        path = f"{_collection(props['namespace'])}/{name}"
+        secret = kube.find(path)
+        if secret is None or content_hash(secret.get("data") or {}, fields) != ours.get(name):
+            continue
+        version = secret.get("metadata", {}).get("resourceVersion")
+        try:
+            kube.delete_if(path, version)
+        except KubeError as err:
+            if err.status != 409:  # written again since it was read: no longer ours
+                raise
+
+
+def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the Secrets must be issued again: they go elsewhere now, or the cluster's differ from the outputs.
+
+    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
+    handed them over); it writes them, and is checked, from its next issue on. One that no longer writes any keeps
+    its credential. Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing.
+    """
+    if not writes(olds) or not writes(news):
+        return False
+    moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
+    return moved or olds.get(OUTPUT) != expected(olds)

@@ -1,0 +1,123 @@
+"""State moves: what an older arbor kept in a resource that a newer one keeps in another, handed over without a delete.
+
+When arbor moves an object from one resource to another (a hosted shoot's certificate Secrets, once Kubernetes
+provider Secrets, are now written by the certificates themselves: components/reconciler/credential_secrets.py), the
+engine would delete the old resource after the update, and its provider the object with it, right after the new
+resource wrote it. `make up` and `make preview` therefore run this first: it drops such resources from the state
+(`pulumi stack export`, the entries and every reference to them removed, `pulumi stack import`) and leaves their
+objects alone; the new resource writes them over in place. Nothing in a cluster or cloud changes here, and a
+state with nothing to move is left as it is, so it runs on every `up`.
+
+Prints one line per resource moved. Usage: python hack/state_moves.py <stack> [--dry-run]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from components.render import pki
+
+SHOOT = "arbor:shoot:Shoot"
+
+
+@dataclass(frozen=True)
+class Move:
+    """Resources of `type_` under a component of `parent_type`, named `<component>-<prefix><name>` for `names`."""
+
+    type_: str
+    parent_type: str
+    prefix: str
+    names: frozenset[str]
+    now: str  # what keeps the object now, for the line printed
+
+    def matches(self, resource: Mapping[str, Any], parents: Mapping[str, Mapping[str, Any]]) -> bool:
+        """Whether `resource` is one this move hands over."""
+        parent = parents.get(resource.get("parent") or "")
+        if resource.get("type") != self.type_ or parent is None or parent.get("type") != self.parent_type:
+            return False
+        name, component = _name(resource), _name(parent)
+        return any(name == f"{component}-{self.prefix}{n}" for n in self.names)
+
+
+def _name(resource: Mapping[str, Any]) -> str:
+    """A resource's name: its URN's last part."""
+    return str(resource["urn"]).rsplit("::", 1)[-1]
+
+
+def certificate_secrets() -> frozenset[str]:
+    """Every Secret a hosted shoot's certificates write (pki.secrets_of), whatever the shoot's domains."""
+    every = pki.credentials("shoot", (), hosted=True, domains=("api.example", "api.internal.example"))
+    return frozenset(secret for c in every if c.kind is pki.Kind.CERT for secret in pki.secrets_of(c))
+
+
+MOVES = (Move("kubernetes:core/v1:Secret", SHOOT, "secret-", certificate_secrets(), "the certificate that issues it"),)
+
+
+def moved(resources: Iterable[Mapping[str, Any]], moves: Iterable[Move] = MOVES) -> dict[str, str]:
+    """The URNs the moves hand over, with what keeps each object now."""
+    resources = list(resources)
+    by_urn = {str(r["urn"]): r for r in resources}
+    return {str(r["urn"]): m.now for r in resources for m in moves if m.matches(r, by_urn)}
+
+
+def without(deployment: Mapping[str, Any], urns: Iterable[str]) -> dict[str, Any]:
+    """The deployment without the resources at `urns` and without any reference to them."""
+    gone = set(urns)
+    kept = []
+    for resource in deployment.get("resources") or []:
+        if resource["urn"] in gone:
+            continue
+        resource = dict(resource)
+        if resource.get("dependencies"):
+            resource["dependencies"] = [d for d in resource["dependencies"] if d not in gone]
+        if resource.get("propertyDependencies"):
+            resource["propertyDependencies"] = {
+                k: [d for d in v if d not in gone] for k, v in resource["propertyDependencies"].items()
+            }
+        if resource.get("deletedWith") in gone:
+            del resource["deletedWith"]
+        kept.append(resource)
+    return {**deployment, "resources": kept}
+
+
+def _pulumi(stack: str, *args: str) -> str:
+    """`pulumi <args> --stack <stack>`'s output; exits with its message when it fails."""
+    cmd = ["pulumi", *args, "--stack", stack, "--non-interactive"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"state_moves: `{' '.join(cmd)}` failed: {proc.stderr.strip()[-2000:]}")
+    return proc.stdout
+
+
+def main() -> None:
+    """Moves what the table says, for the stack named on the command line."""
+    if len(sys.argv) < 2:
+        raise SystemExit("usage: state_moves.py <stack> [--dry-run]")
+    stack, dry_run = sys.argv[1], "--dry-run" in sys.argv[2:]
+    exported = json.loads(_pulumi(stack, "stack", "export"))
+    moves = moved(exported.get("deployment", {}).get("resources") or [])
+    for urn, now in sorted(moves.items()):
+        print(f"state_moves: {'would hand' if dry_run else 'handed'} {urn.rsplit('::', 1)[-1]} over to {now}")
+    if not moves or dry_run:
+        return
+    exported["deployment"] = without(exported["deployment"], moves)
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as out:
+        json.dump(exported, out)
+    try:
+        _pulumi(stack, "stack", "import", "--file", out.name)
+    finally:
+        os.unlink(out.name)
+
+
+if __name__ == "__main__":
+    main()

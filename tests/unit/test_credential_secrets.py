@@ -1,0 +1,146 @@
+"""A hosted shoot's credentials write their own Secrets: content once in the state, the Secrets as hashes."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+
+from components.reconciler import credential_secrets, pki
+from components.reconciler.kube import Kube, KubeError
+
+NAMESPACE = "shoot--dev--web"
+COLLECTION = f"/api/v1/namespaces/{NAMESPACE}/secrets"
+LEAF = {"etcd-peer": {"ca.crt": "caCert", "tls.crt": "cert", "tls.key": "key"}}
+# Long enough that no renewal is due while a test runs.
+YEAR_S = 365 * 24 * 3600
+
+
+class Cluster:
+    """Secrets by path, as the API keeps them: each write a new resourceVersion; deletes honour preconditions."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.version = 0
+
+    def find(self, path: str) -> Any:
+        return self.objects.get(path)
+
+    def create_or_replace(self, collection: str, body: Any) -> None:
+        self.version += 1
+        metadata = {**body["metadata"], "resourceVersion": str(self.version)}
+        self.objects[f"{collection}/{body['metadata']['name']}"] = {**body, "metadata": metadata}
+
+    def delete_if(self, path: str, resource_version: str | None) -> None:
+        current = self.objects.get(path)
+        if current is not None and current["metadata"]["resourceVersion"] != resource_version:
+            raise KubeError("precondition failed", 409)
+        self.objects.pop(path, None)
+
+    def data(self, name: str) -> dict[str, str]:
+        """A Secret's data, decoded."""
+        raw = self.objects[f"{COLLECTION}/{name}"]["data"]
+        return {k: base64.b64decode(v).decode() for k, v in raw.items()}
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
+    """A seed whose API is the in-memory Cluster."""
+    fake = Cluster()
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: fake))
+    return fake
+
+
+def leaf_inputs(ca: pki.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]:
+    """A leaf certificate's inputs as the program sends them, writing `layout` in the seed namespace."""
+    props = {"caCert": ca.cert, "caKey": ca.key, "commonName": "etcd-peer", "organizations": [], "dnsNames": ["a"],
+             "ipAddresses": [], "usages": ["server", "client"], "validitySeconds": YEAR_S, "rotation": 0,
+             "version": pki.PROVIDER_VERSION}  # fmt: skip
+    return credential_secrets.writing(props, {"kubeconfig": "k", "namespace": NAMESPACE, "secrets": layout})
+
+
+@pytest.fixture(scope="module")
+def ca() -> pki.Issued:
+    """An issuing CA."""
+    return pki.self_signed_ca("etcd", 3600)
+
+
+def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster: Cluster, ca: pki.Issued) -> None:
+    """GIVEN a leaf with a Secret to write WHEN created THEN the Secret holds it and the state holds only its hash."""
+    provider = pki.CertificateProvider()
+    outs = provider.create(leaf_inputs(ca)).outs or {}
+
+    assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": outs["key"]}
+    assert set(outs["writtenHashes"]) == {"etcd-peer"}
+    # The key is once in the outputs (the credential), never as a Secret's data again; the CA key not at all.
+    state = json.dumps(outs)
+    assert state.count(outs["key"].splitlines()[1]) == 1 and ca.key.splitlines()[1] not in state
+
+
+@pytest.mark.parametrize(
+    ("change", "drift"),
+    [
+        ("none", False),
+        ("edited", True),
+        ("deleted", True),
+        ("another key added", False),
+    ],
+)
+def test_a_secret_changed_in_the_cluster_is_drift_that_issues_the_certificate_again(
+    cluster: Cluster, ca: pki.Issued, change: str, drift: bool
+) -> None:
+    """GIVEN a written leaf WHEN its Secret is edited or deleted and refreshed THEN it is replaced (reason `secret`)."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    path = f"{COLLECTION}/etcd-peer"
+    if change == "edited":
+        cluster.objects[path]["data"]["tls.crt"] = base64.b64encode(b"x").decode()
+    elif change == "deleted":
+        del cluster.objects[path]
+    elif change == "another key added":
+        cluster.objects[path]["data"]["extra"] = "eA=="
+
+    read = provider.read("id", outs).outs or {}
+    diff = provider.diff("id", read, inputs)
+    assert diff.changes is drift and diff.replaces == (["secret"] if drift else [])
+
+
+def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluster: Cluster, ca: pki.Issued) -> None:
+    """GIVEN a leaf issued by an older arbor (no Secret of its own) WHEN given one to write THEN no change."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    older = {k: v for k, v in inputs.items() if k not in (*credential_secrets.INPUTS, credential_secrets.OUTPUT)}
+    outs = provider.create(older).outs or {}
+    assert cluster.objects == {} and provider.read("id", outs).outs == outs
+    assert not provider.diff("id", outs, inputs).changes
+    # A new logic version updates it in place: from then on it writes its Secret, with the same certificate.
+    updated = provider.update("id", outs, {**inputs, "version": "next"}).outs or {}
+    assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"] == updated["cert"]
+
+
+def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca: pki.Issued) -> None:
+    """GIVEN a renewal (create the new, then delete the old) WHEN the old is deleted THEN the new Secret stays."""
+    provider = pki.CertificateProvider()
+    old = provider.create(leaf_inputs(ca)).outs or {}
+    new = provider.create(leaf_inputs(ca)).outs or {}
+    provider.delete("old", old)
+    assert cluster.data("etcd-peer")["tls.crt"] == new["cert"] != old["cert"]
+    # The last one deleted takes its Secret with it.
+    provider.delete("new", new)
+    assert cluster.objects == {}
+
+
+def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfig_alone_does_not(
+    cluster: Cluster, ca: pki.Issued
+) -> None:
+    """GIVEN a written leaf WHEN its namespace or layout changes THEN it is replaced; a kubeconfig alone is not."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    assert provider.diff("id", outs, {**inputs, "namespace": "elsewhere"}).replaces == ["secret"]
+    renamed = {"etcd-peer-2": LEAF["etcd-peer"]}
+    assert provider.diff("id", outs, {**inputs, "secrets": renamed}).replaces == ["secret"]
+    assert not provider.diff("id", outs, {**inputs, "kubeconfig": "another"}).changes

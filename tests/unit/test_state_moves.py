@@ -1,0 +1,81 @@
+"""hack/state_moves.py: what an older arbor's resource kept that a newer one keeps is handed over, never deleted."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
+import preview_summary
+import state_moves
+
+P = "urn:pulumi:local::arbor::arbor:landscape:Landscape"
+SHOOT = f"{P}$arbor:shoot:Shoot::arbor-shoot-dev-web"
+SEED = f"{P}$arbor:seed:Seed::arbor-seed-local-1"
+SECRET = "kubernetes:core/v1:Secret"
+
+
+def resource(type_: str, name: str, parent: str, **extra: Any) -> dict[str, Any]:
+    """One resource of `pulumi stack export` (its URN's type chain shortened)."""
+    return {"urn": f"{P}${type_}::{name}", "type": type_, "parent": parent, **extra}
+
+
+def old_state() -> list[dict[str, Any]]:
+    """A hosted shoot as an older arbor kept it: certificate and CA Secrets as Kubernetes provider resources."""
+    certificate = resource("pulumi-python:dynamic/arbor:Certificate", "arbor-shoot-dev-web-pki-etcd-peer", SHOOT)
+    peer = resource(SECRET, "arbor-shoot-dev-web-secret-etcd-peer", SHOOT, dependencies=[certificate["urn"]])
+    signer = resource(SECRET, "arbor-shoot-dev-web-secret-ca-client-signer", SHOOT)
+    etcd = resource(
+        "kubernetes:apps/v1:StatefulSet",
+        "arbor-shoot-dev-web-etcd-main",
+        SHOOT,
+        dependencies=[peer["urn"], certificate["urn"]],
+        propertyDependencies={"spec": [peer["urn"], signer["urn"]]},
+    )
+    return [
+        {"urn": SHOOT, "type": "arbor:shoot:Shoot", "parent": P},
+        {"urn": SEED, "type": "arbor:seed:Seed", "parent": P},
+        certificate,
+        peer,
+        signer,
+        etcd,
+        # Still Secrets of their own: CAs' (the signer's above too), the encryption configuration, the backup
+        # credentials, a pool's user data.
+        resource(SECRET, "arbor-shoot-dev-web-secret-etcd-encryption-secret", SHOOT),
+        resource(SECRET, "arbor-shoot-dev-web-secret-etcd-backup", SHOOT),
+        resource(SECRET, "arbor-shoot-dev-web-workers-user-data-pool-a-z1", SHOOT),
+        # A Secret of that name elsewhere is not a shoot credential.
+        resource(SECRET, "arbor-seed-local-1-secret-ca", SEED),
+    ]
+
+
+def test_only_the_credential_secrets_of_shoots_are_handed_over() -> None:
+    """GIVEN an older shoot's state WHEN the moves are read THEN exactly the certificates' Secrets are handed over."""
+    handed = state_moves.moved(old_state())
+    names = {urn.rsplit("::", 1)[-1] for urn in handed}
+    assert names == {"arbor-shoot-dev-web-secret-etcd-peer"}
+
+
+def test_the_state_without_them_keeps_every_other_resource_and_no_reference_to_them() -> None:
+    """GIVEN the moves WHEN applied to the deployment THEN the rest stays, with no dependency on what left."""
+    resources = old_state()
+    handed = state_moves.moved(resources)
+    after = state_moves.without({"manifest": {}, "resources": resources}, handed)["resources"]
+    assert [r["urn"] for r in after] == [r["urn"] for r in resources if r["urn"] not in handed]
+    etcd = next(r for r in after if r["urn"].endswith("etcd-main"))
+    assert etcd["dependencies"] == [resources[2]["urn"]]
+    assert etcd["propertyDependencies"] == {"spec": [resources[4]["urn"]]}
+    # Nothing left to move: the state is left as it is.
+    assert state_moves.moved(after) == {}
+
+
+def test_the_preview_shows_a_handed_over_secret_as_a_move_not_a_deletion() -> None:
+    """GIVEN a preview that would delete a handed-over Secret WHEN summarised THEN it is a move, no deletion flagged."""
+    steps = [{"op": "same", "urn": r["urn"], "newState": r} for r in old_state() if r["type"] != SECRET]
+    gone = old_state()[3]
+    steps.append({"op": "delete", "urn": gone["urn"], "oldState": gone})
+    text = preview_summary.render({"steps": steps}, stack="local")
+    assert "| shoot arbor-shoot-dev-web | 0 | 0 | 0 | 0 | 1 |" in text
+    assert "**DELETE**" not in text and "replacement(s) or deletion(s)" not in text
+    assert "- move `kubernetes:core/v1:Secret` arbor-shoot-dev-web-secret-etcd-peer (handed over to" in text
