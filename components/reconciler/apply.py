@@ -55,7 +55,8 @@ def fingerprint(live: Object) -> str:
     annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in CONTROLLER_ANNOTATIONS}
     kept = {k: v for k, v in live.items() if k not in ("metadata", "status")}
     kept["metadata"] = {"labels": meta.get("labels") or {}, "annotations": annotations}
-    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
+    # 64 bits tell an edited object from the same one.
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def apply(kube: Kube, paths: Paths, obj: Object) -> Object:

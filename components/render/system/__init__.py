@@ -82,6 +82,10 @@ def key(obj: Object) -> str:
     return f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
 
 
+# Hex digits of an object's hash kept: 64 bits tell a changed object from the same one, at a quarter of the state.
+HASH_LENGTH = 16
+
+
 def hashes(objs: list[Object]) -> dict[str, str]:
-    """Each object's SHA-256 (canonical JSON) by key, in rendering order."""
-    return {key(o): hashlib.sha256(json.dumps(o, sort_keys=True).encode()).hexdigest() for o in objs}
+    """Each object's SHA-256 (canonical JSON, its first HASH_LENGTH hex digits) by key, in rendering order."""
+    return {key(o): hashlib.sha256(json.dumps(o, sort_keys=True).encode()).hexdigest()[:HASH_LENGTH] for o in objs}
