@@ -2,7 +2,7 @@
 
 One stack goes through all kill points, each run resuming where the killed one stopped, so the test costs about
 one first `up` plus five restarts and two more `up`s. The stack is the local garden with the self-hosted shoot
-ops/root alone (96 resources, not the local landscape's 331): it holds every resource type of arbor's own
+ops/root alone (56 resources, not the local landscape's 239): it holds every resource type of arbor's own
 providers (clusters, PKI, keys, encryption, shoot status), the ones whose half-made creates recovery must clear;
 what it leaves out (the seed, hosted shoots' workers) is made by the Kubernetes provider, whose creates a kill
 leaves pending like any other. With `-s` it prints what each recovery cleared. 74 s to 95 s in three runs on the
