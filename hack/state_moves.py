@@ -1,7 +1,9 @@
 """State moves: what an older arbor kept in a resource that a newer one keeps in another, handed over without a delete.
 
 When arbor moves an object from one resource to another (a hosted shoot's certificate Secrets, once Kubernetes
-provider Secrets, are now written by the certificates themselves: components/reconciler/credential_secrets.py), the
+provider Secrets, are now written by the certificates themselves: components/reconciler/credential_secrets.py; a
+shoot's system components, once a Kubernetes provider resource per object, are now applied by one resource that
+keeps hashes: components/reconciler/system_components.py), the
 engine would delete the old resource after the update, and its provider the object with it, right after the new
 resource wrote it. `make up` and `make preview` therefore run this first: it drops such resources from the state
 (`pulumi stack export`, the entries and every reference to them removed, `pulumi stack import`) and leaves their
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,21 +35,25 @@ SHOOT = "arbor:shoot:Shoot"
 
 @dataclass(frozen=True)
 class Move:
-    """Resources of `type_` under a component of `parent_type`, named `<component>-<prefix><name>` for `names`."""
+    """What moves: resources of a type under `type_prefix`, children of a `parent_type` component.
 
-    type_: str
+    Each is named `<component>-<rest>`, where `rest` matches `pattern` whole.
+    """
+
+    type_prefix: str
     parent_type: str
-    prefix: str
-    names: frozenset[str]
+    pattern: str
     now: str  # what keeps the object now, for the line printed
 
     def matches(self, resource: Mapping[str, Any], parents: Mapping[str, Mapping[str, Any]]) -> bool:
         """Whether `resource` is one this move hands over."""
         parent = parents.get(resource.get("parent") or "")
-        if resource.get("type") != self.type_ or parent is None or parent.get("type") != self.parent_type:
+        type_ = str(resource.get("type", ""))
+        if not type_.startswith(self.type_prefix) or parent is None or parent.get("type") != self.parent_type:
             return False
         name, component = _name(resource), _name(parent)
-        return any(name == f"{component}-{self.prefix}{n}" for n in self.names)
+        rest = name.removeprefix(f"{component}-")
+        return rest != name and re.fullmatch(self.pattern, rest) is not None
 
 
 def _name(resource: Mapping[str, Any]) -> str:
@@ -54,13 +61,18 @@ def _name(resource: Mapping[str, Any]) -> str:
     return str(resource["urn"]).rsplit("::", 1)[-1]
 
 
-def certificate_secrets() -> frozenset[str]:
-    """Every Secret a hosted shoot's certificates write (pki.secrets_of), whatever the shoot's domains."""
+def certificate_secrets() -> str:
+    """A pattern of the Secret resources a hosted shoot's certificates write now, whatever the shoot's domains."""
     every = pki.credentials("shoot", (), hosted=True, domains=("api.example", "api.internal.example"))
-    return frozenset(secret for c in every if c.kind is pki.Kind.CERT for secret in pki.secrets_of(c))
+    names = sorted({secret for c in every if c.kind is pki.Kind.CERT for secret in pki.secrets_of(c)})
+    return "secret-(" + "|".join(re.escape(n) for n in names) + ")"
 
 
-MOVES = (Move("kubernetes:core/v1:Secret", SHOOT, "secret-", certificate_secrets(), "the certificate that issues it"),)
+MOVES = (
+    Move("kubernetes:core/v1:Secret", SHOOT, certificate_secrets(), "the certificate that issues it"),
+    # Each object of a shoot's system components (`<shoot>-system-<kind>-<name>`): now one resource applies them all.
+    Move("kubernetes:", SHOOT, r"system-.+", "the shoot's system components (`<shoot>-system`)"),
+)
 
 
 def moved(resources: Iterable[Mapping[str, Any]], moves: Iterable[Move] = MOVES) -> dict[str, str]:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arbor_policies.catalog import POLICIES, Policy, load_config, settings
+from arbor_policies.rendered import expanded
 from arbor_policies.resource import Resource
 from pulumi_policy import (
     EnforcementLevel,
@@ -64,8 +65,9 @@ def _validate_resource(policy: Policy) -> Any:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         assert policy.rule
         r = _resource(args.resource_type, args.props, args.name, args.provider, args.opts)
-        for message in policy.rule(r, _config(policy, args.get_config())):
-            report(message, None)
+        for each in expanded(r):
+            for message in policy.rule(each, _config(policy, args.get_config())):
+                report(message, None)
 
     return validate
 
@@ -80,7 +82,7 @@ def _validate_stack(policy: Policy) -> Any:
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         assert policy.stack_rule
-        resources = [_stack_resource(p) for p in args.resources]
+        resources = [each for p in args.resources for each in expanded(_stack_resource(p))]
         for message in policy.stack_rule(resources, _config(policy, args.get_config())):
             report(message, None)
 

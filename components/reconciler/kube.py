@@ -193,6 +193,10 @@ class Kube:
         """A JSON merge patch of `path`."""
         return self._call("PATCH", path, body, "application/merge-patch+json")
 
+    def apply_patch(self, path: str, body: Any) -> Any:
+        """A server-side apply of `body` at `path` (its query names the field manager)."""
+        return self._call("PATCH", path, body, "application/apply-patch+yaml")
+
     def json_patch(self, path: str, operations: list[dict[str, Any]]) -> Any:
         """A JSON patch of `path` (its `test` operations make it conditional)."""
         return self._call("PATCH", path, operations, "application/json-patch+json")

@@ -5,12 +5,16 @@ It runs detached in its own session from a directory of its own under the landsc
 `running: false`, so `up --refresh` starts it again; `delete` stops it (TERM, then KILL) and removes the pid file.
 A pid is only taken for ours when /proc says that process runs the recorded executable (pids are reused).
 
+The files' contents are inputs only; the outputs keep a hash of each (`fileHashes`), all that diff needs, so the
+state holds them once (a state from before kept the contents in its outputs: those are hashed where compared).
+
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import signal
@@ -25,8 +29,8 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 # Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
 PROVIDER_VERSION = "1"
-# Inputs that change what runs: a change restarts the process.
-RESTART_ON = ("program", "args", "files", "dir", "version")
+# Inputs that change what runs: a change of one (or of a file's content) restarts the process.
+RESTART_ON = ("program", "args", "dir", "version")
 PID_FILE = "pid"
 LOG_FILE = "process.log"
 # In an argument, `{dir}` is the process's directory and `{port}` a free loopback port chosen at each start.
@@ -159,9 +163,22 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
+def file_hashes(props: dict[str, Any]) -> dict[str, str]:
+    """The SHA-256 of each file by name: of the inputs' contents, or as the outputs keep them."""
+    if "files" not in props:
+        return dict(props.get("fileHashes") or {})
+    return {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in props["files"].items()}
+
+
+def _changed(olds: dict[str, Any], news: dict[str, Any]) -> bool:
+    """Whether what runs changed: an input that restarts it, or a file's content."""
+    return any(olds.get(k) != news.get(k) for k in RESTART_ON) or file_hashes(olds) != file_hashes(news)
+
+
 def _outputs(props: dict[str, Any], pid: int | None) -> dict[str, Any]:
-    """Inputs plus the pid and whether it runs."""
-    return {**{k: props.get(k) for k in (*RESTART_ON, "program")}, "pid": pid or 0, "running": pid is not None}
+    """What runs (the files as hashes), the pid and whether it runs."""
+    kept = {k: props.get(k) for k in RESTART_ON}
+    return {**kept, "fileHashes": file_hashes(props), "pid": pid or 0, "running": pid is not None}
 
 
 def ensure_running(props: dict[str, Any], restart: bool = False) -> dict[str, Any]:
@@ -181,12 +198,12 @@ class LocalProcessProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """A change of what runs, or a process refresh found gone, is an update."""
-        changed = olds.get("running") is False or any(olds.get(k) != news.get(k) for k in RESTART_ON)
+        changed = olds.get("running") is False or _changed(olds, news)
         return DiffResult(changes=changed, replaces=[], delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Restarts the process when its inputs changed; starts it when it is gone."""
-        changed = any(olds.get(k) != news.get(k) for k in RESTART_ON)
+        changed = _changed(olds, news)
         if olds.get("dir") != news.get("dir"):
             stop(olds)
         return UpdateResult(outs=ensure_running(news, restart=changed))
@@ -198,7 +215,7 @@ class LocalProcessProvider(ResourceProvider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Stops the process and removes the files it read (kubeconfigs); its log stays for reading."""
         stop(props)
-        for name in props.get("files") or {}:
+        for name in file_hashes(props):
             (Path(props["dir"]) / name).unlink(missing_ok=True)
 
 
@@ -224,6 +241,7 @@ class LocalProcess(Resource, module="arbor", name="LocalProcess"):
             "args": args,
             "files": files or {},
             "version": PROVIDER_VERSION,
+            "fileHashes": None,
             "pid": None,
             "running": None,
         }

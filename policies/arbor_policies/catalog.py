@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from arbor_policies import access, cloud, kubernetes, landscape, network, rbac
+from arbor_policies.rendered import expanded
 from arbor_policies.resource import Resource
 
 Rule = Callable[[Resource, Mapping[str, Any]], list[str]]
@@ -135,7 +136,7 @@ def settings(name: str, config: Mapping[str, Mapping[str, Any]] | None = None) -
 
 def run(policy: Policy, resources: Iterable[Resource], config: Mapping[str, Any]) -> list[str]:
     """Every message of one policy over `resources`, as the engine would report them."""
-    listed = list(resources)
+    listed = [each for r in resources for each in expanded(r)]
     if policy.stack_rule:
         return policy.stack_rule(listed, config)
     assert policy.rule

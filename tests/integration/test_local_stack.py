@@ -71,6 +71,29 @@ def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Pa
     assert "customresourcedefinition.apiextensions.k8s.io/ippools.crd.projectcalico.org" in crds.split()
 
 
+def test_a_system_component_deleted_in_a_shoot_is_applied_again(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN a shoot's calico-kube-controllers deleted WHEN refreshed THEN that shoot's system components update.
+
+    One resource keeps the shoot's system components as hashes: the preview names the object (the refreshed hash
+    is empty), nothing else changes, and `up` applies it again from the values it keeps.
+    """
+    config = local_stack.outputs()["kubeconfigs"]["shoot/dev/web"]
+    kubectl(config, tmp_path, "-n", "kube-system", "delete", "deployment", "calico-kube-controllers")
+
+    preview = local_stack.preview_json("--refresh", "--diff")
+    changed = {s["urn"].rsplit("::", 1)[-1]: s for s in preview["steps"] if s["op"] not in ("same", "refresh")}
+    assert {n: s["op"] for n, s in changed.items()} == {"arbor-shoot-dev-web-system": "update"}
+    assert (
+        changed["arbor-shoot-dev-web-system"]["oldState"]["outputs"]["objects"]["deployment-calico-kube-controllers"]
+        == ""
+    )
+
+    local_stack.up()
+    names = kubectl(config, tmp_path, "-n", "kube-system", "get", "deployments", "-o", "name").split()
+    assert "deployment.apps/calico-kube-controllers" in names
+    assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]
+
+
 def test_the_seed_runs_its_extension_installation(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN provider-local on seed local-1 WHEN `up` ran THEN its namespace runs its workload, garden kubeconfig in."""
     seed = local_stack.outputs()["kubeconfigs"]["seed/local-1"]

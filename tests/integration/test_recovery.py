@@ -2,7 +2,7 @@
 
 One stack goes through all kill points, each run resuming where the killed one stopped, so the test costs about
 one first `up` plus five restarts and two more `up`s. The stack is the local garden with the self-hosted shoot
-ops/root alone (96 resources, not the local landscape's 331): it holds every resource type of arbor's own
+ops/root alone (56 resources, not the local landscape's 239): it holds every resource type of arbor's own
 providers (clusters, PKI, keys, encryption, shoot status), the ones whose half-made creates recovery must clear;
 what it leaves out (the seed, hosted shoots' workers) is made by the Kubernetes provider, whose creates a kill
 leaves pending like any other. With `-s` it prints what each recovery cleared. 74 s to 95 s in three runs on the
@@ -31,8 +31,8 @@ pytestmark = pytest.mark.integration
 # The local garden (its projects, encryption at rest) and the self-hosted shoot, no seed.
 LANDSCAPE = {**LOCAL_LANDSCAPE, "seeds": [], "shoots": [s for s in LOCAL_LANDSCAPE["shoots"] if s["name"] == "root"]}
 # Kill points: resources reported created (engine events, over all runs so far) when `pulumi up` is killed;
-# spread over the stack's 96 so the last run still has creates left.
-KILL_AFTER = (10, 25, 40, 55, 70)
+# spread over the stack's 56 so the last run still has creates left.
+KILL_AFTER = (6, 15, 24, 33, 42)
 CONFIGMAP = "user-data-that-must-survive"
 
 
@@ -117,7 +117,7 @@ def assert_recovered(stack: Stack, lines: list[str]) -> None:
 
 
 def test_up_killed_at_five_points_converges_and_keeps_user_objects(tmp_path: Path) -> None:
-    """GIVEN `up` SIGKILLed after 10, 25, 40, 55 and 70 creates WHEN recovered and `up` again THEN all converges.
+    """GIVEN `up` SIGKILLed after 6, 15, 24, 33 and 42 creates WHEN recovered and `up` again THEN all converges.
 
     After each kill the stack is locked and the run's host and plugins still run; hack/recover.py clears both (and
     the pending creates) and the next `up` resumes. A ConfigMap written into a shoot between kills survives, and a

@@ -23,7 +23,7 @@ from components import checks
 from components.plan import network
 from components.plan.values import LandscapePlan
 from components.providers.registry import provider_for
-from components.render import pki
+from components.render import pki, system
 from tests.unit.landscape_mocks import OUTPUTS as LANDSCAPE_OUTPUTS
 from tests.unit.landscape_mocks import Built, build
 from tests.unit.test_cloud_networks import cloud_computed
@@ -47,6 +47,7 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 STATEFULSET = "kubernetes:apps/v1:StatefulSet"
 SECRET = "kubernetes:core/v1:Secret"
+SYSTEM_COMPONENTS = "pulumi-python:dynamic/arbor:SystemComponents"
 MACHINE_CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
 MACHINE_DEPLOYMENT = "kubernetes:machine.sapcloud.io/v1alpha1:MachineDeployment"
 OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
@@ -171,10 +172,13 @@ def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str
     assert [c["name"] for c in containers] == ["machine-controller-manager", sidecar]
     zones = [d.name for d in next(s for s in example.plan.shoots if s.name == shoot).deployments["pool-a"]]
     assert len(example.of(MACHINE_CLASS, shoot)) == len(example.of(MACHINE_DEPLOYMENT, shoot)) == len(zones) >= 2
-    # The shoot's own system components: its CNI, kube-proxy per pool, CoreDNS; the RBAC machines join with.
-    daemonsets = {o["metadata"]["name"] for o in example.of(DAEMONSET, shoot).values()}
+    # The shoot's own system components (one resource, the objects its values render): its CNI, kube-proxy per
+    # pool, CoreDNS; the RBAC machines join with.
+    values = example.of(SYSTEM_COMPONENTS, shoot)["system"]["values"]
+    rendered = system.render(system.SystemValues.from_object(values))
+    daemonsets = {o["metadata"]["name"] for o in rendered if o["kind"] == "DaemonSet"}
     assert CNI[shoot] in daemonsets and any(d.startswith("kube-proxy-pool-a") for d in daemonsets)
-    assert {o["metadata"]["name"] for o in example.of(DEPLOYMENT, shoot).values()} >= {"coredns"}
+    assert {o["metadata"]["name"] for o in rendered if o["kind"] == "Deployment"} >= {"coredns"}
     bindings = {o["metadata"]["name"] for o in example.of(CLUSTER_ROLE_BINDING, shoot).values()}
     assert {"system:node-bootstrapper", "gardener-node-agent"} <= bindings
     assert set(example.of(OSC, shoot)) == {"osc-pool-a"}
@@ -214,9 +218,7 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
         assert (SERVICE, f"{p}-kube-apiserver") in example.waits_for(*record)
     # arbor reaches the shoot by name: its provider waits for both records; so does all in the shoot.
     assert records <= example.waits_for(K8S_PROVIDER, f"{p}-k8s")
-    for name in (f"{p}-system-daemonset-kube-proxy-pool-a-v", f"{p}-system-deployment-coredns"):
-        key = next(k for k in example.built.typed_edges if k[1].startswith(name))
-        assert (K8S_PROVIDER, f"{p}-k8s") in example.waits_for(*key)
+    assert (K8S_PROVIDER, f"{p}-k8s") in example.waits_for(SYSTEM_COMPONENTS, f"{p}-system")
     # A machine is made by MCM (after the API serves) from its class, credentials and user data, and only once
     # node-agent's OSC Secret and the join RBAC are in the shoot.
     for name in example.of(MACHINE_DEPLOYMENT, shoot):

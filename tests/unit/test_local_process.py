@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -74,6 +75,18 @@ def test_a_running_process_with_the_same_inputs_shows_no_diff(provider: Any, pro
     assert provider.diff("x", outs, changed).changes is True
 
 
+def test_the_state_keeps_each_files_hash_and_a_changed_file_is_a_diff(provider: Any, props: dict[str, Any]) -> None:
+    """GIVEN a process with a file WHEN created THEN its outputs hold the file's hash, not its content."""
+    outs = provider.create(props).outs
+    assert "files" not in outs and "kind: Config" not in json.dumps(outs)
+    assert outs["fileHashes"] == local_process.file_hashes(props)
+    assert provider.diff("x", outs, props).changes is False
+    assert provider.diff("x", outs, {**props, "files": {"target.kubeconfig": "kind: Config\n# rotated\n"}}).changes
+    # A state from before kept the contents in its outputs: the same files are no change.
+    assert provider.diff("x", {**{k: v for k, v in outs.items() if k != "fileHashes"}, "files": props["files"]},
+                         props).changes is False  # fmt: skip
+
+
 def test_new_inputs_restart_the_process(provider: Any, props: dict[str, Any]) -> None:
     outs = provider.create(props).outs
     news = {**props, "files": {"target.kubeconfig": "kind: Config\n# rotated\n"}}
@@ -90,7 +103,7 @@ def test_delete_stops_the_process_and_forgets_its_pid(provider: Any, props: dict
     assert not (Path(props["dir"]) / local_process.PID_FILE).exists()
     assert provider.read("x", outs).outs["running"] is False
     # The credentials it was given go with it; its log stays for reading.
-    assert outs["files"] and not any((Path(props["dir"]) / name).exists() for name in outs["files"])
+    assert outs["fileHashes"] and not any((Path(props["dir"]) / name).exists() for name in outs["fileHashes"])
     assert (Path(props["dir"]) / local_process.LOG_FILE).exists()
 
 

@@ -13,7 +13,9 @@ from arbor_policies.catalog import POLICIES as POLICIES_LIST
 from arbor_policies.kubernetes import SERVICE, load_balancer_on_local, missing_cluster_identifier
 from arbor_policies.resource import Resource
 
+from components.render import system
 from tests.unit.policy_fixtures import CASES
+from tests.unit.test_system_components import PLAN
 
 
 @pytest.mark.parametrize(
@@ -102,3 +104,18 @@ def test_a_config_file_changes_a_level_and_a_setting(tmp_path: Path) -> None:
         "admin kubeconfig k is valid for 1h, longer than 0.5h: lower the shoot's adminKubeconfig.expiration to 0.5h or "
         "less"
     ]
+
+
+def test_a_shoots_system_components_are_checked_object_by_object() -> None:
+    """GIVEN one SystemComponents resource (values, not objects) WHEN the pack runs THEN it checks each object.
+
+    calico-node and kube-proxy run privileged, which config.json allows by name; without that, each is named.
+    """
+    shoot = PLAN.shoots[0]
+    values = system.values_of(shoot, shoot.networking.pods, shoot.networking.services).to_object()
+    components = Resource(type="pulumi-python:dynamic/arbor:SystemComponents", props={"values": values}, name="s")
+    policy = POLICIES["no-privileged-containers"]
+    assert run(policy, [components], settings(policy.name)) == []
+    found = run(policy, [components], {**settings(policy.name), "allowed": []})
+    assert any("DaemonSet kube-system/calico-node" in m for m in found)
+    assert any(m.startswith("DaemonSet kube-system/kube-proxy-") for m in found)

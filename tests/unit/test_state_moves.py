@@ -79,3 +79,23 @@ def test_the_preview_shows_a_handed_over_secret_as_a_move_not_a_deletion() -> No
     assert "| shoot arbor-shoot-dev-web | 0 | 0 | 0 | 0 | 1 |" in text
     assert "**DELETE**" not in text and "replacement(s) or deletion(s)" not in text
     assert "- move `kubernetes:core/v1:Secret` arbor-shoot-dev-web-secret-etcd-peer (handed over to" in text
+
+
+def test_each_object_of_a_shoots_system_components_is_handed_over_to_the_one_resource() -> None:
+    """GIVEN an older shoot's system components, one resource each WHEN the moves are read THEN each is handed over."""
+    objects = [
+        resource("kubernetes:apps/v1:DaemonSet", "arbor-shoot-dev-web-system-daemonset-calico-node", SHOOT),
+        resource(
+            "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+            "arbor-shoot-dev-web-system-customresourcedefinition-ippools.crd.projectcalico.org",
+            SHOOT,
+        ),
+    ]
+    kept = [
+        # The resource that keeps them now, and a seed's object of a similar name.
+        resource("pulumi-python:dynamic/arbor:SystemComponents", "arbor-shoot-dev-web-system", SHOOT),
+        resource("kubernetes:apps/v1:DaemonSet", "arbor-seed-local-1-system-daemonset-x", SEED),
+    ]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}

@@ -174,7 +174,10 @@ def test_changing_the_network_plugin_is_refused() -> None:
 
 
 def _registered(provider: ProviderType) -> tuple[dict[str, list[str]], dict[str, dict[str, Any]]]:
-    """A dual-stack shoot's network and system components on `provider` under mocks: resolved ranges, objects."""
+    """A dual-stack shoot's network and system components on `provider` under mocks: resolved ranges, objects.
+
+    The objects are those the registered values render.
+    """
     mocks = NetworkMocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack="test", preview=False)
     shoot = shoot_on(provider)
@@ -192,8 +195,11 @@ def _registered(provider: ProviderType) -> tuple[dict[str, list[str]], dict[str,
         return pulumi.Output.all(network.ranges, *[r.urn for r in created]).apply(lambda a: out.update(a[0]))
 
     program()
-    objects = {n: i for n, (t, i) in mocks.resources.items() if t.startswith("kubernetes:") and "system" in n}
-    return out, objects
+    # One resource keeps the values; its provider renders the objects from them, as here, and checks the hashes.
+    registered = next(i for t, i in mocks.resources.values() if t == "pulumi-python:dynamic/arbor:SystemComponents")
+    rendered = system.render(system.SystemValues.from_object(registered["values"]))
+    assert system.hashes(rendered) == registered["objects"]
+    return out, {f"dev-web-system-{system.key(o)}": o for o in rendered}
 
 
 @pytest.mark.parametrize("provider", [ProviderType.GCP, ProviderType.AWS])

@@ -1,33 +1,91 @@
 """The system components in a shoot's kube-system: the network plugin (calico or cilium), kube-proxy, CoreDNS.
 
 Gardener deploys them as ManagedResources (the networking extension, and gardenlet's kube-proxy and CoreDNS);
-arbor renders the same objects for the shoot's provider to apply once the shoot's API serves. `objects` is pure:
-the shoot's values and its resolved pod and service ranges (on gcp and aws the cloud assigns the IPv6 ones).
+arbor renders the same objects for one resource to apply once the shoot's API serves. `render` is pure, and its
+values (`SystemValues`) are small: the resource keeps them, not the objects, and renders again where it applies
+(components/reconciler/system_components.py). The pod and service ranges are the resolved ones (on gcp and aws
+the cloud assigns the IPv6 ones).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 from components.kinds import ProviderType
 from components.plan.values import ShootValues
 from components.render.system import calico, cilium, coredns, kubeproxy
-from components.render.system.common import SYSTEM_LABELS, Object
+from components.render.system.common import SYSTEM_LABELS, Object, SystemPool
 
-__all__ = ["coredns", "key", "kubeproxy", "objects"]
+__all__ = ["SystemPool", "SystemValues", "coredns", "hashes", "key", "kubeproxy", "objects", "render", "values_of"]
 
 
-def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> list[Object]:
+@dataclass(frozen=True)
+class SystemValues:
+    """What a shoot's system components are rendered from."""
+
+    network: str  # the network plugin: calico or cilium
+    api_server: str  # where the shoot's kubelets (and host-network pods) reach the API
+    pools: tuple[SystemPool, ...]
+    pods: tuple[str, ...]
+    services: tuple[str, ...]
+    # Whether kube-dns takes its fixed address in the services range (not on a local shoot: its API is a kwokctl
+    # cluster serving kube-apiserver's default service range, not the shoot's).
+    fixed_dns: bool
+
+    def to_object(self) -> dict[str, Any]:
+        """The values as plain JSON data (a resource's input)."""
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_object(obj: Mapping[str, Any]) -> SystemValues:
+        """The values from their JSON data."""
+        pools = tuple(SystemPool(**p) for p in obj["pools"])
+        fields = {**obj, "pools": pools, "pods": tuple(obj["pods"]), "services": tuple(obj["services"])}
+        return SystemValues(**fields)
+
+
+def values_of(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> SystemValues:
+    """A shoot's values, with its pod and service ranges."""
+    return SystemValues(
+        network="calico" if shoot.network_type == "calico" else "cilium",
+        # One address for every pool.
+        api_server=next((v.api_server for v in shoot.node_settings.values()), ""),
+        pools=tuple(SystemPool(p.name, p.kubernetes_version) for p in shoot.workers),
+        pods=pods,
+        services=services,
+        fixed_dns=shoot.networking.provider != ProviderType.LOCAL,
+    )
+
+
+def render(values: SystemValues) -> list[Object]:
     """Every object, network plugin first (nodes turn Ready with it), then kube-proxy and CoreDNS."""
-    # Where the shoot's kubelets reach the API (one address for every pool).
-    api_server = next((v.api_server for v in shoot.node_settings.values()), "")
-    plugin = calico if shoot.network_type == "calico" else cilium
+    plugin = calico if values.network == "calico" else cilium
     return [
-        *plugin.objects(pods, api_server, SYSTEM_LABELS),
-        *kubeproxy.objects(shoot.workers, pods, api_server, SYSTEM_LABELS),
-        # A local shoot's API is a kwokctl cluster serving kube-apiserver's default service range, not the shoot's.
-        *coredns.objects(services, SYSTEM_LABELS, fixed=shoot.networking.provider != ProviderType.LOCAL),
+        *plugin.objects(values.pods, values.api_server, SYSTEM_LABELS),
+        *kubeproxy.objects(values.pools, values.pods, values.api_server, SYSTEM_LABELS),
+        *coredns.objects(values.services, SYSTEM_LABELS, fixed=values.fixed_dns),
     ]
 
 
+def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> list[Object]:
+    """Every object of a shoot's system components, with its pod and service ranges."""
+    return render(values_of(shoot, pods, services))
+
+
 def key(obj: Object) -> str:
-    """A name for an object's resource, unique in a shoot: `<kind>-<name>` in lower case, `:` as `-`."""
+    """A name for an object, unique in a shoot: `<kind>-<name>` in lower case, `:` as `-`."""
     return f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
+
+
+# Hex digits of an object's hash kept: 64 bits tell a changed object from the same one, at a quarter of the state.
+HASH_LENGTH = 16
+
+
+def hashes(objs: list[Object]) -> dict[str, str]:
+    """Each object's SHA-256 (canonical JSON, its first HASH_LENGTH hex digits) by key, in rendering order."""
+    return {key(o): hashlib.sha256(json.dumps(o, sort_keys=True).encode()).hexdigest()[:HASH_LENGTH] for o in objs}

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 Object = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SystemPool:
+    """A worker pool as kube-proxy is rendered for it: its name and Kubernetes version."""
+
+    name: str
+    kubernetes_version: str
+
 
 NAMESPACE = "kube-system"
 # Gardener labels what it runs in a shoot's kube-system as a system component.

@@ -11,11 +11,11 @@ import hashlib
 
 from components import pins
 from components.plan.nodes import POOL_LABEL, VERSION_LABEL
-from components.plan.values import PoolValues
 from components.render.system.common import (
     NODE_CRITICAL,
     TOLERATE_ALL,
     Object,
+    SystemPool,
     api_env,
     binding,
     daemonset,
@@ -44,13 +44,13 @@ def configuration(pods: tuple[str, ...]) -> Object:
     }
 
 
-def daemonset_name(pool: PoolValues) -> str:
+def daemonset_name(pool: SystemPool) -> str:
     """`kube-proxy-<pool>-v<version>`, Gardener's name of a pool's kube-proxy."""
     return f"{NAME}-{pool.name}-v{pool.kubernetes_version}"
 
 
 def objects(
-    pools: tuple[PoolValues, ...], pods: tuple[str, ...], api_server: str, labels: dict[str, str]
+    pools: tuple[SystemPool, ...], pods: tuple[str, ...], api_server: str, labels: dict[str, str]
 ) -> list[Object]:
     """kube-proxy's ServiceAccount, its binding to `system:node-proxier`, the configuration, a DaemonSet per pool."""
     own = {**labels, **LABELS}
@@ -65,7 +65,7 @@ def objects(
     ]
 
 
-def _daemonset(pool: PoolValues, api_server: str, checksum: str, labels: dict[str, str]) -> Object:
+def _daemonset(pool: SystemPool, api_server: str, checksum: str, labels: dict[str, str]) -> Object:
     """The pool's kube-proxy: host network, privileged (it writes iptables), on every node of the pool."""
     selector = {**LABELS, "pool": pool.name, "version": pool.kubernetes_version}
     container = {

@@ -1,0 +1,109 @@
+"""Rendered objects applied to a cluster as Gardener's resource manager applies a ManagedResource's.
+
+Server-side apply under one field manager (`arbor`, conflicts forced), each object's API path found by discovery;
+after applying, a fingerprint of each object as the API server keeps it (`fingerprint`), so a later read tells an
+object edited or deleted in the cluster from one left alone; workloads are awaited until rolled out, as the
+Kubernetes provider awaits them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from components.reconciler.kube import Kube, KubeError
+
+FIELD_MANAGER = "arbor"
+ROLLOUT_TIMEOUT_S = 300
+POLL_S = 2.0
+# Annotations a controller writes on the objects it manages: not an edit.
+CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deprecated.daemonset.template.generation")
+
+Object = dict[str, Any]
+
+
+class Paths:
+    """API paths of objects, from the cluster's discovery (one request per group version)."""
+
+    def __init__(self, kube: Kube) -> None:
+        self.kube = kube
+        self.found: dict[str, dict[str, tuple[str, bool]]] = {}
+
+    def _resources(self, api_version: str) -> dict[str, tuple[str, bool]]:
+        """Each kind of a group version: its resource name and whether it is namespaced."""
+        if api_version not in self.found:
+            base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+            listed = self.kube.get(base)["resources"]
+            self.found[api_version] = {r["kind"]: (r["name"], r["namespaced"]) for r in listed if "/" not in r["name"]}
+        return self.found[api_version]
+
+    def of(self, obj: Object) -> str:
+        """The path of an object."""
+        api_version, meta = obj["apiVersion"], obj["metadata"]
+        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        resource, namespaced = self._resources(api_version)[obj["kind"]]
+        scope = f"/namespaces/{meta['namespace']}" if namespaced else ""
+        return f"{base}{scope}/{resource}/{meta['name']}"
+
+
+def fingerprint(live: Object) -> str:
+    """A hash of an object as the API server keeps it, without what the server and controllers change on their own."""
+    meta = live.get("metadata") or {}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in CONTROLLER_ANNOTATIONS}
+    kept = {k: v for k, v in live.items() if k not in ("metadata", "status")}
+    kept["metadata"] = {"labels": meta.get("labels") or {}, "annotations": annotations}
+    # 64 bits tell an edited object from the same one.
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
+    """Server-side applies `obj` (conflicts forced, as the sole owner of what it sets); the object as applied."""
+    query = f"?fieldManager={FIELD_MANAGER}&force=true"
+    return dict(kube.apply_patch(paths.of(obj) + query, obj))
+
+
+def rolled_out(live: Object) -> bool:
+    """Whether a Deployment or DaemonSet runs its current template everywhere; any other object is done."""
+    spec, status = live.get("spec") or {}, live.get("status") or {}
+    if status.get("observedGeneration", 0) < (live.get("metadata") or {}).get("generation", 0):
+        return live["kind"] not in ("Deployment", "DaemonSet")
+    if live["kind"] == "Deployment":
+        wanted = spec.get("replicas", 1)
+        return bool(status.get("updatedReplicas", 0) == wanted == status.get("availableReplicas", 0))
+    if live["kind"] == "DaemonSet":
+        wanted = status.get("desiredNumberScheduled", 0)
+        return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
+    return True
+
+
+def await_rollouts(
+    kube: Kube, paths: Paths, objs: Iterable[Object], clock: Callable[[], float] = time.monotonic
+) -> None:
+    """Waits until every workload among `objs` has rolled out; fails naming those that did not in time."""
+    pending = [o for o in objs if o["kind"] in ("Deployment", "DaemonSet")]
+    deadline = clock() + ROLLOUT_TIMEOUT_S
+    while pending:
+        pending = [o for o in pending if not rolled_out(kube.get(paths.of(o)))]
+        if not pending:
+            return
+        if clock() > deadline:
+            names = ", ".join(
+                f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}" for o in pending
+            )
+            raise TimeoutError(f"not rolled out in {ROLLOUT_TIMEOUT_S} s: {names}")
+        time.sleep(POLL_S)
+
+
+def remove(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
+    """Deletes the objects, an object already gone (or a kind the cluster no longer serves) being fine."""
+    for obj in objs:
+        try:
+            kube.delete(paths.of(obj))
+        except KeyError:
+            continue
+        except KubeError as err:
+            if err.status != 404:
+                raise
