@@ -21,7 +21,6 @@ Usage: python hack/deletions.py <stack> [--dry-run | --preview-flags | --verify 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -29,21 +28,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pulumi_cli import export, pulumi
+
 from components import checks
 from components.layers.landscape import seed_component, shoot_component
 from components.plan.values import LandscapePlan
 
 ROOT = "arbor"  # the Landscape's name in __main__.py
 COMPONENT_TYPES = ("arbor:shoot:Shoot", "arbor:seed:Seed")
-
-
-def pulumi(stack: str, *args: str) -> str:
-    """`pulumi <args> --stack <stack>`'s output; raises with its message when it fails."""
-    cmd = ["pulumi", *args, "--stack", stack, "--non-interactive"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.strip()}")
-    return proc.stdout
 
 
 def components_to_delete(plan: LandscapePlan, previous: Mapping[str, Any]) -> dict[str, str]:
@@ -93,7 +85,7 @@ def confirmed(stack: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     components = components_to_delete(plan, previous)
     if not components:
         return {}, {}
-    resources = json.loads(pulumi(stack, "stack", "export"))["deployment"].get("resources") or []
+    resources = export(stack, who="deletions")["deployment"].get("resources") or []
     return components, protected_under(resources, components)
 
 

@@ -28,15 +28,15 @@ import os
 import re
 import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from pulumi_cli import export, import_state
 
 # Programs a `pulumi` run starts: the language host and its exec script, resource plugins, the dynamic provider.
 ENGINE_CHILDREN = ("pulumi-language-", "pulumi-resource-", "pulumi-analyzer-", "pulumi-converter-")
@@ -229,15 +229,6 @@ def stop(victims: Iterable[Proc]) -> list[Proc]:
     return victims
 
 
-def _pulumi(stack: str, *args: str, stdin: str | None = None) -> str:
-    """Runs `pulumi <args> --stack <stack>`; raises with its stderr when it fails."""
-    cmd = ["pulumi", *args, "--stack", stack, "--non-interactive"]
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"recover: `{' '.join(cmd)}` failed: {proc.stderr.strip()[-2000:]}")
-    return proc.stdout
-
-
 def backend_dir() -> Path | None:
     """The file backend's `.pulumi` directory, None for any other backend."""
     url = os.environ.get("PULUMI_BACKEND_URL", "")
@@ -323,15 +314,10 @@ def clear_pending_creates(backend: Path, project: str, stack: str) -> None:
         )
     if not pending_creates(latest):
         return
-    exported = json.loads(_pulumi(stack, "stack", "export"))
+    exported = export(stack, who="recover")
     urns = pending_creates(exported["deployment"])
     exported["deployment"] = without_pending_creates(exported["deployment"])
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as out:
-        json.dump(exported, out)
-    try:
-        _pulumi(stack, "stack", "import", "--file", out.name)
-    finally:
-        os.unlink(out.name)
+    import_state(stack, exported, who="recover")
     for urn in urns:
         print(f"recover: dropped the pending create of {urn.rsplit('::', 1)[-1]} (this `up` creates or adopts it)")
 

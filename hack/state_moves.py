@@ -15,18 +15,16 @@ Prints one line per resource moved. Usage: python hack/state_moves.py <stack> [-
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pulumi_cli import export, import_state
 
 from components.render import pki
 
@@ -102,33 +100,19 @@ def without(deployment: Mapping[str, Any], urns: Iterable[str]) -> dict[str, Any
     return {**deployment, "resources": kept}
 
 
-def _pulumi(stack: str, *args: str) -> str:
-    """`pulumi <args> --stack <stack>`'s output; exits with its message when it fails."""
-    cmd = ["pulumi", *args, "--stack", stack, "--non-interactive"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise SystemExit(f"state_moves: `{' '.join(cmd)}` failed: {proc.stderr.strip()[-2000:]}")
-    return proc.stdout
-
-
 def main() -> None:
     """Moves what the table says, for the stack named on the command line."""
     if len(sys.argv) < 2:
         raise SystemExit("usage: state_moves.py <stack> [--dry-run]")
     stack, dry_run = sys.argv[1], "--dry-run" in sys.argv[2:]
-    exported = json.loads(_pulumi(stack, "stack", "export"))
+    exported = export(stack, who="state_moves")
     moves = moved(exported.get("deployment", {}).get("resources") or [])
     for urn, now in sorted(moves.items()):
         print(f"state_moves: {'would hand' if dry_run else 'handed'} {urn.rsplit('::', 1)[-1]} over to {now}")
     if not moves or dry_run:
         return
     exported["deployment"] = without(exported["deployment"], moves)
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as out:
-        json.dump(exported, out)
-    try:
-        _pulumi(stack, "stack", "import", "--file", out.name)
-    finally:
-        os.unlink(out.name)
+    import_state(stack, exported, who="state_moves")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ object's fingerprint in the cluster: `read()` marks an object edited or deleted 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
@@ -104,10 +104,6 @@ class SystemComponentsProvider(ResourceProvider):
 
 class SystemComponents(Resource, module="arbor", name="SystemComponents"):
     """A shoot's system components in its kube-system, as one resource."""
-
-    # For type checkers only: the SDK resolves a resource class's annotations at every registration.
-    if TYPE_CHECKING:
-        objects: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
