@@ -17,15 +17,13 @@ def system_components(
 
     On gcp and aws the cloud assigns a dual-stack shoot's IPv6 ranges, so the values are an output of those ranges.
     """
-    rendered = network.ranges.apply(
-        lambda r: system.values_of(values, tuple(r["pods"]), tuple(r["services"])).to_object()
-    )
+    resolved = network.ranges.apply(lambda r: system.values_of(values, tuple(r["pods"]), tuple(r["services"])))
     return [
         SystemComponents(
             f"{name}-system",
             kubeconfig=access.kubeconfig,
-            values=rendered,
-            objects=rendered.apply(lambda v: system.hashes(system.render(system.SystemValues.from_object(v)))),
+            values=resolved.apply(lambda v: v.to_object()),
+            objects=resolved.apply(lambda v: system.hashes(system.render(v))),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.provider, *access.ready]),
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from components.reconciler.kube import Kube, KubeError
@@ -23,6 +23,13 @@ POLL_S = 2.0
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deprecated.daemonset.template.generation")
 
 Object = dict[str, Any]
+# The kinds whose rollout an apply waits for.
+WORKLOADS = ("Deployment", "DaemonSet")
+
+
+def _base(api_version: str) -> str:
+    """The API path of a group version: `/api/v1`, `/apis/apps/v1`."""
+    return f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
 
 
 class Paths:
@@ -35,18 +42,16 @@ class Paths:
     def _resources(self, api_version: str) -> dict[str, tuple[str, bool]]:
         """Each kind of a group version: its resource name and whether it is namespaced."""
         if api_version not in self.found:
-            base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-            listed = self.kube.get(base)["resources"]
+            listed = self.kube.get(_base(api_version))["resources"]
             self.found[api_version] = {r["kind"]: (r["name"], r["namespaced"]) for r in listed if "/" not in r["name"]}
         return self.found[api_version]
 
     def of(self, obj: Object) -> str:
         """The path of an object."""
         api_version, meta = obj["apiVersion"], obj["metadata"]
-        base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         resource, namespaced = self._resources(api_version)[obj["kind"]]
         scope = f"/namespaces/{meta['namespace']}" if namespaced else ""
-        return f"{base}{scope}/{resource}/{meta['name']}"
+        return f"{_base(api_version)}{scope}/{resource}/{meta['name']}"
 
 
 def fingerprint(live: Object) -> str:
@@ -67,29 +72,27 @@ def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
 
 def rolled_out(live: Object) -> bool:
     """Whether a Deployment or DaemonSet runs its current template everywhere; any other object is done."""
+    if live["kind"] not in WORKLOADS:
+        return True
     spec, status = live.get("spec") or {}, live.get("status") or {}
     if status.get("observedGeneration", 0) < (live.get("metadata") or {}).get("generation", 0):
-        return live["kind"] not in ("Deployment", "DaemonSet")
+        return False  # its controller has not seen the current template yet
     if live["kind"] == "Deployment":
         wanted = spec.get("replicas", 1)
         return bool(status.get("updatedReplicas", 0) == wanted == status.get("availableReplicas", 0))
-    if live["kind"] == "DaemonSet":
-        wanted = status.get("desiredNumberScheduled", 0)
-        return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
-    return True
+    wanted = status.get("desiredNumberScheduled", 0)
+    return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
 
 
-def await_rollouts(
-    kube: Kube, paths: Paths, objs: Iterable[Object], clock: Callable[[], float] = time.monotonic
-) -> None:
+def await_rollouts(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
     """Waits until every workload among `objs` has rolled out; fails naming those that did not in time."""
-    pending = [o for o in objs if o["kind"] in ("Deployment", "DaemonSet")]
-    deadline = clock() + ROLLOUT_TIMEOUT_S
+    pending = [o for o in objs if o["kind"] in WORKLOADS]
+    deadline = time.monotonic() + ROLLOUT_TIMEOUT_S
     while pending:
         pending = [o for o in pending if not rolled_out(kube.get(paths.of(o)))]
         if not pending:
             return
-        if clock() > deadline:
+        if time.monotonic() > deadline:
             names = ", ".join(
                 f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}" for o in pending
             )

@@ -25,9 +25,14 @@ INPUTS = ("values", "objects", "version")
 DRIFTED = ""
 
 
+def _render(props: dict[str, Any]) -> list[apply.Object]:
+    """The objects the values in `props` render."""
+    return system.render(system.SystemValues.from_object(props["values"]))
+
+
 def _rendered(props: dict[str, Any]) -> list[apply.Object]:
     """The objects the values render, checked against the hashes the program computed."""
-    objs = system.render(system.SystemValues.from_object(props["values"]))
+    objs = _render(props)
     if system.hashes(objs) != props["objects"]:
         raise ValueError(
             "the system components rendered here differ from the program's: run `up` again from one checkout"
@@ -43,8 +48,7 @@ def _converge(props: dict[str, Any], previous: dict[str, Any] | None = None) -> 
     applied = {system.key(o): apply.fingerprint(apply.apply(kube, paths, o)) for o in objs}
     if previous is not None:
         kept = set(applied)
-        old = system.render(system.SystemValues.from_object(previous["values"]))
-        apply.remove(kube, paths, [o for o in reversed(old) if system.key(o) not in kept])
+        apply.remove(kube, paths, [o for o in reversed(_render(previous)) if system.key(o) not in kept])
     apply.await_rollouts(kube, paths, objs)
     return {**props, "fingerprints": applied}
 
@@ -74,9 +78,8 @@ class SystemComponentsProvider(ResourceProvider):
         """The objects as the cluster has them: one edited or deleted there is drift (hash ""); all gone, gone."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         paths = apply.Paths(kube)
-        objs = system.render(system.SystemValues.from_object(props["values"]))
         try:
-            live = {system.key(o): kube.find(paths.of(o)) for o in objs}
+            live = {system.key(o): kube.find(paths.of(o)) for o in _render(props)}
         except KeyError:  # a kind the cluster does not serve: its objects are gone
             live = {}
         except KubeError as err:  # discovery failed: gone when the cluster is
@@ -94,9 +97,8 @@ class SystemComponentsProvider(ResourceProvider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Deletes the objects, last rendered first."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        objs = system.render(system.SystemValues.from_object(props["values"]))
         try:
-            apply.remove(kube, apply.Paths(kube), list(reversed(objs)))
+            apply.remove(kube, apply.Paths(kube), list(reversed(_render(props))))
         except KubeError as err:
             if err.status != 0:  # a cluster that cannot be reached took its objects with it
                 raise
