@@ -83,8 +83,8 @@ class ShootPki:
 
     credentials: dict[str, CredentialOutputs]
     resources: dict[str, pulumi.CustomResource] = field(default_factory=dict)
-    # Whether each credential writes its own Secrets (issued with a SecretTarget).
-    written: bool = False
+    # The certificate that writes each Secret itself, by Secret name (issued with a SecretTarget).
+    writers: dict[str, pulumi.CustomResource] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> CredentialOutputs:
         """The credential named `name`."""
@@ -93,13 +93,6 @@ class ShootPki:
     def secrets(self) -> dict[str, dict[str, pulumi.Output[str]]]:
         """`stringData` of each Secret the control plane mounts, by Secret name."""
         return {name: data for c in self.credentials.values() for name, data in c.secret_data().items()}
-
-    def writers(self) -> dict[str, pulumi.CustomResource]:
-        """The certificate that writes each Secret, by Secret name (none unless issued with a SecretTarget)."""
-        if not self.written:
-            return {}
-        certificates = {n: c for n, c in self.credentials.items() if c.credential.kind is pki.Kind.CERT}
-        return {s: self.resources[n] for n, c in certificates.items() for s in pki.secrets_of(c.credential)}
 
 
 # The credentials that cannot be issued again without every client and node trusting anew: CAs and keys.
@@ -111,12 +104,11 @@ def _issue(
     credential: pki.Credential,
     issued: dict[str, CredentialOutputs],
     rotation: int,
-    target: SecretTarget | None,
+    writes: dict[str, Any] | None,
     opts: pulumi.ResourceOptions,
 ) -> tuple[CredentialOutputs, pulumi.CustomResource]:
-    """Registers one credential; a certificate's issuer is already in `issued`."""
+    """Registers one credential (a certificate writing its Secrets where `writes` says); its issuer is in `issued`."""
     resource_name = f"{name}-pki-{credential.name}"
-    writes = target.writes(credential) if target else None
     if credential.kind is pki.Kind.CA:
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, opts=opts)  # fmt: skip
@@ -149,6 +141,7 @@ def issue_shoot_pki(
     """
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
+    writers: dict[str, pulumi.CustomResource] = {}
     domains = (shoot.dns.external, shoot.dns.internal) if shoot.dns else ()
     for credential in pki.credentials(
         shoot.seed_namespace,
@@ -160,7 +153,9 @@ def issue_shoot_pki(
     ):
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
-        after = list(target.after) if target else []
+        writes = target.writes(credential) if target else None
+        after = list(target.after) if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
-        issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, target, opts)
-    return ShootPki(credentials=issued, resources=resources, written=target is not None)
+        issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, writes, opts)
+        writers |= dict.fromkeys(writes["secrets"] if writes else (), resources[credential.name])
+    return ShootPki(credentials=issued, resources=resources, writers=writers)

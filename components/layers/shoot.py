@@ -237,7 +237,7 @@ class Shoot(pulumi.ComponentResource):
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
     ) -> list[pulumi.Resource]:
         """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
-        written = self.credentials.writers()
+        written = self.credentials.writers
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
         control_plane = list(done.values())
