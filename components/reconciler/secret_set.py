@@ -77,8 +77,13 @@ class SecretSetProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update when a content, the namespace or the logic version changed, or a Secret drifted."""
-        changed = olds.get("hashes") != hashes(news["secrets"]) or any(
-            olds.get(k) != news.get(k) for k in ("namespace", "version")
+        secrets = news.get("secrets")
+        # In a preview a content still to be made (a rotated CA) is unknown: that is a change.
+        known = isinstance(secrets, Mapping) and all(isinstance(c, Mapping) for c in secrets.values())
+        changed = (
+            not known
+            or olds.get("hashes") != hashes(secrets)
+            or any(olds.get(k) != news.get(k) for k in ("namespace", "version"))
         )
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pulumi.runtime import rpc
 
 from components.reconciler import secret_set
 from components.reconciler.kube import Kube
@@ -56,3 +57,12 @@ def test_drift_or_a_new_content_is_an_update_that_writes_them(cluster: Cluster, 
     updated = provider.update("id", read, news).outs or {}
     assert {p.rsplit("/", 1)[-1] for p in cluster.objects} == set(news["secrets"])
     assert not provider.diff("id", provider.read("id", updated).outs or {}, news).changes
+
+
+@pytest.mark.parametrize("unknown", ["all", "one"])
+def test_contents_unknown_in_a_preview_are_a_change_not_an_error(cluster: Cluster, unknown: str) -> None:
+    """GIVEN written Secrets WHEN a preview sends contents still unknown (a CA being rotated) THEN a change."""
+    provider = secret_set.SecretSetProvider()
+    outs = provider.create(inputs()).outs or {}
+    pending: Any = rpc.UNKNOWN if unknown == "all" else {**SECRETS, "ca": rpc.UNKNOWN}
+    assert provider.diff("id", outs, {**inputs(), "secrets": pending}).changes
