@@ -3,7 +3,8 @@
 When arbor moves an object from one resource to another (a hosted shoot's certificate Secrets, once Kubernetes
 provider Secrets, are now written by the certificates themselves: components/reconciler/credential_secrets.py; a
 shoot's system components, once a Kubernetes provider resource per object, are now applied by one resource that
-keeps hashes: components/reconciler/system_components.py), the
+keeps hashes: components/reconciler/system_components.py; the rest of a hosted control plane's Secrets, now one
+SecretSet: components/reconciler/secret_set.py), the
 engine would delete the old resource after the update, and its provider the object with it, right after the new
 resource wrote it. `make up` and `make preview` therefore run this first: it drops such resources from the state
 (`pulumi stack export`, the entries and every reference to them removed, `pulumi stack import`) and leaves their
@@ -68,16 +69,19 @@ def certificate_secrets() -> str:
 
 MOVES = (
     Move("kubernetes:core/v1:Secret", SHOOT, certificate_secrets(), "the certificate that issues it"),
+    # Every other Secret of a hosted shoot's control plane: now its one SecretSet (the first move that matches wins).
+    Move("kubernetes:core/v1:Secret", SHOOT, r"secret-.+", "the shoot's control-plane Secrets (`<shoot>-secrets`)"),
     # Each object of a shoot's system components (`<shoot>-system-<kind>-<name>`): now one resource applies them all.
     Move("kubernetes:", SHOOT, r"system-.+", "the shoot's system components (`<shoot>-system`)"),
 )
 
 
 def moved(resources: Iterable[Mapping[str, Any]], moves: Iterable[Move] = MOVES) -> dict[str, str]:
-    """The URNs the moves hand over, with what keeps each object now."""
-    resources = list(resources)
+    """The URNs the moves hand over, with what keeps each object now (the first move that matches)."""
+    resources, moves = list(resources), list(moves)
     by_urn = {str(r["urn"]): r for r in resources}
-    return {str(r["urn"]): m.now for r in resources for m in moves if m.matches(r, by_urn)}
+    found = {str(r["urn"]): next((m.now for m in moves if m.matches(r, by_urn)), None) for r in resources}
+    return {urn: now for urn, now in found.items() if now is not None}
 
 
 def without(deployment: Mapping[str, Any], urns: Iterable[str]) -> dict[str, Any]:

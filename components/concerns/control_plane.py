@@ -18,11 +18,12 @@ import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.concerns.gather import gathered
-from components.concerns.objects import SECRET_FIELDS, KubeObject, LoadBalancerService, secret_object
+from components.concerns.objects import KubeObject, LoadBalancerService, secret_object
 from components.plan import bootstrap, osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import NodeValues, ShootValues
 from components.reconciler.osc_secret import OperatingSystemConfig
+from components.reconciler.secret_set import SecretSet
 from components.render import controlplane, nodeagent, staticpods
 
 # The contents of every Secret the control plane mounts, by Secret name: secret Outputs (Shoot._sources).
@@ -47,14 +48,16 @@ def hosted_control_plane(
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
-    # `sources` are secret already: the typed Secret's wrapping again would only lift them into more Outputs.
-    sealed = pulumi.ResourceOptions.merge(in_namespace, pulumi.ResourceOptions(additional_secret_outputs=SECRET_FIELDS))
-    secrets: dict[str, pulumi.Resource] = {
-        secret: KubeObject(f"{name}-secret-{secret}", _secret(secret, values.seed_namespace, data), sealed)
-        for secret, data in sources.items()
-        if secret not in written
-    }
-    secrets |= written
+    # The Secrets the credentials do not write themselves, as one resource that keeps each content once.
+    kept = {secret: data for secret, data in sources.items() if secret not in written}
+    secret_set = SecretSet(
+        f"{name}-secrets",
+        kubeconfig=seed.cluster.kubeconfig,
+        namespace=values.seed_namespace,
+        secrets=kept,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
+    )
+    secrets: dict[str, pulumi.Resource] = {**dict.fromkeys(kept, secret_set), **written}
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}

@@ -14,12 +14,13 @@ import pytest
 
 from components.plan.values import BackupValues
 from components.render import backup
-from tests.unit.test_example_stacks import PROVIDERS, SECRET, SHOOTS, STATEFULSET, Example
+from tests.unit.test_example_stacks import PROVIDERS, SHOOTS, STATEFULSET, Example
 from tests.unit.test_shoot_exposure import unwrapped
 
 BACKUP_BUCKET = "kubernetes:arbor.dev/v1alpha1:BackupBucket"
 BACKUP_ENTRY = "kubernetes:arbor.dev/v1alpha1:BackupEntry"
 SHOOT_RECORD = "kubernetes:arbor.dev/v1alpha1:Shoot"
+SECRET_SET = "pulumi-python:dynamic/arbor:SecretSet"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
@@ -152,15 +153,15 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     ]
     assert entry["spec"] == {"bucketName": values.backup.bucket, "seedName": values.seed}
     assert (SHOOT_RECORD, f"{prefix}-record") in example.waits_for(BACKUP_ENTRY, f"{prefix}-backup-entry")
-    name = f"{prefix}-secret-{backup.ETCD_BACKUP_SECRET}"
-    secret = _one(example, SECRET, name)
-    assert (secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("etcd-backup", values.technical_id)
-    data = unwrapped(secret["stringData"])
+    # The Secret is one of the control plane's SecretSet in the shoot's seed namespace, its content kept secret.
+    kept = _one(example, SECRET_SET, f"{prefix}-secrets")
+    assert kept["namespace"] == values.technical_id
+    data = unwrapped(unwrapped(kept["secrets"])[backup.ETCD_BACKUP_SECRET])
     assert set(data) == SECRET_KEYS[example.provider] and data["bucketName"] == values.backup.bucket
     assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
+    assert isinstance(kept["secrets"], dict) and "4dabf18193072939515e22adb298388d" in kept["secrets"]
     # etcd main mounts it (backup-restore reads it), so it waits for it.
-    assert (SECRET, name) in example.waits_for(STATEFULSET, f"{prefix}-etcd-main")
-    assert "stringData" in (example.built.options[name].additional_secret_outputs or [])
+    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(STATEFULSET, f"{prefix}-etcd-main")
 
 
 def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> None:

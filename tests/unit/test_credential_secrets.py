@@ -39,6 +39,9 @@ class Cluster:
             raise KubeError("precondition failed", 409)
         self.objects.pop(path, None)
 
+    def delete(self, path: str) -> None:
+        self.objects.pop(path, None)
+
     def data(self, name: str) -> dict[str, str]:
         """A Secret's data, decoded."""
         raw = self.objects[f"{COLLECTION}/{name}"]["data"]

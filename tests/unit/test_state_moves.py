@@ -14,6 +14,7 @@ P = "urn:pulumi:local::arbor::arbor:landscape:Landscape"
 SHOOT = f"{P}$arbor:shoot:Shoot::arbor-shoot-dev-web"
 SEED = f"{P}$arbor:seed:Seed::arbor-seed-local-1"
 SECRET = "kubernetes:core/v1:Secret"
+SECRET_SET = "the shoot's control-plane Secrets (`<shoot>-secrets`)"
 
 
 def resource(type_: str, name: str, parent: str, **extra: Any) -> dict[str, Any]:
@@ -40,8 +41,7 @@ def old_state() -> list[dict[str, Any]]:
         peer,
         signer,
         etcd,
-        # Still Secrets of their own: CAs' (the signer's above too), the encryption configuration, the backup
-        # credentials, a pool's user data.
+        # The rest of the control plane's Secrets go to its SecretSet; a pool's user data stays a Secret of its own.
         resource(SECRET, "arbor-shoot-dev-web-secret-etcd-encryption-secret", SHOOT),
         resource(SECRET, "arbor-shoot-dev-web-secret-etcd-backup", SHOOT),
         resource(SECRET, "arbor-shoot-dev-web-workers-user-data-pool-a-z1", SHOOT),
@@ -51,10 +51,11 @@ def old_state() -> list[dict[str, Any]]:
 
 
 def test_only_the_credential_secrets_of_shoots_are_handed_over() -> None:
-    """GIVEN an older shoot's state WHEN the moves are read THEN exactly the certificates' Secrets are handed over."""
-    handed = state_moves.moved(old_state())
-    names = {urn.rsplit("::", 1)[-1] for urn in handed}
-    assert names == {"arbor-shoot-dev-web-secret-etcd-peer"}
+    """GIVEN an older shoot's state WHEN the moves are read THEN the control plane's Secrets are handed over."""
+    handed = {urn.rsplit("::", 1)[-1]: now for urn, now in state_moves.moved(old_state()).items()}
+    assert handed.pop("arbor-shoot-dev-web-secret-etcd-peer") == "the certificate that issues it"
+    rest = ["ca-client-signer", "etcd-encryption-secret", "etcd-backup"]
+    assert handed == dict.fromkeys((f"arbor-shoot-dev-web-secret-{n}" for n in rest), SECRET_SET)
 
 
 def test_the_state_without_them_keeps_every_other_resource_and_no_reference_to_them() -> None:
@@ -64,8 +65,7 @@ def test_the_state_without_them_keeps_every_other_resource_and_no_reference_to_t
     after = state_moves.without({"manifest": {}, "resources": resources}, handed)["resources"]
     assert [r["urn"] for r in after] == [r["urn"] for r in resources if r["urn"] not in handed]
     etcd = next(r for r in after if r["urn"].endswith("etcd-main"))
-    assert etcd["dependencies"] == [resources[2]["urn"]]
-    assert etcd["propertyDependencies"] == {"spec": [resources[4]["urn"]]}
+    assert etcd["dependencies"] == [resources[2]["urn"]] and etcd["propertyDependencies"] == {"spec": []}
     # Nothing left to move: the state is left as it is.
     assert state_moves.moved(after) == {}
 

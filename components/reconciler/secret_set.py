@@ -1,0 +1,139 @@
+"""SecretSet: the Secrets of one namespace, written from their contents, the state keeping each content once.
+
+A pulumi-kubernetes Secret keeps its data three times (inputs, `__inputs`, the live object). Here the contents are
+an input (secret) and the outputs keep a hash of each Secret, all that diff and drift need: `read()` hashes the
+Secrets as the cluster has them, so one edited or deleted there is drift (its hash ""), and the next `up` writes
+it again. A hosted shoot's control plane keeps the Secrets its credentials do not write themselves (the CAs', the
+service-account key's, the encryption configuration, the backup credentials) in one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.reconciler.kube import Kube, KubeError
+
+PROVIDER_VERSION = "1"
+DRIFTED = ""
+
+
+def _collection(namespace: str) -> str:
+    """The API path of a namespace's Secrets."""
+    return f"/api/v1/namespaces/{namespace}/secrets"
+
+
+def data_of(string_data: Mapping[str, str]) -> dict[str, str]:
+    """A Secret's `data` as the API returns it: each value base64-encoded."""
+    return {k: base64.b64encode(str(v).encode()).decode() for k, v in string_data.items()}
+
+
+def data_hash(data: Mapping[str, str]) -> str:
+    """The SHA-256 (first 16 hex digits) of a Secret's `data`."""
+    return hashlib.sha256(json.dumps(dict(data), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def hashes(secrets: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+    """The hash of each Secret's data, by name, from their contents."""
+    return {name: data_hash(data_of(content)) for name, content in secrets.items()}
+
+
+def _outs(props: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
+    """The outputs: where the Secrets are and their hashes, not their contents."""
+    return {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"], "hashes": written,
+            "version": props.get("version")}  # fmt: skip
+
+
+def _write(props: dict[str, Any], gone: Sequence[str] = ()) -> dict[str, Any]:
+    """Writes every Secret, deletes those in `gone`; the outputs."""
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    namespace = props["namespace"]
+    for name, content in props["secrets"].items():
+        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+                "type": "Opaque", "data": data_of(content)}  # fmt: skip
+        kube.create_or_replace(_collection(namespace), body)
+    for name in gone:
+        kube.delete(f"{_collection(namespace)}/{name}")
+    return _outs(props, hashes(props["secrets"]))
+
+
+def _holds(secret: dict[str, Any] | None, written: str) -> bool:
+    """Whether a Secret as the cluster has it holds what was written."""
+    return secret is not None and data_hash(secret.get("data") or {}) == written
+
+
+class SecretSetProvider(ResourceProvider):
+    """Keeps a namespace's Secrets as their contents say."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Writes every Secret."""
+        return CreateResult(id_=props["namespace"], outs=_write(props))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update when a content, the namespace or the logic version changed, or a Secret drifted."""
+        secrets = news.get("secrets")
+        # In a preview a content still to be made (a rotated CA) is unknown: that is a change.
+        known = isinstance(secrets, Mapping) and all(isinstance(c, Mapping) for c in secrets.values())
+        changed = (
+            not known
+            or olds.get("hashes") != hashes(secrets)
+            or any(olds.get(k) != news.get(k) for k in ("namespace", "version"))
+        )
+        return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Writes every Secret; deletes those no longer named."""
+        moved = olds.get("namespace") != news["namespace"]
+        gone = [n for n in olds.get("hashes") or {} if moved or n not in news["secrets"]]
+        if moved:
+            self.delete(_id, olds)
+            gone = []
+        return UpdateResult(outs=_write(news, gone))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The Secrets as the cluster has them: one edited or deleted is drift; none left (or unreachable), gone."""
+        kube = Kube.from_kubeconfig(props["kubeconfig"])
+        found = {n: kube.find(f"{_collection(props['namespace'])}/{n}") for n in props.get("hashes") or {}}
+        if not any(found.values()):
+            return ReadResult(id_="", outs={})
+        seen = {n: h if _holds(found[n], h) else DRIFTED for n, h in props["hashes"].items()}
+        return ReadResult(id_=id_, outs={**props, "hashes": seen})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Deletes the Secrets (a cluster that cannot be reached took them with it)."""
+        kube = Kube.from_kubeconfig(props["kubeconfig"])
+        try:
+            for name in props.get("hashes") or {}:
+                kube.delete(f"{_collection(props['namespace'])}/{name}")
+        except KubeError as err:
+            if err.status != 0:
+                raise
+
+
+class SecretSet(Resource, module="arbor", name="SecretSet"):
+    """Secrets of one namespace, written from their contents (`secrets`: data by key, by Secret name)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kubeconfig: pulumi.Input[str],
+        namespace: str,
+        secrets: pulumi.Input[Mapping[str, pulumi.Input[Mapping[str, pulumi.Input[str]]]]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "kubeconfig": kubeconfig,
+            "namespace": namespace,
+            "secrets": pulumi.Output.secret(secrets),
+            "version": PROVIDER_VERSION,
+            "hashes": None,
+        }
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
+        super().__init__(SecretSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
