@@ -44,6 +44,13 @@ def hashes(secrets: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
     return {name: data_hash(data_of(content)) for name, content in secrets.items()}
 
 
+def known_hashes(secrets: object) -> dict[str, str] | None:
+    """The hashes of contents a preview may not know yet (a CA being rotated): None while any is unknown."""
+    if not isinstance(secrets, Mapping) or not all(isinstance(c, Mapping) for c in secrets.values()):
+        return None
+    return hashes(secrets)
+
+
 def _outs(props: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
     """The outputs: where the Secrets are and their hashes, not their contents."""
     return {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"], "hashes": written,
@@ -77,13 +84,8 @@ class SecretSetProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update when a content, the namespace or the logic version changed, or a Secret drifted."""
-        secrets = news.get("secrets")
-        # In a preview a content still to be made (a rotated CA) is unknown: that is a change.
-        known = isinstance(secrets, Mapping) and all(isinstance(c, Mapping) for c in secrets.values())
-        changed = (
-            not known
-            or olds.get("hashes") != hashes(secrets)
-            or any(olds.get(k) != news.get(k) for k in ("namespace", "version"))
+        changed = olds.get("hashes") != known_hashes(news.get("secrets")) or any(
+            olds.get(k) != news.get(k) for k in ("namespace", "version")
         )
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
