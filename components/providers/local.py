@@ -188,7 +188,10 @@ class LocalProvider:
             by_pool.setdefault(machine.pool, []).append(machine.name)
         for i in range(len(machines), values.nodes):
             ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
-        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool)
+        identifier = naming.cluster_identifier(values.provider.value, values.name)
+        return ClusterAccess(
+            values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool, identifier
+        )
 
     @staticmethod
     def _node(

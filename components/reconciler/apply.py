@@ -24,7 +24,7 @@ CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deprecated.daemo
 
 Object = dict[str, Any]
 # The kinds whose rollout an apply waits for.
-WORKLOADS = ("Deployment", "DaemonSet")
+WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 
 
 def _base(api_version: str) -> str:
@@ -71,7 +71,7 @@ def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
 
 
 def rolled_out(live: Object) -> bool:
-    """Whether a Deployment or DaemonSet runs its current template everywhere; any other object is done."""
+    """Whether a workload (Deployment, DaemonSet, StatefulSet) runs its current template everywhere; else done."""
     if live["kind"] not in WORKLOADS:
         return True
     spec, status = live.get("spec") or {}, live.get("status") or {}
@@ -80,6 +80,10 @@ def rolled_out(live: Object) -> bool:
     if live["kind"] == "Deployment":
         wanted = spec.get("replicas", 1)
         return bool(status.get("updatedReplicas", 0) == wanted == status.get("availableReplicas", 0))
+    if live["kind"] == "StatefulSet":  # every replica ready on the current revision
+        wanted = spec.get("replicas", 1)
+        current = status.get("currentRevision") == status.get("updateRevision")
+        return bool(current and status.get("readyReplicas", 0) == wanted)
     wanted = status.get("desiredNumberScheduled", 0)
     return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
 
