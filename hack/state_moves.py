@@ -80,6 +80,13 @@ MOVES = (
     Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:Service", SHOOT, r"etcd-(main|events)-client|kube-apiserver", COMPONENT_OBJECTS),
+    # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
+    Move(
+        "kubernetes:core/v1:Pod",
+        SHOOT,
+        rf"({CONTROL_PLANE})-.+-\d+",
+        "its node's static pods (`<shoot>-static-pods-<pool>-<index>`)",
+    ),
 )
 
 

@@ -99,7 +99,10 @@ def static_control_plane(values: ShootValues, sources: Sources) -> StaticControl
     config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
     everything = gathered(sources).apply(lambda got: {**config_maps, **got})
     pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))
-    manifests = {w.component: pods.apply(functools.partial(_manifest, w.component)) for w in workloads}
+    # A manifest holds no credential (those are files beside it, in the OSC part), only a hash of them: not secret,
+    # so the preview shows it and the state keeps it as it is.
+    manifests = {w.component: pulumi.Output.unsecret(pods.apply(functools.partial(_manifest, w.component)))
+                 for w in workloads}  # fmt: skip
     return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
 
 

@@ -54,6 +54,14 @@ class AppliedObjectsProvider(ResourceProvider):
         objs = self._checked(props)
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         paths = apply.Paths(kube)
+        if previous is not None:  # what cannot change in place (a pod) and changed is made anew
+            before = previous.get("objects") or {}
+            changed = [
+                o
+                for o in objs
+                if objects.key(o) in before and before[objects.key(o)] != props["objects"][objects.key(o)]
+            ]
+            apply.replace_changed(kube, paths, changed)
         applied = {objects.key(o): apply.fingerprint(apply.apply(kube, paths, o)) for o in objs}
         if previous is not None:
             gone = [o for o in reversed(self.refs_of(previous)) if objects.key(o) not in applied]
@@ -102,6 +110,11 @@ class AppliedObjectsProvider(ResourceProvider):
         except KubeError as err:
             if err.status != 0:  # a cluster that cannot be reached took its objects with it
                 raise
+
+
+def _changed(objs: list[apply.Object], before: dict[str, str], now: dict[str, str]) -> list[apply.Object]:
+    """The objects applied before whose hash is another now (a drifted one's is "")."""
+    return [o for o in objs if objects.key(o) in before and before[objects.key(o)] != now[objects.key(o)]]
 
 
 def _unchanged(live: apply.Object | None, fingerprint: str | None) -> bool:

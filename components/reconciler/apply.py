@@ -23,6 +23,9 @@ POLL_S = 2.0
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deprecated.daemonset.template.generation")
 
 Object = dict[str, Any]
+# Kinds whose spec cannot change: a changed one is deleted and made anew, as kubelet makes a new mirror pod.
+REPLACED = ("Pod",)
+GONE_TIMEOUT_S = 60
 # The kinds whose rollout an apply waits for.
 WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 
@@ -114,3 +117,16 @@ def remove(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
         except KubeError as err:
             if err.status != 404:
                 raise
+
+
+def replace_changed(kube: Kube, paths: Paths, changed: Iterable[Object]) -> None:
+    """Deletes the objects of a REPLACED kind among `changed`, waiting until they are gone, to be made anew."""
+    for obj in [o for o in changed if o["kind"] in REPLACED]:
+        path = paths.of(obj)
+        kube.delete(path)
+        deadline = time.monotonic() + GONE_TIMEOUT_S
+        while kube.find(path) is not None:
+            if time.monotonic() > deadline:
+                where = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+                raise TimeoutError(f"{obj['kind']} {where} not gone in {GONE_TIMEOUT_S} s, so it cannot be made anew")
+            time.sleep(POLL_S / 4)

@@ -120,3 +120,25 @@ def test_delete_removes_every_object_last_first(cluster: Cluster) -> None:
     provider = object_set.ObjectSetProvider()
     provider.delete("id", provider.create(inputs()).outs or {})
     assert cluster.objects == {}
+
+
+def test_a_changed_pod_is_deleted_and_made_anew_an_unchanged_one_is_left(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a node's mirror pods WHEN one's manifest changes THEN that one is deleted first (a pod's spec is fixed)."""
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{c}-node-0", "namespace": "kube-system"},
+             "spec": {"containers": [{"name": c, "image": f"{c}:v1"}]}} for c in ("etcd", "apiserver")]  # fmt: skip
+    deleted: list[str] = []
+    gone = cluster.delete
+
+    def delete(path: str) -> None:
+        deleted.append(path)
+        gone(path)
+
+    monkeypatch.setattr(cluster, "delete", delete)
+    provider = object_set.ObjectSetProvider()
+    outs = provider.create(inputs(pods)).outs or {}
+    changed = [pods[0], {**pods[1], "spec": {"containers": [{"name": "apiserver", "image": "apiserver:v2"}]}}]
+    provider.update("id", outs, inputs(changed))
+    assert deleted == ["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]
+    assert cluster.objects["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]["spec"] == changed[1]["spec"]

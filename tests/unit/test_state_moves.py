@@ -125,3 +125,14 @@ def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_obj
     balancer = resource(SERVICE, "arbor-shoot-dev-web-kube-apiserver", SHOOT, inputs={"spec": {"type": "LoadBalancer"}})
     assert state_moves.moved([*old_state()[:2], balancer]) == {}
     assert set(handed.values()) == {state_moves.COMPONENT_OBJECTS}
+
+
+def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_object_set() -> None:
+    """GIVEN an older self-hosted shoot's mirror pods, one resource each WHEN the moves are read THEN each is handed."""
+    pods = [
+        resource("kubernetes:core/v1:Pod", f"arbor-shoot-dev-web-{c}-cp-0", SHOOT)
+        for c in ("etcd-main", "kube-apiserver")
+    ]
+    kept = resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-static-pods-cp-0", SHOOT)
+    handed = state_moves.moved([*old_state()[:2], *pods, kept])
+    assert set(handed) == {p["urn"] for p in pods}

@@ -26,7 +26,7 @@ class Cluster:
     def get(self, path: str) -> Any:
         if path.count("/") <= 3:  # discovery: /api/v1, /apis/<group>/<version>
             workloads = ("DaemonSet", "Deployment", "StatefulSet")
-            kinds = {"v1": ("ServiceAccount", "ConfigMap", "Service"), "apps/v1": workloads}
+            kinds = {"v1": ("ServiceAccount", "ConfigMap", "Service", "Pod"), "apps/v1": workloads}
             version = path.removeprefix("/api/").removeprefix("/apis/")
             names = (
                 kinds.get(version)
