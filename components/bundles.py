@@ -26,6 +26,8 @@ class ClusterAccess:
     ready: Sequence[pulumi.Resource] = ()
     # The names of the nodes arbor made, by worker pool (local shoots; a cloud's machines name themselves).
     nodes_by_pool: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # Its identity, `<provider>:<name>` (naming.cluster_identifier): what a policy reads to tell local from cloud.
+    identifier: str = ""
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     parents = {s["urn"]: _state(s).get("parent", "") for s in steps}
     types = {s["urn"]: _state(s).get("type", "") for s in steps}
     # What `make up` hands over to another resource first (hack/state_moves.py): no delete, the object stays.
-    handed = moved({"urn": urn, "type": types[urn], "parent": parents[urn]} for urn in types)
+    handed = moved({**_state(s), "urn": s["urn"]} for s in steps)
     changes: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
     for step in steps:
         op = OP_ALIASES.get(step["op"], step["op"])
@@ -144,7 +144,7 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     networks = ["", "### networks", "", *(f"```\n{p}\n```" for p in plans)] if plans else []
     if not changes:
         return "\n".join([title, "", "No changes.", *networks]) + "\n"
-    ops = (*OPS, MOVE) if handed else OPS
+    ops = (*OPS, MOVE) if any(op == MOVE for layer in changes.values() for op, _ in layer) else OPS
     lines = [title, "", "| layer | " + " | ".join(ops) + " |", "|---|" + "---:|" * len(ops)]
     for layer in sorted(changes):
         counts = Counter(op for op, _ in changes[layer])

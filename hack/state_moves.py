@@ -1,10 +1,7 @@
 """State moves: what an older arbor kept in a resource that a newer one keeps in another, handed over without a delete.
 
-When arbor moves an object from one resource to another (a hosted shoot's certificate Secrets, once Kubernetes
-provider Secrets, are now written by the certificates themselves: components/reconciler/credential_secrets.py; a
-shoot's system components, once a Kubernetes provider resource per object, are now applied by one resource that
-keeps hashes: components/reconciler/system_components.py; the rest of a hosted control plane's Secrets, now one
-SecretSet: components/reconciler/secret_set.py), the
+When arbor moves an object from one resource to another (docs/state.md lists the moves: a hosted shoot's
+certificate Secrets, its other control-plane Secrets, its control-plane workloads, a shoot's system components), the
 engine would delete the old resource after the update, and its provider the object with it, right after the new
 resource wrote it. `make up` and `make preview` therefore run this first: it drops such resources from the state
 (`pulumi stack export`, the entries and every reference to them removed, `pulumi stack import`) and leaves their
@@ -50,6 +47,8 @@ class Move:
         type_ = str(resource.get("type", ""))
         if not type_.startswith(self.type_prefix) or parent is None or parent.get("type") != self.parent_type:
             return False
+        if ((resource.get("inputs") or {}).get("spec") or {}).get("type") == "LoadBalancer":
+            return False  # a load balancer stays where it is: its status (the cloud's address) feeds DNS records
         name, component = _name(resource), _name(parent)
         rest = name.removeprefix(f"{component}-")
         return rest != name and re.fullmatch(self.pattern, rest) is not None
@@ -67,12 +66,27 @@ def certificate_secrets() -> str:
     return "secret-(" + "|".join(re.escape(n) for n in names) + ")"
 
 
+# The components of a hosted control plane, as an older arbor named their workloads.
+CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
+COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
+
 MOVES = (
     Move("kubernetes:core/v1:Secret", SHOOT, certificate_secrets(), "the certificate that issues it"),
     # Every other Secret of a hosted shoot's control plane: now its one SecretSet (the first move that matches wins).
     Move("kubernetes:core/v1:Secret", SHOOT, r"secret-.+", "the shoot's control-plane Secrets (`<shoot>-secrets`)"),
     # Each object of a shoot's system components (`<shoot>-system-<kind>-<name>`): now one resource applies them all.
     Move("kubernetes:", SHOOT, r"system-.+", "the shoot's system components (`<shoot>-system`)"),
+    # A hosted control plane's workloads, with their ConfigMaps and Services: now one ObjectSet per component.
+    Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
+    Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),
+    Move("kubernetes:core/v1:Service", SHOOT, r"etcd-(main|events)-client|kube-apiserver", COMPONENT_OBJECTS),
+    # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
+    Move(
+        "kubernetes:core/v1:Pod",
+        SHOOT,
+        rf"({CONTROL_PLANE})-.+-\d+",
+        "its node's static pods (`<shoot>-static-pods-<pool>-<index>`)",
+    ),
 )
 
 

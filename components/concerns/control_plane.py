@@ -18,10 +18,11 @@ import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.concerns.gather import gathered
-from components.concerns.objects import KubeObject, LoadBalancerService, secret_object
+from components.concerns.objects import LoadBalancerService, secret_object
 from components.plan import bootstrap, osc
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import NodeValues, ShootValues
+from components.reconciler.object_set import ObjectSet
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.secret_set import SecretSet
 from components.render import controlplane, nodeagent, staticpods
@@ -63,26 +64,32 @@ def hosted_control_plane(
     done: dict[str, pulumi.Resource] = {}
     exposed: LoadBalancerService | None = None
     for workload in controlplane.control_plane(values):
-        configs = [KubeObject(f"{name}-{c['metadata']['name']}", c, in_namespace) for c in workload.config_maps]
         # A component waits for what it mounts and for what it talks to (etcd first: for the network).
         mounts = [secrets[n] for n in controlplane.mounted(workload) if n in secrets]
         # etcd's volumes are claimed from the seed's StorageClass (with its CSI driver); none on local.
         talks_to = [done[d] for d in workload.depends_on] or [namespace, *network.ready, *seed.etcd_storage]
-        after = [*talks_to, *mounts, *configs]
-        opts = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=after, custom_timeouts=wait))
-        if service := workload.service:
-            if service["spec"]["type"] == "LoadBalancer":
-                # Its status carries the cloud's address, which the API's DNS records point at.
-                exposed = LoadBalancerService(f"{name}-{service['metadata']['name']}", service, in_namespace)
-            else:
-                KubeObject(f"{name}-{service['metadata']['name']}", service, in_namespace)
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=[*talks_to, *mounts], custom_timeouts=wait)
+        service = workload.service
+        if service and service["spec"]["type"] == "LoadBalancer":
+            # Its status carries the cloud's address, which the API's DNS records point at.
+            exposed = LoadBalancerService(f"{name}-{service['metadata']['name']}", service, in_namespace)
+            service = None
         # Checksums of what the pods mount: a rotated credential rolls exactly the components that use it.
-        # Not protected: a rotation's preview cannot know the spec (new checksums), which the engine counts as a
-        # possible replacement, and a protected one would fail it. etcd's data outlives it: the StatefulSet's
-        # volume claims stay when it is deleted (retained, on a Retain class), and on local the shoot's cluster
-        # (protected) holds it. A claim's class or size never changes silently: checks/previous.py refuses it.
+        # Not protected: a rotation's preview cannot know the spec (new checksums). etcd's data outlives it: the
+        # StatefulSet's volume claims stay when it is deleted (retained, on a Retain class), and on local the
+        # shoot's cluster (protected) holds it. A claim's class or size never changes silently: checks/previous.py
+        # refuses it.
         spec = spec_with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
-        done[workload.component] = KubeObject(f"{name}-{workload.component}", {**workload.object, "spec": spec}, opts)
+        # Its ConfigMaps and Service, then the workload: one resource that keeps them once (reconciler/object_set.py).
+        first = [*workload.config_maps, *([service] if service else [])]
+        manifests = spec.apply(functools.partial(_applied, first, workload.object))
+        done[workload.component] = ObjectSet(
+            f"{name}-{workload.component}",
+            kubeconfig=seed.cluster.kubeconfig,
+            cluster=seed.cluster.identifier,
+            manifests=manifests,
+            opts=opts,
+        )
     return HostedControlPlane(workloads=done, load_balancer=exposed)
 
 
@@ -92,7 +99,10 @@ def static_control_plane(values: ShootValues, sources: Sources) -> StaticControl
     config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
     everything = gathered(sources).apply(lambda got: {**config_maps, **got})
     pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))
-    manifests = {w.component: pods.apply(functools.partial(_manifest, w.component)) for w in workloads}
+    # A manifest holds no credential (those are files beside it, in the OSC part), only a hash of them: not secret,
+    # so the preview shows it and the state keeps it as it is.
+    manifests = {w.component: pulumi.Output.unsecret(pods.apply(functools.partial(_manifest, w.component)))
+                 for w in workloads}  # fmt: skip
     return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
 
 
@@ -191,6 +201,11 @@ def _secret(name: str, namespace: str, string_data: Any) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": namespace},
         "stringData": string_data,
     }
+
+
+def _applied(first: list[dict[str, Any]], obj: dict[str, Any], spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """A component's objects as applied: `first`, then its workload with `spec`."""
+    return [*first, {**obj, "spec": spec}]
 
 
 def _manifest(component: str, pods: Sequence[staticpods.StaticPod]) -> dict[str, Any]:

@@ -27,16 +27,17 @@ def access(
     ready: Sequence[pulumi.Resource] = (),
 ) -> ClusterAccess:
     """A Kubernetes provider for the cluster, identified by `<provider>:<name>`, and its access bundle."""
+    identifier = naming.cluster_identifier(values.provider.value, values.name)
     provider = k8s.Provider(
         f"{parent._name}-k8s",
         kubeconfig=kubeconfig,
-        cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
+        cluster_identifier=identifier,
         # ConfigMaps and Secrets change in place, as kubectl apply does: a replacement would recreate them.
         enable_config_map_mutable=True,
         enable_secret_mutable=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(ready)),
     )
-    return ClusterAccess(key=values.key, endpoint=endpoint, kubeconfig=kubeconfig, provider=provider, ready=ready)
+    return ClusterAccess(values.key, endpoint, kubeconfig, provider, ready, identifier=identifier)
 
 
 def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:

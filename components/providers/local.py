@@ -32,6 +32,7 @@ from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
 from components.reconciler.node_addresses import NodeAddresses
+from components.reconciler.object_set import ObjectSet
 from components.render import machine_providers, machines, resource_manager
 from components.render.machines import Object, Sidecar
 
@@ -48,14 +49,14 @@ def mirror_pod(node: str, manifest: dict[str, Any]) -> dict[str, Any]:
     """The mirror pod kubelet would publish for one static pod manifest on one node."""
     metadata = manifest["metadata"]
     component = metadata["name"]
+    # Bound by name, never scheduled: ShootStatus reads the pods' readiness (ObjectSet awaits no pod).
     annotations = {
         **metadata.get("annotations", {}),
         MIRROR_ANNOTATION: metadata["annotations"][naming.label("config-hash")],
-        # Bound by name, never scheduled: kwok reports no PodScheduled condition, which the provider would await.
-        # ShootStatus reads the pods' readiness instead.
-        "pulumi.com/skipAwait": "true",
     }
     return {
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {**metadata, "name": f"{component}-{node}", "annotations": annotations},
         "spec": {**manifest["spec"], "nodeName": node},
     }
@@ -188,7 +189,10 @@ class LocalProvider:
             by_pool.setdefault(machine.pool, []).append(machine.name)
         for i in range(len(machines), values.nodes):
             ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
-        return ClusterAccess(values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool)
+        identifier = naming.cluster_identifier(values.provider.value, values.name)
+        return ClusterAccess(
+            values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool, identifier
+        )
 
     @staticmethod
     def _node(
@@ -231,24 +235,18 @@ class LocalProvider:
         """
         pods: list[pulumi.Resource] = []
         for i, node in enumerate(access.nodes_by_pool.get(pool, ())):
-            for component, static in manifests.items():
-                manifest = static.apply(functools.partial(mirror_pod, node))
-                pods.append(
-                    k8s.core.v1.Pod(
-                        # Named by pool and index, not by node: resource names must not depend on the stack.
-                        f"{parent._name}-{component}-{pool}-{i}",
-                        metadata=manifest["metadata"],
-                        spec=manifest["spec"],
-                        opts=pulumi.ResourceOptions(
-                            parent=parent,
-                            provider=access.provider,
-                            depends_on=list(access.ready),
-                            # A pod's spec is fixed: a new manifest is a new mirror pod, as kubelet makes one.
-                            replace_on_changes=["spec", "metadata.annotations"],
-                            delete_before_replace=True,
-                        ),
-                    )
+            mirrored = [static.apply(functools.partial(mirror_pod, node)) for static in manifests.values()]
+            pods.append(
+                ObjectSet(
+                    # Named by pool and index, not by node: resource names must not depend on the stack.
+                    f"{parent._name}-static-pods-{pool}-{i}",
+                    kubeconfig=access.kubeconfig,
+                    cluster=access.identifier,
+                    # A pod's spec is fixed: a new manifest is a new mirror pod, as kubelet makes one (apply.REPLACED).
+                    manifests=pulumi.Output.all(*mirrored).apply(list),
+                    opts=pulumi.ResourceOptions(parent=parent, depends_on=list(access.ready)),
                 )
+            )
         return pods
 
     def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:

@@ -23,8 +23,11 @@ POLL_S = 2.0
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/revision", "deprecated.daemonset.template.generation")
 
 Object = dict[str, Any]
+# Kinds whose spec cannot change: a changed one is deleted and made anew, as kubelet makes a new mirror pod.
+REPLACED = ("Pod",)
+GONE_TIMEOUT_S = 60
 # The kinds whose rollout an apply waits for.
-WORKLOADS = ("Deployment", "DaemonSet")
+WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 
 
 def _base(api_version: str) -> str:
@@ -71,7 +74,7 @@ def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
 
 
 def rolled_out(live: Object) -> bool:
-    """Whether a Deployment or DaemonSet runs its current template everywhere; any other object is done."""
+    """Whether a workload (Deployment, DaemonSet, StatefulSet) runs its current template everywhere; else done."""
     if live["kind"] not in WORKLOADS:
         return True
     spec, status = live.get("spec") or {}, live.get("status") or {}
@@ -80,6 +83,10 @@ def rolled_out(live: Object) -> bool:
     if live["kind"] == "Deployment":
         wanted = spec.get("replicas", 1)
         return bool(status.get("updatedReplicas", 0) == wanted == status.get("availableReplicas", 0))
+    if live["kind"] == "StatefulSet":  # every replica ready on the current revision
+        wanted = spec.get("replicas", 1)
+        current = status.get("currentRevision") == status.get("updateRevision")
+        return bool(current and status.get("readyReplicas", 0) == wanted)
     wanted = status.get("desiredNumberScheduled", 0)
     return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
 
@@ -110,3 +117,16 @@ def remove(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
         except KubeError as err:
             if err.status != 404:
                 raise
+
+
+def replace_changed(kube: Kube, paths: Paths, changed: Iterable[Object]) -> None:
+    """Deletes the objects of a REPLACED kind among `changed`, waiting until they are gone, to be made anew."""
+    for obj in [o for o in changed if o["kind"] in REPLACED]:
+        path = paths.of(obj)
+        kube.delete(path)
+        deadline = time.monotonic() + GONE_TIMEOUT_S
+        while kube.find(path) is not None:
+            if time.monotonic() > deadline:
+                where = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+                raise TimeoutError(f"{obj['kind']} {where} not gone in {GONE_TIMEOUT_S} s, so it cannot be made anew")
+            time.sleep(POLL_S / 4)

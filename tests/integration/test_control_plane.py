@@ -87,7 +87,7 @@ def test_rotating_the_etcd_ca_replaces_its_certificates_and_restarts_only_what_u
     assert changed["arbor-shoot-dev-web-pki-ca-etcd"]["replaceReasons"] == ["rotation"]
     workloads = sorted(
         n.removeprefix("arbor-shoot-dev-web-") for n, s in changed.items()
-        if s["newState"]["type"].startswith("kubernetes:apps/v1:") and n.startswith("arbor-shoot-dev-web-")
+        if s["newState"]["type"].endswith(":ObjectSet") and n.startswith("arbor-shoot-dev-web-")
     )  # fmt: skip
     assert workloads == ["etcd-events", "etcd-main", "kube-apiserver"]
     # The new certificates are known only at the update, so the preview says what restarts from the plan.

@@ -14,7 +14,7 @@ import pytest
 
 from components.plan.values import BackupValues
 from components.render import backup
-from tests.unit.test_example_stacks import PROVIDERS, SHOOTS, STATEFULSET, Example
+from tests.unit.test_example_stacks import OBJECT_SET, PROVIDERS, SHOOTS, Example
 from tests.unit.test_shoot_exposure import unwrapped
 
 BACKUP_BUCKET = "kubernetes:arbor.dev/v1alpha1:BackupBucket"
@@ -161,7 +161,7 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
     assert isinstance(kept["secrets"], dict) and "4dabf18193072939515e22adb298388d" in kept["secrets"]
     # etcd main mounts it (backup-restore reads it), so it waits for it.
-    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(STATEFULSET, f"{prefix}-etcd-main")
+    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(OBJECT_SET, f"{prefix}-etcd-main")
 
 
 def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> None:

@@ -45,7 +45,8 @@ SHOOTS = {"web": "arbor-shoot-platform-web", "analytics": "arbor-shoot-data-anal
 SERVICE = "kubernetes:core/v1:Service"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
-STATEFULSET = "kubernetes:apps/v1:StatefulSet"
+# A hosted control plane's component: its ConfigMaps, Service and workload (StatefulSet or Deployment), applied as one.
+OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 SECRET = "kubernetes:core/v1:Secret"
 SYSTEM_COMPONENTS = "pulumi-python:dynamic/arbor:SystemComponents"
 MACHINE_CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
@@ -164,7 +165,7 @@ def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str
     assert {dns.external, dns.internal} <= set(example.of(CERTIFICATE, shoot)[f"pki-{pki.KUBE_APISERVER}"]["dnsNames"])
     # etcd on the seed's persistent volumes, Gardener's class.
     for role in ("main", "events"):
-        claims = example.of(STATEFULSET, shoot)[f"etcd-{role}"]["spec"]["volumeClaimTemplates"]
+        claims = example.mocks.workload(f"{SHOOTS[shoot]}-etcd-{role}")["spec"]["volumeClaimTemplates"]
         assert [c["spec"]["storageClassName"] for c in claims] == ["gardener.cloud-fast"]
     # MCM with its provider sidecar under upstream's name; a class and a deployment per zone of the pool.
     containers = example.of(DEPLOYMENT, shoot)["workers-mcm-deployment"]["spec"]["template"]["spec"]["containers"]
@@ -209,10 +210,10 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
     seed = next(s.seed for s in example.plan.shoots if s.name == shoot)
     storage = (STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
     # etcd on its volumes; the API after etcd and its serving certificate; the records after the balancer.
-    assert storage in example.waits_for(STATEFULSET, f"{p}-etcd-main")
+    assert storage in example.waits_for(OBJECT_SET, f"{p}-etcd-main")
     # The serving certificate writes its own Secret in the seed namespace, where kube-apiserver mounts it.
-    assert {(STATEFULSET, f"{p}-etcd-main"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
-        DEPLOYMENT, f"{p}-kube-apiserver"
+    assert {(OBJECT_SET, f"{p}-etcd-main"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
+        OBJECT_SET, f"{p}-kube-apiserver"
     )
     for record in records:
         assert (SERVICE, f"{p}-kube-apiserver") in example.waits_for(*record)
@@ -229,7 +230,7 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
             (SECRET, f"{p}-workers-user-data-{zone}"),
             (SECRET, f"{p}-workers-cloudprovider"),
             (DEPLOYMENT, f"{p}-workers-mcm-deployment"),
-            (DEPLOYMENT, f"{p}-kube-apiserver"),
+            (OBJECT_SET, f"{p}-kube-apiserver"),
             (OSC, f"{p}-osc-pool-a"),
             (CLUSTER_ROLE_BINDING, f"{p}-join-clusterrolebinding-system-node-bootstrapper"),
         } | records <= waits

@@ -98,7 +98,8 @@ def test_shoot_control_plane_in_its_seed_namespace(mocks: Mocks) -> pulumi.Outpu
 
     def check(_: list[str]) -> None:
         for component in ("etcd-main", "etcd-events", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-            assert mocks.inputs[f"arbor-shoot-dev-web-{component}"]["metadata"]["namespace"] == "shoot--dev--web"
+            (*_, workload) = mocks.inputs[f"arbor-shoot-dev-web-{component}"]["manifests"]
+            assert workload["metadata"]["namespace"] == "shoot--dev--web"
         assert mocks.inputs["arbor-seed-local-1-shoot--ops--db"]["metadata"]["name"] == "shoot--ops--db"
         record = mocks.inputs["arbor-shoot-ops-db-record"]
         assert (record["metadata"]["namespace"], record["spec"]["seedName"]) == ("garden-ops", "local-1")

@@ -14,7 +14,7 @@ from arbor_policies.kubernetes import SERVICE, load_balancer_on_local, missing_c
 from arbor_policies.resource import Resource
 
 from components.render import system
-from tests.unit.policy_fixtures import CASES
+from tests.unit.policy_fixtures import CASES, CLOUD, LOCAL, etcd
 from tests.unit.test_system_components import PLAN
 
 
@@ -119,3 +119,24 @@ def test_a_shoots_system_components_are_checked_object_by_object() -> None:
     found = run(policy, [components], {**settings(policy.name), "allowed": []})
     assert any("DaemonSet kube-system/calico-node" in m for m in found)
     assert any(m.startswith("DaemonSet kube-system/kube-proxy-") for m in found)
+
+
+@pytest.mark.parametrize("cluster", [LOCAL, CLOUD])
+def test_a_control_plane_components_object_set_is_checked_object_by_object_on_its_cluster(
+    cluster: dict[str, str],
+) -> None:
+    """GIVEN etcd's objects as one ObjectSet WHEN the pack runs THEN its StatefulSet is checked on the set's cluster.
+
+    An emptyDir etcd is refused on a cloud seed and allowed on a local one, as for a StatefulSet of its own.
+    """
+    statefulset = etcd(cluster, claims=False)
+    manifest = {"apiVersion": "apps/v1", "kind": "StatefulSet", **statefulset.props}
+    objects = Resource(
+        type="pulumi-python:dynamic/arbor:ObjectSet",
+        props={"cluster": cluster["clusterIdentifier"], "manifests": [manifest]},
+        name="etcd-main",
+    )
+    policy = POLICIES["etcd-persistent-on-cloud-seeds"]
+    found = run(policy, [objects], settings(policy.name))
+    assert found == run(policy, [statefulset], settings(policy.name))
+    assert bool(found) is (cluster is CLOUD)

@@ -8,6 +8,7 @@ import pulumi
 import pytest
 import yaml
 from arbor_policies.catalog import POLICIES, load_config, run, settings
+from arbor_policies.rendered import expanded
 from arbor_policies.resource import Resource
 
 from tests.unit.landscape_mocks import Mocks, build
@@ -46,7 +47,7 @@ def _mandatory_violations(mocks: Recording, built: Any) -> dict[str, list[str]]:
         resources.append(Resource(typ, inputs, name, providers.get(provider, {}), bool(opts.protect)))
     # The rules read the landscape itself: arbor's workloads, bindings, records and certificates are all there.
     assert {"Deployment", "StatefulSet", "Pod", "ClusterRoleBinding", "Shoot", "Certificate"} <= {
-        r.kind for r in resources
+        each.kind for r in resources for each in expanded(r)
     }
     config = load_config()
     mandatory = [p for p in POLICIES if config[p.name]["enforcementLevel"] == "mandatory"]

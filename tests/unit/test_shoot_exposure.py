@@ -61,6 +61,10 @@ class ExposureMocks(CloudMocks):
         """Every resource of one type, by name."""
         return {n: o for (t, n), o in self.typed.items() if t == type_}
 
+    def workload(self, name: str) -> dict[str, Any]:
+        """A hosted control-plane component's workload: the last object its ObjectSet applies."""
+        return dict(self.typed[(OBJECT_SET, name)]["manifests"][-1])
+
 
 def self_hosted(raw: dict[str, Any]) -> dict[str, Any]:
     """The landscape with its shoot self-hosted on a control-plane pool of the cloud's machines."""
@@ -152,7 +156,7 @@ def test_a_domain_that_is_not_one_is_refused_with_its_path() -> None:
 
 
 SERVICE = "kubernetes:core/v1:Service"
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 SECRET = "kubernetes:core/v1:Secret"
 RECORD_TYPES = {"aws": "aws:route53/record:Record", "gcp": "gcp:dns/recordSet:RecordSet"}
 
@@ -212,14 +216,14 @@ def test_serving_certificate_names_the_domains_before_the_api_server_rolls() -> 
     def check(_: list[str]) -> None:
         cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]
         assert {"api.web.platform.example.com", "api.web.platform.internal.example.com"} <= set(cert["dnsNames"])
-        deployment = mocks.of(DEPLOYMENT)[f"{PREFIX}-kube-apiserver"]
+        deployment = mocks.workload(f"{PREFIX}-kube-apiserver")
         assert (
             "--external-hostname=api.web.platform.example.com"
             in (deployment["spec"]["template"]["spec"]["containers"][0]["command"])
         )
         # The Deployment waits for its certificate, which writes the Secret it mounts: the issued certificate.
         issued = ("pulumi-python:dynamic/arbor:Certificate", f"{PREFIX}-pki-{pki.KUBE_APISERVER}")
-        assert issued in built.typed_edges[(DEPLOYMENT, f"{PREFIX}-kube-apiserver")]
+        assert issued in built.typed_edges[(OBJECT_SET, f"{PREFIX}-kube-apiserver")]
         layout = {pki.KUBE_APISERVER: {"ca.crt": "caCert", "tls.crt": "cert", "tls.key": "key"}}
         assert (cert["namespace"], cert["secrets"]) == ("shoot--platform--web", layout)
         assert f"{PREFIX}-secret-{pki.KUBE_APISERVER}" not in mocks.of(SECRET)

@@ -14,6 +14,7 @@ P = "urn:pulumi:local::arbor::arbor:landscape:Landscape"
 SHOOT = f"{P}$arbor:shoot:Shoot::arbor-shoot-dev-web"
 SEED = f"{P}$arbor:seed:Seed::arbor-seed-local-1"
 SECRET = "kubernetes:core/v1:Secret"
+SERVICE = "kubernetes:core/v1:Service"
 SECRET_SET = "the shoot's control-plane Secrets (`<shoot>-secrets`)"
 
 
@@ -28,7 +29,7 @@ def old_state() -> list[dict[str, Any]]:
     peer = resource(SECRET, "arbor-shoot-dev-web-secret-etcd-peer", SHOOT, dependencies=[certificate["urn"]])
     signer = resource(SECRET, "arbor-shoot-dev-web-secret-ca-client-signer", SHOOT)
     etcd = resource(
-        "kubernetes:apps/v1:StatefulSet",
+        "pulumi-python:dynamic/arbor:ObjectSet",
         "arbor-shoot-dev-web-etcd-main",
         SHOOT,
         dependencies=[peer["urn"], certificate["urn"]],
@@ -99,3 +100,39 @@ def test_each_object_of_a_shoots_system_components_is_handed_over_to_the_one_res
     handed = state_moves.moved([*old_state()[:2], *objects, *kept])
     assert set(handed) == {o["urn"] for o in objects}
     assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
+
+
+def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_object_sets() -> None:
+    """GIVEN an older control plane, a resource per object WHEN the moves are read THEN each goes to its component.
+
+    A LoadBalancer Service stays (its status feeds DNS records), and so do objects of the same kinds that are not
+    the control plane's (machine-controller-manager's, the seed's).
+    """
+    objects = [
+        resource("kubernetes:apps/v1:StatefulSet", "arbor-shoot-dev-web-etcd-main", SHOOT),
+        resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-kube-apiserver", SHOOT),
+        resource("kubernetes:core/v1:Service", "arbor-shoot-dev-web-etcd-events-client", SHOOT),
+        resource(SERVICE, "arbor-shoot-dev-web-kube-apiserver", SHOOT, inputs={"spec": {"type": "ClusterIP"}}),
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-kube-scheduler-kubeconfig", SHOOT),
+    ]
+    kept = [
+        resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-workers-mcm-deployment", SHOOT),
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-workers-mcm-configmap", SHOOT),
+        resource("kubernetes:apps/v1:Deployment", "arbor-seed-local-1-kube-apiserver", SEED),
+    ]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    balancer = resource(SERVICE, "arbor-shoot-dev-web-kube-apiserver", SHOOT, inputs={"spec": {"type": "LoadBalancer"}})
+    assert state_moves.moved([*old_state()[:2], balancer]) == {}
+    assert set(handed.values()) == {state_moves.COMPONENT_OBJECTS}
+
+
+def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_object_set() -> None:
+    """GIVEN an older self-hosted shoot's mirror pods, one resource each WHEN the moves are read THEN each is handed."""
+    pods = [
+        resource("kubernetes:core/v1:Pod", f"arbor-shoot-dev-web-{c}-cp-0", SHOOT)
+        for c in ("etcd-main", "kube-apiserver")
+    ]
+    kept = resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-static-pods-cp-0", SHOOT)
+    handed = state_moves.moved([*old_state()[:2], *pods, kept])
+    assert set(handed) == {p["urn"] for p in pods}

@@ -20,7 +20,7 @@ from components.kinds import ProviderType
 from components.plan.network import kube_dns_ips, plan_network
 from components.plan.planner import plan_landscape
 from components.plan.values import ShootValues
-from components.render import system
+from components.render import objects, system
 from components.render.system import coredns, kubeproxy
 from components.spec.fields import SpecError
 from tests.unit.test_cloud_networks import DUAL, NETWORKS, NetworkMocks, values
@@ -141,7 +141,7 @@ def test_images_come_from_the_pins() -> None:
 def test_resource_names_are_unique_in_a_shoot() -> None:
     """GIVEN each plugin WHEN rendered THEN every object's resource name is unique within the shoot."""
     for shoot in (DUAL_STACK, dataclasses.replace(DUAL_STACK, network_type="cilium")):
-        keys = [system.key(o) for o in rendered(shoot)]
+        keys = [objects.key(o) for o in rendered(shoot)]
         assert len(keys) == len(set(keys))
 
 
@@ -198,8 +198,8 @@ def _registered(provider: ProviderType) -> tuple[dict[str, list[str]], dict[str,
     # One resource keeps the values; its provider renders the objects from them, as here, and checks the hashes.
     registered = next(i for t, i in mocks.resources.values() if t == "pulumi-python:dynamic/arbor:SystemComponents")
     rendered = system.render(system.SystemValues.from_object(registered["values"]))
-    assert system.hashes(rendered) == registered["objects"]
-    return out, {f"dev-web-system-{system.key(o)}": o for o in rendered}
+    assert objects.hashes(rendered) == registered["objects"]
+    return out, {f"dev-web-system-{objects.key(o)}": o for o in rendered}
 
 
 @pytest.mark.parametrize("provider", [ProviderType.GCP, ProviderType.AWS])

@@ -10,7 +10,7 @@ import pytest
 
 from components.reconciler import apply, system_components
 from components.reconciler.kube import Kube
-from components.render import system
+from components.render import objects, system
 from tests.unit.test_system_components import PLAN
 
 CLUSTER_SCOPED = ("ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition")
@@ -25,7 +25,8 @@ class Cluster:
 
     def get(self, path: str) -> Any:
         if path.count("/") <= 3:  # discovery: /api/v1, /apis/<group>/<version>
-            kinds = {"v1": ("ServiceAccount", "ConfigMap", "Service"), "apps/v1": ("DaemonSet", "Deployment")}
+            workloads = ("DaemonSet", "Deployment", "StatefulSet")
+            kinds = {"v1": ("ServiceAccount", "ConfigMap", "Service", "Pod"), "apps/v1": workloads}
             version = path.removeprefix("/api/").removeprefix("/apis/")
             names = (
                 kinds.get(version)
@@ -49,6 +50,9 @@ class Cluster:
             replicas = body["spec"].get("replicas", 1)
             rolled = {"updatedReplicas": replicas, "availableReplicas": replicas, "desiredNumberScheduled": 2}
             live["status"] = {**rolled, "observedGeneration": 1, "updatedNumberScheduled": 2, "numberAvailable": 2}
+        if body["kind"] == "StatefulSet" and body["metadata"]["name"] not in self.stuck:
+            ready = {"readyReplicas": body["spec"].get("replicas", 1), "currentRevision": "r1", "updateRevision": "r1"}
+            live["status"] = {**ready, "observedGeneration": 1}
         self.objects[path] = live
         return live
 
@@ -71,8 +75,8 @@ def inputs(version: str | None = None) -> dict[str, Any]:
     if version:
         values = system.SystemValues(**{**values.__dict__, "pools": tuple(
             system.SystemPool(p.name, version) for p in values.pools)})  # fmt: skip
-    objects = system.hashes(system.render(values))
-    return {"kubeconfig": "k", "values": values.to_object(), "objects": objects, "version": "1"}
+    hashes = objects.hashes(system.render(values))
+    return {"kubeconfig": "k", "values": values.to_object(), "objects": hashes, "version": "1"}
 
 
 def test_every_object_is_applied_and_the_state_keeps_only_what_renders_them(cluster: Cluster) -> None:
@@ -81,7 +85,7 @@ def test_every_object_is_applied_and_the_state_keeps_only_what_renders_them(clus
     outs = provider.create(inputs()).outs or {}
     rendered = system.render(system.SystemValues.from_object(inputs()["values"]))
     assert len(cluster.objects) == len(rendered) > 20
-    assert set(outs["fingerprints"]) == set(outs["objects"]) == {system.key(o) for o in rendered}
+    assert set(outs["fingerprints"]) == set(outs["objects"]) == {objects.key(o) for o in rendered}
     assert "calico-node" not in json.dumps(outs["values"]) and "image" not in json.dumps(outs)
     assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
 

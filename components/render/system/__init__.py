@@ -10,8 +10,6 @@ the cloud assigns the IPv6 ones).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -75,17 +73,3 @@ def render(values: SystemValues) -> list[Object]:
 def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> list[Object]:
     """Every object of a shoot's system components, with its pod and service ranges."""
     return render(values_of(shoot, pods, services))
-
-
-def key(obj: Object) -> str:
-    """A name for an object, unique in a shoot: `<kind>-<name>` in lower case, `:` as `-`."""
-    return f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"
-
-
-# Hex digits of an object's hash kept: 64 bits tell a changed object from the same one, at a quarter of the state.
-HASH_LENGTH = 16
-
-
-def hashes(objs: list[Object]) -> dict[str, str]:
-    """Each object's SHA-256 (canonical JSON, its first HASH_LENGTH hex digits) by key, in rendering order."""
-    return {key(o): hashlib.sha256(json.dumps(o, sort_keys=True).encode()).hexdigest()[:HASH_LENGTH] for o in objs}

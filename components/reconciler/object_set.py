@@ -1,0 +1,72 @@
+"""ObjectSet: objects applied as one resource (server-side, as Gardener's resource manager applies a ManagedResource).
+
+A pulumi-kubernetes resource keeps an object three times in the state (its inputs, `__inputs` and the live object
+with its managed fields). Here the objects are an input, kept once; the outputs keep where each one is (`refs`),
+its hash and its fingerprint in the cluster (components/reconciler/applied.py), all that diff, drift and delete
+need. A hosted shoot's control plane applies each component's objects (its ConfigMaps, Service and workload) as one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import Resource
+
+from components.reconciler import apply
+from components.reconciler.applied import AppliedObjectsProvider
+from components.render import objects
+
+PROVIDER_VERSION = "1"
+
+
+def _integral(value: Any) -> Any:
+    """A value as the program sent it: the engine passes every number as a float, and Kubernetes' are integers."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+class ObjectSetProvider(AppliedObjectsProvider):
+    """Keeps the objects it is given applied."""
+
+    resource_id = "object-set"
+
+    def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
+        """The objects given (inputs), or what finds them again (outputs)."""
+        return [_integral(o) for o in props["manifests"]] if "manifests" in props else list(props.get("refs") or [])
+
+    def outputs(self, props: dict[str, Any], applied: dict[str, str]) -> dict[str, Any]:
+        """Where each object is, its hash and fingerprint: not the objects."""
+        kept = {k: v for k, v in props.items() if k != "manifests"}
+        return {**kept, "refs": [objects.ref(o) for o in props["manifests"]], "fingerprints": applied}
+
+
+class ObjectSet(Resource, module="arbor", name="ObjectSet"):
+    """Objects applied to a cluster as one resource, in the order given."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        kubeconfig: pulumi.Input[str],
+        cluster: str,
+        manifests: pulumi.Input[list[dict[str, Any]]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "kubeconfig": kubeconfig,
+            # The cluster's identity (`<provider>:<name>`), shown in the preview and read by policies.
+            "cluster": cluster,
+            "manifests": manifests,
+            "objects": pulumi.Output.from_input(manifests).apply(objects.hashes),
+            "version": PROVIDER_VERSION,
+            "refs": None,
+            "fingerprints": None,
+        }
+        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
+        super().__init__(ObjectSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

@@ -1,0 +1,144 @@
+"""ObjectSet: a control-plane component's objects applied as one resource, each kept once in the state."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from components.reconciler import apply, object_set
+from components.reconciler.kube import Kube
+from components.render import objects
+from tests.unit.test_system_objects import Cluster
+
+NAMESPACE = "shoot--dev--web"
+CONFIG = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "etcd-config", "namespace": NAMESPACE},
+          "data": {"etcd.yaml": "name: etcd-main"}}  # fmt: skip
+SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "etcd-main-client", "namespace": NAMESPACE},
+           "spec": {"ports": [{"port": 2379}]}}  # fmt: skip
+
+
+def etcd(image: str = "etcd:v3.6") -> dict[str, Any]:
+    """Etcd main's StatefulSet running `image`."""
+    template = {"spec": {"containers": [{"name": "etcd", "image": image}]}}
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "etcd-main", "namespace": NAMESPACE},
+            "spec": {"replicas": 1, "template": template}}  # fmt: skip
+
+
+ETCD = etcd()
+MANIFESTS = [CONFIG, SERVICE, ETCD]
+
+
+@pytest.fixture
+def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
+    """A seed whose API is the in-memory Cluster."""
+    fake = Cluster()
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: fake))
+    return fake
+
+
+def inputs(manifests: list[dict[str, Any]] = MANIFESTS) -> dict[str, Any]:
+    """The resource's inputs as the program sends them."""
+    return {"kubeconfig": "k", "cluster": "local:local-1", "manifests": manifests,
+            "objects": objects.hashes(manifests), "version": object_set.PROVIDER_VERSION}  # fmt: skip
+
+
+def as_engine_sends(value: Any) -> Any:
+    """A value as the engine hands it to a provider: every number a float."""
+    if isinstance(value, bool) or not isinstance(value, int | dict | list):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: as_engine_sends(v) for k, v in value.items()}
+    return [as_engine_sends(v) for v in value]
+
+
+def test_the_objects_are_applied_in_order_and_the_state_keeps_where_they_are_not_what(cluster: Cluster) -> None:
+    """GIVEN a component's objects WHEN created THEN each is applied as sent, and the outputs hold none of them."""
+    provider = object_set.ObjectSetProvider()
+    outs = provider.create(as_engine_sends(inputs())).outs or {}
+    assert list(cluster.objects) == [
+        f"/api/v1/namespaces/{NAMESPACE}/configmaps/etcd-config",
+        f"/api/v1/namespaces/{NAMESPACE}/services/etcd-main-client",
+        f"/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets/etcd-main",
+    ]
+    applied = cluster.objects[f"/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets/etcd-main"]
+    assert applied["spec"]["replicas"] == 1 and isinstance(applied["spec"]["replicas"], int)
+    assert "manifests" not in outs and "etcd:v3.6" not in json.dumps(outs)
+    assert [r["metadata"]["name"] for r in outs["refs"]] == ["etcd-config", "etcd-main-client", "etcd-main"]
+    assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted", "image", "service dropped"])
+def test_drift_or_a_change_is_an_update_that_applies_them_again(cluster: Cluster, change: str) -> None:
+    """GIVEN applied objects WHEN one is edited or deleted in the cluster, or the objects change THEN `up` applies."""
+    provider = object_set.ObjectSetProvider()
+    outs = provider.create(inputs()).outs or {}
+    news = inputs()
+    path = f"/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets/etcd-main"
+    if change == "edited":
+        cluster.objects[path]["spec"]["replicas"] = 3
+    elif change == "deleted":
+        del cluster.objects[path]
+    elif change == "image":
+        container = {"name": "etcd", "image": "etcd:v3.7"}
+        news = inputs(
+            [CONFIG, SERVICE, {**ETCD, "spec": {**ETCD["spec"], "template": {"spec": {"containers": [container]}}}}]
+        )
+    else:
+        news = inputs([CONFIG, ETCD])
+    read = provider.read("id", outs).outs or {}
+    assert provider.diff("id", read, news).changes
+    updated = provider.update("id", read, news).outs or {}
+    assert len(cluster.objects) == len(news["manifests"])
+    assert cluster.objects[path]["spec"] == news["manifests"][-1]["spec"]
+    assert not provider.diff("id", provider.read("id", updated).outs or {}, news).changes
+
+
+def test_a_statefulset_not_ready_in_time_fails_the_update_naming_it(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN etcd whose replica never gets ready WHEN applied THEN the update fails and names it."""
+    cluster.stuck.add("etcd-main")
+    monkeypatch.setattr(apply, "ROLLOUT_TIMEOUT_S", 0)
+    with pytest.raises(TimeoutError, match=f"StatefulSet {NAMESPACE}/etcd-main"):
+        object_set.ObjectSetProvider().create(inputs())
+
+
+def test_objects_that_differ_from_the_programs_hashes_are_refused_before_anything_is_applied(cluster: Cluster) -> None:
+    """GIVEN manifests that do not match the hashes the program sent WHEN created THEN nothing is applied."""
+    wrong = {**inputs(), "objects": {**inputs()["objects"], "statefulset-etcd-main": "0" * 16}}
+    with pytest.raises(ValueError, match="differ from the program's"):
+        object_set.ObjectSetProvider().create(wrong)
+    assert cluster.objects == {}
+
+
+def test_delete_removes_every_object_last_first(cluster: Cluster) -> None:
+    """GIVEN applied objects WHEN the resource is deleted THEN none is left."""
+    provider = object_set.ObjectSetProvider()
+    provider.delete("id", provider.create(inputs()).outs or {})
+    assert cluster.objects == {}
+
+
+def test_a_changed_pod_is_deleted_and_made_anew_an_unchanged_one_is_left(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a node's mirror pods WHEN one's manifest changes THEN that one is deleted first (a pod's spec is fixed)."""
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{c}-node-0", "namespace": "kube-system"},
+             "spec": {"containers": [{"name": c, "image": f"{c}:v1"}]}} for c in ("etcd", "apiserver")]  # fmt: skip
+    deleted: list[str] = []
+    gone = cluster.delete
+
+    def delete(path: str) -> None:
+        deleted.append(path)
+        gone(path)
+
+    monkeypatch.setattr(cluster, "delete", delete)
+    provider = object_set.ObjectSetProvider()
+    outs = provider.create(inputs(pods)).outs or {}
+    changed = [pods[0], {**pods[1], "spec": {"containers": [{"name": "apiserver", "image": "apiserver:v2"}]}}]
+    provider.update("id", outs, inputs(changed))
+    assert deleted == ["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]
+    assert cluster.objects["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]["spec"] == changed[1]["spec"]
