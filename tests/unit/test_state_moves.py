@@ -136,3 +136,34 @@ def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_o
     kept = resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-static-pods-cp-0", SHOOT)
     handed = state_moves.moved([*old_state()[:2], *pods, kept])
     assert set(handed) == {p["urn"] for p in pods}
+
+
+def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_sets() -> None:
+    """GIVEN an older shoot's MCM objects, one resource each WHEN the moves are read THEN each goes to its set.
+
+    Its machine classes and deployments, its process and what waits for its finalizers stay where they are.
+    """
+    workers = f"{SHOOT}$arbor:shoot:Workers::arbor-shoot-dev-web-workers"
+    kinds = ("apps/v1:Deployment", "core/v1:ConfigMap", "rbac.authorization.k8s.io/v1:RoleBinding")
+    in_seed = [resource(f"kubernetes:{t}", f"arbor-shoot-dev-web-workers-mcm-{t.rsplit(':', 1)[1].lower()}", workers)
+               for t in kinds]  # fmt: skip
+    in_shoot = [
+        resource(
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+            "arbor-shoot-dev-web-workers-mcm-shoot-clusterrole",
+            workers,
+        )
+    ]
+    kept = [
+        resource(
+            "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass",
+            "arbor-shoot-dev-web-workers-class-pool-a-z1",
+            workers,
+        ),
+        resource("pulumi-python:dynamic/arbor:MachinesReleased", "arbor-shoot-dev-web-workers-mcm-released", workers),
+    ]
+    parent = {"urn": workers, "type": "arbor:shoot:Workers", "parent": SHOOT}
+    handed = state_moves.moved([*old_state()[:1], parent, *in_seed, *in_shoot, *kept])
+    rights = "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"
+    assert handed == {**dict.fromkeys((r["urn"] for r in in_seed), state_moves.MCM_SEED),
+                      **dict.fromkeys((r["urn"] for r in in_shoot), rights)}  # fmt: skip
