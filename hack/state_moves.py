@@ -71,6 +71,7 @@ def certificate_secrets() -> str:
 CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
 COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
 MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
+GRM_OBJECTS = "the resource manager's objects on that cluster (`<shoot>-grm-source`, `-target`, `-webhook`)"
 
 MOVES = (
     Move("kubernetes:core/v1:Secret", SHOOT, certificate_secrets(), "the certificate that issues it"),
@@ -85,6 +86,9 @@ MOVES = (
     # machine-controller-manager's objects in the seed and its rights in the shoot: now an ObjectSet each.
     Move("kubernetes:", WORKERS, r"mcm-(serviceaccount|role|rolebinding|configmap|deployment|service)", MCM_SEED),
     Move("kubernetes:", WORKERS, r"mcm-shoot-.+", "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"),
+    # gardener-resource-manager's identities (seed, shoot) and its webhook registration: now an ObjectSet each.
+    Move("kubernetes:", SHOOT, r"grm-(source|target)-(serviceaccount|role|rolebinding)", GRM_OBJECTS),
+    Move("kubernetes:", SHOOT, r"grm-webhook", GRM_OBJECTS),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
     Move(
         "kubernetes:core/v1:Pod",

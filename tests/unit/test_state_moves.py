@@ -167,3 +167,22 @@ def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_s
     rights = "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"
     assert handed == {**dict.fromkeys((r["urn"] for r in in_seed), state_moves.MCM_SEED),
                       **dict.fromkeys((r["urn"] for r in in_shoot), rights)}  # fmt: skip
+
+
+def test_the_resource_managers_identities_and_webhook_are_handed_over_to_their_object_sets() -> None:
+    """GIVEN an older shoot's resource-manager objects WHEN the moves are read THEN each goes to its cluster's set."""
+    rbac = "kubernetes:rbac.authorization.k8s.io/v1"
+    objects = [
+        resource(f"{rbac}:Role", "arbor-shoot-dev-web-grm-source-role", SHOOT),
+        resource(f"{rbac}:RoleBinding", "arbor-shoot-dev-web-grm-target-rolebinding", SHOOT),
+        resource("kubernetes:core/v1:ServiceAccount", "arbor-shoot-dev-web-grm-target-serviceaccount", SHOOT),
+        resource(
+            "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration",
+            "arbor-shoot-dev-web-grm-webhook",
+            SHOOT,
+        ),
+    ]
+    # Its Deployment, configuration and generic kubeconfig (a cloud seed runs them) stay where they are.
+    kept = [resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-grm-deployment", SHOOT)]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert handed == dict.fromkeys((o["urn"] for o in objects), state_moves.GRM_OBJECTS)
