@@ -27,6 +27,7 @@ from pulumi_cli import export, import_state
 from components.render import pki
 
 SHOOT = "arbor:shoot:Shoot"
+WORKERS = "arbor:shoot:Workers"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ def certificate_secrets() -> str:
 # The components of a hosted control plane, as an older arbor named their workloads.
 CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
 COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
+MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
+GRM_OBJECTS = "the resource manager's objects on that cluster (`<shoot>-grm-source`, `-target`, `-webhook`)"
 
 MOVES = (
     Move("kubernetes:core/v1:Secret", SHOOT, certificate_secrets(), "the certificate that issues it"),
@@ -80,6 +83,12 @@ MOVES = (
     Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:Service", SHOOT, r"etcd-(main|events)-client|kube-apiserver", COMPONENT_OBJECTS),
+    # machine-controller-manager's objects in the seed and its rights in the shoot: now an ObjectSet each.
+    Move("kubernetes:", WORKERS, r"mcm-(serviceaccount|role|rolebinding|configmap|deployment|service)", MCM_SEED),
+    Move("kubernetes:", WORKERS, r"mcm-shoot-.+", "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"),
+    # gardener-resource-manager's identities (seed, shoot) and its webhook registration: now an ObjectSet each.
+    Move("kubernetes:", SHOOT, r"grm-(source|target)-(serviceaccount|role|rolebinding)", GRM_OBJECTS),
+    Move("kubernetes:", SHOOT, r"grm-webhook", GRM_OBJECTS),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
     Move(
         "kubernetes:core/v1:Pod",

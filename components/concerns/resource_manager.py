@@ -13,18 +13,13 @@ import base64
 import pulumi
 
 from components.bundles import ClusterAccess, SeedAccess
-from components.concerns.objects import KubeObject
 from components.concerns.resource_manager_deployment import deploy_resource_manager
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
+from components.reconciler.object_set import ObjectSet
 from components.render import pki
 from components.render import resource_manager as grm
-
-
-def _objects(prefix: str, objects: list[dict[str, object]], opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-    """Each object as a resource named by its kind."""
-    return [KubeObject(f"{prefix}-{str(o['kind']).lower()}", o, opts) for o in objects]
 
 
 def resource_manager(
@@ -40,25 +35,30 @@ def resource_manager(
     if shoot.service_host is None:
         return []
     prefix, ns = f"{name}-grm", shoot.seed_namespace
-    # Named objects: a replacement that created first would apply the new object and then delete it.
-    on_seed = pulumi.ResourceOptions(
-        parent=parent, provider=seed.cluster.provider, delete_before_replace=True,
-        depends_on=[seed.namespaces[ns], *seed.resource_crds, *seed.cluster.ready],
-    )  # fmt: skip
-    in_shoot = pulumi.ResourceOptions(
-        parent=parent, provider=shoot_api.provider, depends_on=list(shoot_api.ready), delete_before_replace=True
-    )
-    identities = _objects(f"{prefix}-source", [grm.service_account(ns), *grm.source_rights(ns)], on_seed)
-    identities += _objects(f"{prefix}-target", [grm.service_account("kube-system"), *grm.target_rights()], in_shoot)
+    # Each cluster's objects as one resource that keeps them once (reconciler/object_set.py).
+    after_seed = [seed.namespaces[ns], *seed.resource_crds, *seed.cluster.ready]
+    in_shoot = [shoot_api.provider, *shoot_api.ready]
+    identities: list[pulumi.Resource] = [
+        ObjectSet(f"{prefix}-source", kubeconfig=seed.cluster.kubeconfig, cluster=seed.cluster.identifier,
+                  manifests=[grm.service_account(ns), *grm.source_rights(ns)],
+                  opts=pulumi.ResourceOptions(parent=parent, depends_on=after_seed)),
+        ObjectSet(f"{prefix}-target", kubeconfig=shoot_api.kubeconfig, cluster=shoot_api.identifier,
+                  manifests=[grm.service_account("kube-system"), *grm.target_rights()],
+                  opts=pulumi.ResourceOptions(parent=parent, depends_on=in_shoot)),
+    ]  # fmt: skip
     serving = credentials[pki.RESOURCE_MANAGER_SERVER].string_data()
     server = infra.resource_manager(shoot, seed, shoot_api, serving, parent, identities) or deploy_resource_manager(
         shoot, seed, shoot_api, serving, parent, identities
     )
     ca = serving[pki.KEY_CA_CERT].apply(lambda pem: base64.b64encode(pem.encode()).decode())
-    shape = grm.webhook_configuration("", "")
-    webhooks = pulumi.Output.all(server.url, ca).apply(
-        lambda got: grm.webhook_configuration(got[0], got[1])["webhooks"]
+    # The CA is public: the registration is readable in the preview.
+    registration = pulumi.Output.unsecret(pulumi.Output.all(server.url, ca).apply(
+        lambda got: [grm.webhook_configuration(got[0], got[1])]))  # fmt: skip
+    webhook = ObjectSet(
+        f"{prefix}-webhook",
+        kubeconfig=shoot_api.kubeconfig,
+        cluster=shoot_api.identifier,
+        manifests=registration,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[*in_shoot, *server.resources]),
     )
-    after = pulumi.ResourceOptions.merge(in_shoot, pulumi.ResourceOptions(depends_on=list(server.resources)))
-    registration = KubeObject(f"{prefix}-webhook", {**shape, "webhooks": webhooks}, after)
-    return [*server.resources, registration]
+    return [*server.resources, webhook]

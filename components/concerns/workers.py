@@ -8,12 +8,13 @@ Here they become resources:
   the least rights MCM's sidecar needs), unless the spec names pasted credentials (`cloudCredentialsSecret`);
 - in the shoot's seed namespace, after its control plane: the `cloudprovider` Secret the classes reference,
   MCM's ServiceAccount, Role and RoleBinding, its target kubeconfig, its Deployment with the provider's sidecar
-  (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service;
+  (a checksum per mounted Secret or ConfigMap, so a rotated client certificate restarts it) and metrics Service,
+  applied as one ObjectSet;
   on local, where kwok only simulates that Deployment, MCM and arbor's kwok sidecar as processes (LocalProcess);
 - MachinesReleased between MCM and the objects it puts finalizers on, so that deletion stops MCM last;
 - per pool and zone: the user-data Secret and the MachineClass (both named after the class: a rolling change
   makes new ones) and the MachineDeployment, whose template then points at the new class;
-- in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user.
+- in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user (one ObjectSet).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from components.concerns.objects import KubeObject
 from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.machines_released import MachinesReleased
+from components.reconciler.object_set import ObjectSet
 from components.render import controlplane, machines
 from components.render.machine_providers import credentials_data
 
@@ -76,7 +78,7 @@ class Workers(pulumi.ComponentResource):
         after_key = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=list(managed.ready) if managed else [])
         )
-        manager = self._manager(name, shoot, infra, seed, shoot_api, sources, after, in_seed)
+        manager = self._manager(name, shoot, infra, seed, shoot_api, sources, after)
         # Every object MCM puts a finalizer on is deleted before this, and this before MCM (its delete waits).
         released = MachinesReleased(
             f"{name}-mcm-released",
@@ -114,22 +116,23 @@ class Workers(pulumi.ComponentResource):
         shoot_api: ClusterAccess,
         sources: Mapping[str, pulumi.Output[dict[str, str]]],
         after: Sequence[pulumi.Resource],
-        in_seed: pulumi.ResourceOptions,
     ) -> list[pulumi.Resource]:
-        """MCM in the seed namespace (its Deployment after the control plane) and its rights in the shoot."""
+        """MCM in the seed namespace (after the control plane) and its rights in the shoot, each one ObjectSet."""
         # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
-        controller = pulumi.ResourceOptions.merge(
-            in_seed, pulumi.ResourceOptions(depends_on=[*seed.machine_crds, *after])
-        )
-        manager = [
-            KubeObject(
-                f"{name}-mcm-{obj['kind'].lower()}",
-                _with_checksums(obj, shoot, sources),
-                controller if obj["kind"] == "Deployment" else in_seed,
-            )
-            for obj in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
+        objects = [
+            _with_checksums(o, shoot, sources)
+            for o in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
         ]
-        return manager + self._in_shoot(name, shoot, infra, seed, shoot_api)
+        manager = ObjectSet(
+            f"{name}-mcm",
+            kubeconfig=seed.cluster.kubeconfig,
+            cluster=seed.cluster.identifier,
+            manifests=pulumi.Output.from_input(objects),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *after]
+            ),
+        )
+        return [manager, *self._in_shoot(name, shoot, infra, seed, shoot_api)]
 
     def _in_shoot(
         self, name: str, shoot: ShootValues, infra: InfrastructureProvider, seed: SeedAccess, shoot_api: ClusterAccess
@@ -138,12 +141,15 @@ class Workers(pulumi.ComponentResource):
         processes = infra.machine_controller(
             shoot, seed, shoot_api, self, [seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *shoot_api.ready]
         )
-        in_shoot = pulumi.ResourceOptions(parent=self, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
-        rights = []
-        for obj in machines.shoot_objects():
-            suffix = obj["kind"].lower() + ("-kube-system" if obj["metadata"].get("namespace") else "")
-            rights.append(KubeObject(f"{name}-mcm-shoot-{suffix}", obj, in_shoot))
-        return [*processes, *rights]
+        rights = ObjectSet(
+            f"{name}-mcm-shoot",
+            kubeconfig=shoot_api.kubeconfig,
+            cluster=shoot_api.identifier,
+            manifests=list(machines.shoot_objects()),
+            # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[shoot_api.provider, *shoot_api.ready]),
+        )
+        return [*processes, rights]
 
     def _machines(
         self,

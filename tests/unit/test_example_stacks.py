@@ -168,7 +168,9 @@ def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str
         claims = example.mocks.workload(f"{SHOOTS[shoot]}-etcd-{role}")["spec"]["volumeClaimTemplates"]
         assert [c["spec"]["storageClassName"] for c in claims] == ["gardener.cloud-fast"]
     # MCM with its provider sidecar under upstream's name; a class and a deployment per zone of the pool.
-    containers = example.of(DEPLOYMENT, shoot)["workers-mcm-deployment"]["spec"]["template"]["spec"]["containers"]
+    manager = example.of(OBJECT_SET, shoot)["workers-mcm"]["manifests"]
+    [deployment] = [o for o in manager if o["kind"] == "Deployment"]
+    containers = deployment["spec"]["template"]["spec"]["containers"]
     sidecar = f"machine-controller-manager-provider-{example.provider}"
     assert [c["name"] for c in containers] == ["machine-controller-manager", sidecar]
     zones = [d.name for d in next(s for s in example.plan.shoots if s.name == shoot).deployments["pool-a"]]
@@ -229,7 +231,7 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
             (MACHINE_CLASS, f"{p}-workers-class-{zone}"),
             (SECRET, f"{p}-workers-user-data-{zone}"),
             (SECRET, f"{p}-workers-cloudprovider"),
-            (DEPLOYMENT, f"{p}-workers-mcm-deployment"),
+            (OBJECT_SET, f"{p}-workers-mcm"),
             (OBJECT_SET, f"{p}-kube-apiserver"),
             (OSC, f"{p}-osc-pool-a"),
             (CLUSTER_ROLE_BINDING, f"{p}-join-clusterrolebinding-system-node-bootstrapper"),
@@ -336,7 +338,7 @@ def test_the_self_hosted_shoot_runs_on_one_machine_arbor_makes_behind_a_balancer
     # The API behind the balancer, named in the zone; node-agent's token in the shoot; no seed, no MCM.
     assert set(example.of(RECORD_TYPES[cloud], p)) == {"dns-external", "dns-internal"}
     assert example.of(SECRET, p)["bootstrap-token"]["metadata"]["name"] == "bootstrap-token-abcdef"
-    assert not example.of(MACHINE_DEPLOYMENT, p) and "workers-mcm-deployment" not in example.of(DEPLOYMENT, p)
+    assert not example.of(MACHINE_DEPLOYMENT, p) and "workers-mcm" not in example.of(OBJECT_SET, p)
 
 
 def test_the_self_hosted_graph_boots_the_machine_before_anything_reaches_its_api(example: Example) -> None:

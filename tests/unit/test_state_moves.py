@@ -136,3 +136,53 @@ def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_o
     kept = resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-static-pods-cp-0", SHOOT)
     handed = state_moves.moved([*old_state()[:2], *pods, kept])
     assert set(handed) == {p["urn"] for p in pods}
+
+
+def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_sets() -> None:
+    """GIVEN an older shoot's MCM objects, one resource each WHEN the moves are read THEN each goes to its set.
+
+    Its machine classes and deployments, its process and what waits for its finalizers stay where they are.
+    """
+    workers = f"{SHOOT}$arbor:shoot:Workers::arbor-shoot-dev-web-workers"
+    kinds = ("apps/v1:Deployment", "core/v1:ConfigMap", "rbac.authorization.k8s.io/v1:RoleBinding")
+    in_seed = [resource(f"kubernetes:{t}", f"arbor-shoot-dev-web-workers-mcm-{t.rsplit(':', 1)[1].lower()}", workers)
+               for t in kinds]  # fmt: skip
+    in_shoot = [
+        resource(
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+            "arbor-shoot-dev-web-workers-mcm-shoot-clusterrole",
+            workers,
+        )
+    ]
+    kept = [
+        resource(
+            "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass",
+            "arbor-shoot-dev-web-workers-class-pool-a-z1",
+            workers,
+        ),
+        resource("pulumi-python:dynamic/arbor:MachinesReleased", "arbor-shoot-dev-web-workers-mcm-released", workers),
+    ]
+    parent = {"urn": workers, "type": "arbor:shoot:Workers", "parent": SHOOT}
+    handed = state_moves.moved([*old_state()[:1], parent, *in_seed, *in_shoot, *kept])
+    rights = "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"
+    assert handed == {**dict.fromkeys((r["urn"] for r in in_seed), state_moves.MCM_SEED),
+                      **dict.fromkeys((r["urn"] for r in in_shoot), rights)}  # fmt: skip
+
+
+def test_the_resource_managers_identities_and_webhook_are_handed_over_to_their_object_sets() -> None:
+    """GIVEN an older shoot's resource-manager objects WHEN the moves are read THEN each goes to its cluster's set."""
+    rbac = "kubernetes:rbac.authorization.k8s.io/v1"
+    objects = [
+        resource(f"{rbac}:Role", "arbor-shoot-dev-web-grm-source-role", SHOOT),
+        resource(f"{rbac}:RoleBinding", "arbor-shoot-dev-web-grm-target-rolebinding", SHOOT),
+        resource("kubernetes:core/v1:ServiceAccount", "arbor-shoot-dev-web-grm-target-serviceaccount", SHOOT),
+        resource(
+            "kubernetes:admissionregistration.k8s.io/v1:MutatingWebhookConfiguration",
+            "arbor-shoot-dev-web-grm-webhook",
+            SHOOT,
+        ),
+    ]
+    # Its Deployment, configuration and generic kubeconfig (a cloud seed runs them) stay where they are.
+    kept = [resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-grm-deployment", SHOOT)]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert handed == dict.fromkeys((o["urn"] for o in objects), state_moves.GRM_OBJECTS)

@@ -33,7 +33,7 @@ from components.render import machine_providers, machines, pki
 from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import AMI, GCP_IMAGE, WEB
 
-DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
 MACHINE_DEPLOYMENT = "kubernetes:machine.sapcloud.io/v1alpha1:MachineDeployment"
 SECRET = "kubernetes:core/v1:Secret"
@@ -130,7 +130,8 @@ def register(
 def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType) -> None:
     """GIVEN a hosted shoot on a provider WHEN its workers are registered THEN one MCM runs that provider's sidecar."""
     mocks = register(provider)
-    [deployment] = of_type(mocks, DEPLOYMENT).values()
+    manager = of_type(mocks, OBJECT_SET)["dev-web-workers-mcm"]
+    [deployment] = [o for o in manager["manifests"] if o["kind"] == "Deployment"]
     assert deployment["metadata"]["name"] == machines.MCM_NAME
     mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
     assert mcm["image"] == pins.MCM.ref
