@@ -55,13 +55,7 @@ class AppliedObjectsProvider(ResourceProvider):
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         paths = apply.Paths(kube)
         if previous is not None:  # what cannot change in place (a pod) and changed is made anew
-            before = previous.get("objects") or {}
-            changed = [
-                o
-                for o in objs
-                if objects.key(o) in before and before[objects.key(o)] != props["objects"][objects.key(o)]
-            ]
-            apply.replace_changed(kube, paths, changed)
+            apply.replace_changed(kube, paths, _changed(objs, previous.get("objects") or {}, props["objects"]))
         applied = {objects.key(o): apply.fingerprint(apply.apply(kube, paths, o)) for o in objs}
         if previous is not None:
             gone = [o for o in reversed(self.refs_of(previous)) if objects.key(o) not in applied]

@@ -3,7 +3,8 @@
 A pulumi-kubernetes resource keeps an object three times in the state (its inputs, `__inputs` and the live object
 with its managed fields). Here the objects are an input, kept once; the outputs keep where each one is (`refs`),
 its hash and its fingerprint in the cluster (components/reconciler/applied.py), all that diff, drift and delete
-need. A hosted shoot's control plane applies each component's objects (its ConfigMaps, Service and workload) as one.
+need. Used for each hosted control-plane component (its ConfigMaps, Service and workload), a local self-hosted
+node's mirror pods, machine-controller-manager's objects and gardener-resource-manager's.
 """
 
 from __future__ import annotations
