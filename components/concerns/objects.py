@@ -14,11 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-
-def type_token(api_version: str, kind: str) -> str:
-    """The provider's type of a kind: `kubernetes:core/v1:Secret`, `kubernetes:apps/v1:Deployment`."""
-    group_version = api_version if "/" in api_version else f"core/{api_version}"
-    return f"kubernetes:{group_version}:{kind}"
+from components.render.objects import type_token
 
 
 class KubeObject(pulumi.CustomResource):

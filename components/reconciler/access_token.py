@@ -41,7 +41,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.kwokctl import write_file
 from components.reconciler.seed_operation import OPERATION, requested_operation
 
@@ -126,11 +126,6 @@ def _seconds(stamp: str) -> float:
     return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
 
 
-def _secret_path(namespace: str, name: str = "") -> str:
-    """The Secrets of `namespace`, or one of them."""
-    return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")
-
-
 def _request_token(kube: Kube, props: dict[str, Any]) -> tuple[str, float]:
     """A new token of the ServiceAccount (for the API server's own audiences) and when it expires."""
     path = f"/api/v1/namespaces/{props['namespace']}/serviceaccounts/{props['serviceAccount']}/token"
@@ -155,7 +150,7 @@ def _secret_namespace(props: dict[str, Any]) -> str:
 
 def _location(props: dict[str, Any]) -> str:
     """Where the token is kept: its file, or its Secret's path."""
-    return str(props.get("tokenFile") or _secret_path(_secret_namespace(props), props["secretName"]))
+    return str(props.get("tokenFile") or secret_path(_secret_namespace(props), props["secretName"]))
 
 
 def _store(props: dict[str, Any], token: str, renewal: float) -> None:
@@ -174,7 +169,7 @@ def _store(props: dict[str, Any], token: str, renewal: float) -> None:
         "metadata": metadata,
         "data": {TOKEN_KEY: base64.b64encode(token.encode()).decode()},
     }
-    _secret_kube(props).create_or_replace(_secret_path(ns), secret)
+    _secret_kube(props).create_or_replace(secret_path(ns), secret)
 
 
 def _stored(props: dict[str, Any]) -> str:
@@ -182,7 +177,7 @@ def _stored(props: dict[str, Any]) -> str:
     if props.get("tokenFile"):
         path = Path(props["tokenFile"])
         return path.read_text() if path.is_file() else ""
-    secret = _secret_kube(props).find(_secret_path(_secret_namespace(props), props["secretName"]))
+    secret = _secret_kube(props).find(secret_path(_secret_namespace(props), props["secretName"]))
     data = ((secret or {}).get("data") or {}).get(TOKEN_KEY, "")
     return base64.b64decode(data).decode(errors="replace") if data else ""
 
@@ -193,7 +188,7 @@ def _forget(props: dict[str, Any]) -> None:
         Path(props["tokenFile"]).unlink(missing_ok=True)
         return
     try:
-        _secret_kube(props).delete(_secret_path(_secret_namespace(props), props["secretName"]))
+        _secret_kube(props).delete(secret_path(_secret_namespace(props), props["secretName"]))
     except KubeError as err:
         if err.status != 0:
             raise

@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, secret_path
 
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
 INPUTS = ("kubeconfig", "namespace", "secrets")
@@ -42,11 +42,6 @@ def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
 def writes(props: Mapping[str, Any]) -> bool:
     """Whether the resource writes Secrets."""
     return bool(props.get("kubeconfig") and props.get("secrets"))
-
-
-def _collection(namespace: str) -> str:
-    """The API path of a namespace's Secrets."""
-    return f"/api/v1/namespaces/{namespace}/secrets"
 
 
 def data_of(fields: Mapping[str, str], outs: Mapping[str, Any]) -> dict[str, str]:
@@ -74,7 +69,7 @@ def actual(props: Mapping[str, Any]) -> dict[str, str] | None:
         return None
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     layout: Layout = props["secrets"]
-    found = {name: kube.find(f"{_collection(props['namespace'])}/{name}") for name in layout}
+    found = {name: kube.find(secret_path(props["namespace"], name)) for name in layout}
     return {
         name: content_hash((secret or {}).get("data") or {}, layout[name]) if secret else ""
         for name, secret in found.items()
@@ -95,7 +90,7 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
             "type": "Opaque",
             "data": data_of(fields, props),
         }
-        kube.create_or_replace(_collection(namespace), body)
+        kube.create_or_replace(secret_path(namespace), body)
     return {**props, OUTPUT: expected(props)}
 
 
@@ -106,7 +101,7 @@ def remove(props: Mapping[str, Any]) -> None:
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     ours = expected(props) or {}
     for name, fields in props["secrets"].items():
-        path = f"{_collection(props['namespace'])}/{name}"
+        path = secret_path(props["namespace"], name)
         secret = kube.find(path)
         if secret is None or content_hash(secret.get("data") or {}, fields) != ours.get(name):
             continue

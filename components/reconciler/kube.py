@@ -208,3 +208,8 @@ class Kube:
                 return bool(response.status == 200)
         except (OSError, ValueError):
             return False
+
+
+def secret_path(namespace: str, name: str = "") -> str:
+    """The API path of a namespace's Secrets, or of one of them."""
+    return f"/api/v1/namespaces/{namespace}/secrets" + (f"/{name}" if name else "")

@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
 
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, secret_path
 
 PROVIDER_VERSION = "1"
 GROUP_PATH = "/apis/machine.sapcloud.io/v1alpha1/namespaces"
@@ -32,7 +32,7 @@ POLL_S = 2.0
 
 def held(kube: Kube, namespace: str) -> list[str]:
     """`<kind>/<name>` of each object in the namespace that still carries an MCM finalizer."""
-    paths = [f"{GROUP_PATH}/{namespace}/{kind}" for kind in MACHINE_KINDS] + [f"/api/v1/namespaces/{namespace}/secrets"]
+    paths = [f"{GROUP_PATH}/{namespace}/{kind}" for kind in MACHINE_KINDS] + [secret_path(namespace)]
     names = []
     for path in paths:
         listed = kube.find(path)

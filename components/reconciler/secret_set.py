@@ -18,15 +18,10 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, secret_path
 
 PROVIDER_VERSION = "1"
 DRIFTED = ""
-
-
-def _collection(namespace: str) -> str:
-    """The API path of a namespace's Secrets."""
-    return f"/api/v1/namespaces/{namespace}/secrets"
 
 
 def data_of(string_data: Mapping[str, str]) -> dict[str, str]:
@@ -64,9 +59,9 @@ def _write(props: dict[str, Any], gone: Sequence[str] = ()) -> dict[str, Any]:
     for name, content in props["secrets"].items():
         body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
                 "type": "Opaque", "data": data_of(content)}  # fmt: skip
-        kube.create_or_replace(_collection(namespace), body)
+        kube.create_or_replace(secret_path(namespace), body)
     for name in gone:
-        kube.delete(f"{_collection(namespace)}/{name}")
+        kube.delete(secret_path(namespace, name))
     return _outs(props, hashes(props["secrets"]))
 
 
@@ -101,7 +96,7 @@ class SecretSetProvider(ResourceProvider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The Secrets as the cluster has them: one edited or deleted is drift; none left (or unreachable), gone."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        found = {n: kube.find(f"{_collection(props['namespace'])}/{n}") for n in props.get("hashes") or {}}
+        found = {n: kube.find(secret_path(props["namespace"], n)) for n in props.get("hashes") or {}}
         if not any(found.values()):
             return ReadResult(id_="", outs={})
         seen = {n: h if _holds(found[n], h) else DRIFTED for n, h in props["hashes"].items()}
@@ -112,7 +107,7 @@ class SecretSetProvider(ResourceProvider):
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         try:
             for name in props.get("hashes") or {}:
-                kube.delete(f"{_collection(props['namespace'])}/{name}")
+                kube.delete(secret_path(props["namespace"], name))
         except KubeError as err:
             if err.status != 0:
                 raise

@@ -15,6 +15,12 @@ Object = dict[str, Any]
 HASH_LENGTH = 16
 
 
+def type_token(api_version: str, kind: str) -> str:
+    """The kubernetes provider's type of a kind: `kubernetes:core/v1:Secret`, `kubernetes:apps/v1:Deployment`."""
+    group_version = api_version if "/" in api_version else f"core/{api_version}"
+    return f"kubernetes:{group_version}:{kind}"
+
+
 def key(obj: Object) -> str:
     """A name for an object, unique in a namespace: `<kind>-<name>` in lower case, `:` as `-`."""
     return f"{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}"

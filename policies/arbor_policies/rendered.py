@@ -22,11 +22,6 @@ SYSTEM_COMPONENTS = "pulumi-python:dynamic/arbor:SystemComponents"
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 
 
-def type_token(api_version: str, kind: str) -> str:
-    """The kubernetes provider's type of a kind, as a resource of its own would have: `kubernetes:apps/v1:DaemonSet`."""
-    return f"kubernetes:{api_version if '/' in api_version else f'core/{api_version}'}:{kind}"
-
-
 def expanded(r: Resource) -> list[Resource]:
     """The resource itself, or each object it applies (a value unknown in a preview raises, as a rule's read does)."""
     provider = r.provider
@@ -39,7 +34,7 @@ def expanded(r: Resource) -> list[Resource]:
         return [r]
     return [
         Resource(
-            type=type_token(o["apiVersion"], o["kind"]),
+            type=objects.type_token(o["apiVersion"], o["kind"]),
             props=o,
             name=f"{r.name}/{objects.key(o)}",
             provider=provider,
