@@ -5,12 +5,14 @@ written from there by the same resource when it is issued, so the state holds th
 hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret would.
 
 The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
-(`{secret: {data key: output field}}`). `read()` puts the hashes of the Secrets as the cluster has them in the
-state; an edited or deleted Secret is drift, and the certificate is issued again (Gardener's secrets manager
-regenerates a leaf whose Secret is gone). Not an in-place rewrite: a dynamic provider cannot preview an update, so
-its outputs would be unknown in the preview and everything that reads them would appear to change. A Secret is
-removed only while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement
-writes the same names first, and the old certificate's deletion must not take the new one's Secret with it.
+(`{secret: {data key: output field}}`). The hashes written are kept (`writtenHashes`), and `read()` puts those of
+the Secrets as the cluster has them beside them (`foundHashes`), so drift is told from hashes alone, without the
+contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift, and the
+certificate is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone). Not an in-place
+rewrite: a dynamic provider cannot preview an update, so its outputs would be unknown in the preview and everything
+that reads them would appear to change. A Secret is removed only while it still holds what this resource wrote (a
+precondition on its resourceVersion): a replacement writes the same names first, and the old certificate's deletion
+must not take the new one's Secret with it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from components.reconciler.kube import Kube, KubeError, secret_path
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
 INPUTS = ("kubeconfig", "namespace", "secrets")
 OUTPUT = "writtenHashes"
+FOUND = "foundHashes"
 
 Layout = Mapping[str, Mapping[str, str]]
 # Where a credential writes its Secrets: `kubeconfig`, `namespace` and `secrets` (the INPUTS).
@@ -56,7 +59,7 @@ def content_hash(data: Mapping[str, str], keys: Any) -> str:
 
 
 def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
-    """The hash of each Secret as the resource's outputs say it should be; None when it writes none."""
+    """The hash of each Secret as `props` (every field its layout names) say it should be; None when it writes none."""
     if not writes(props):
         return None
     layout: Layout = props["secrets"]
@@ -99,7 +102,7 @@ def remove(props: Mapping[str, Any]) -> None:
     if not writes(props):
         return
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    ours = expected(props) or {}
+    ours = props.get(OUTPUT) or {}
     for name, fields in props["secrets"].items():
         path = secret_path(props["namespace"], name)
         secret = kube.find(path)
@@ -123,4 +126,5 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     if not writes(olds) or not writes(news):
         return False
     moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
-    return moved or olds.get(OUTPUT) != expected(olds)
+    found = olds.get(FOUND)
+    return moved or (found is not None and found != olds.get(OUTPUT))

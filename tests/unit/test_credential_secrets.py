@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from components.reconciler import credential_secrets, pki
+from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
 
 NAMESPACE = "shoot--dev--web"
@@ -56,7 +56,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
     return fake
 
 
-def leaf_inputs(ca: pki.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]:
+def leaf_inputs(ca: signing.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]:
     """A leaf certificate's inputs as the program sends them, writing `layout` in the seed namespace."""
     props = {"caCert": ca.cert, "caKey": ca.key, "commonName": "etcd-peer", "organizations": [], "dnsNames": ["a"],
              "ipAddresses": [], "usages": ["server", "client"], "validitySeconds": YEAR_S, "rotation": 0,
@@ -65,21 +65,39 @@ def leaf_inputs(ca: pki.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def ca() -> pki.Issued:
+def ca() -> signing.Issued:
     """An issuing CA."""
-    return pki.self_signed_ca("etcd", 3600)
+    return signing.self_signed_ca("etcd", 3600)
 
 
-def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a leaf with a Secret to write WHEN created THEN the Secret holds it and the state holds only its hash."""
     provider = pki.CertificateProvider()
     outs = provider.create(leaf_inputs(ca)).outs or {}
 
     assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": outs["key"]}
     assert set(outs["writtenHashes"]) == {"etcd-peer"}
-    # The key is once in the outputs (the credential), never as a Secret's data again; the CA key not at all.
+    # The key is once in the outputs (the credential), never as a Secret's data again; the CA not at all (a hash).
     state = json.dumps(outs)
     assert state.count(outs["key"].splitlines()[1]) == 1 and ca.key.splitlines()[1] not in state
+    assert ca.cert.splitlines()[1] not in state and outs["caHash"] == pki.ca_hash(ca.cert)
+
+
+def test_an_older_state_with_the_ca_certificate_is_kept_and_leaned_on_refresh(
+    cluster: Cluster, ca: signing.Issued
+) -> None:
+    """GIVEN a leaf's state that kept its CA's certificate WHEN refreshed and diffed THEN no change, and no copy."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    older = {k: v for k, v in outs.items() if k != "caHash"} | {"caCert": ca.cert}
+    assert not provider.diff("id", older, inputs).changes
+    read = provider.read("id", older).outs or {}
+    assert "caCert" not in read and read["caHash"] == outs["caHash"]
+    assert not provider.diff("id", read, inputs).changes
+    assert provider.diff("id", read, {**inputs, "caCert": signing.self_signed_ca("etcd", 3600).cert}).replaces == [
+        "caCert"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -92,7 +110,7 @@ def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster:
     ],
 )
 def test_a_secret_changed_in_the_cluster_is_drift_that_issues_the_certificate_again(
-    cluster: Cluster, ca: pki.Issued, change: str, drift: bool
+    cluster: Cluster, ca: signing.Issued, change: str, drift: bool
 ) -> None:
     """GIVEN a written leaf WHEN its Secret is edited or deleted and refreshed THEN it is replaced (reason `secret`)."""
     provider = pki.CertificateProvider()
@@ -111,7 +129,7 @@ def test_a_secret_changed_in_the_cluster_is_drift_that_issues_the_certificate_ag
     assert diff.changes is drift and diff.replaces == (["secret"] if drift else [])
 
 
-def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a leaf issued by an older arbor (no Secret of its own) WHEN given one to write THEN no change."""
     provider = pki.CertificateProvider()
     inputs = leaf_inputs(ca)
@@ -124,7 +142,7 @@ def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluste
     assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"] == updated["cert"]
 
 
-def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a renewal (create the new, then delete the old) WHEN the old is deleted THEN the new Secret stays."""
     provider = pki.CertificateProvider()
     old = provider.create(leaf_inputs(ca)).outs or {}
@@ -137,7 +155,7 @@ def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca
 
 
 def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfig_alone_does_not(
-    cluster: Cluster, ca: pki.Issued
+    cluster: Cluster, ca: signing.Issued
 ) -> None:
     """GIVEN a written leaf WHEN its namespace or layout changes THEN it is replaced; a kubeconfig alone is not."""
     provider = pki.CertificateProvider()
