@@ -51,7 +51,7 @@ class CredentialOutputs:
         }
 
 
-# The field of a certificate's resource each key of its Secret holds (reconciler/pki.py; the CA's certificate: an input).
+# The field of a certificate's resource each key of its Secret holds (reconciler/pki.py; caCert is an input only).
 CERT_FIELDS = {pki.KEY_CA_CERT: "caCert", pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}
 
 
