@@ -164,11 +164,8 @@ class Shoot(pulumi.ComponentResource):
             f"{name}-ca-client",
             self.values,
             credentials[pki.CA_CLIENT],
-            pulumi.ResourceOptions(
-                parent=self,
-                provider=garden.cluster.provider,
-                depends_on=[*garden.api, garden.namespaces[self.values.project]],
-            ),
+            garden.cluster,
+            pulumi.ResourceOptions(parent=self, depends_on=[*garden.api, garden.namespaces[self.values.project]]),
         )
         return credentials
 

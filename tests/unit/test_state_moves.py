@@ -186,3 +186,15 @@ def test_the_resource_managers_identities_and_webhook_are_handed_over_to_their_o
     kept = [resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-grm-deployment", SHOOT)]
     handed = state_moves.moved([*old_state()[:2], *objects, *kept])
     assert handed == dict.fromkeys((o["urn"] for o in objects), state_moves.GRM_OBJECTS)
+
+
+def test_a_shoots_client_ca_in_the_garden_is_handed_over_to_its_object_set() -> None:
+    """GIVEN an older shoot's InternalSecret `<shoot>.ca-client` WHEN the moves are read THEN only it is handed."""
+    internal = resource("kubernetes:arbor.dev/v1alpha1:InternalSecret", "arbor-shoot-dev-web-ca-client", SHOOT)
+    # The client CA itself (its credential) and the ObjectSet that keeps the InternalSecret now stay.
+    kept = [
+        resource("pulumi-python:dynamic/arbor:CertificateAuthority", "arbor-shoot-dev-web-pki-ca-client", SHOOT),
+        resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-ca-client", SHOOT),
+    ]
+    handed = state_moves.moved([*old_state()[:2], internal, *kept])
+    assert handed == {internal["urn"]: "its ObjectSet (`<shoot>-ca-client`)"}
