@@ -24,11 +24,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.reconciler.kube import Kube, KubeError, secret_path
+from components.render import objects
 
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
 INPUTS = ("kubeconfig", "namespace", "secrets")
 OUTPUT = "writtenHashes"
 FOUND = "foundHashes"
+# The `checksum/<name>` annotation of each Secret written (components/render/objects.py), for the workloads that
+# mount it: what stands for the content where the state keeps none.
+CHECKSUMS = "checksums"
+# What a credential's outputs keep of its Secrets.
+OUTPUTS = (OUTPUT, FOUND, CHECKSUMS)
 
 Layout = Mapping[str, Mapping[str, str]]
 # Where a credential writes its Secrets: `kubeconfig`, `namespace` and `secrets` (the INPUTS).
@@ -66,21 +72,28 @@ def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
     return {name: content_hash(data_of(fields, props), fields) for name, fields in layout.items()}
 
 
-def actual(props: Mapping[str, Any]) -> dict[str, str] | None:
-    """The hash of each Secret as the cluster has it ("" when it is gone or cannot be reached)."""
-    if not writes(props):
-        return None
+def _found(props: Mapping[str, Any]) -> dict[str, dict[str, str] | None]:
+    """Each Secret's `data` as the cluster has it (None when it is gone or cannot be reached)."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
+    found = {name: kube.find(secret_path(props["namespace"], name)) for name in props["secrets"]}
+    return {name: (secret.get("data") or {}) if secret else None for name, secret in found.items()}
+
+
+def observed(props: Mapping[str, Any]) -> dict[str, Any]:
+    """What `read()` adds: the Secrets' hashes as the cluster has them ("" gone), and checksums of those written."""
     layout: Layout = props["secrets"]
-    found = {name: kube.find(secret_path(props["namespace"], name)) for name in layout}
-    return {
-        name: content_hash((secret or {}).get("data") or {}, layout[name]) if secret else ""
-        for name, secret in found.items()
-    }
+    found = _found(props)
+    hashes = {name: content_hash(data, layout[name]) if data is not None else "" for name, data in found.items()}
+    written, sums = props.get(OUTPUT) or {}, dict(props.get(CHECKSUMS) or {})
+    for name, data in found.items():
+        if data is not None and hashes[name] == written.get(name):
+            plain = {k: base64.b64decode(data[k]).decode() for k in layout[name] if k in data}
+            sums[name] = objects.checksum(plain)
+    return {FOUND: hashes, CHECKSUMS: sums}
 
 
 def write(props: Mapping[str, Any]) -> dict[str, Any]:
-    """Writes each Secret from the outputs in `props`; returns them with the hashes written (`writtenHashes`)."""
+    """Writes each Secret from the outputs in `props`; returns them with the hashes written and the checksums."""
     if not writes(props):
         return dict(props)
     kube = Kube.from_kubeconfig(props["kubeconfig"])
@@ -94,7 +107,8 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
             "data": data_of(fields, props),
         }
         kube.create_or_replace(secret_path(namespace), body)
-    return {**props, OUTPUT: expected(props)}
+    sums = {name: objects.checksum({k: str(props[f]) for k, f in fields.items()}) for name, fields in layout.items()}
+    return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
 
 def remove(props: Mapping[str, Any]) -> None:

@@ -90,7 +90,7 @@ class _Credential(ResourceProvider):
         outs = self.lean(props)
         if not credential_secrets.writes(props):
             return ReadResult(id_=id_, outs=outs)
-        return ReadResult(id_=id_, outs={**outs, credential_secrets.FOUND: credential_secrets.actual(props)})
+        return ReadResult(id_=id_, outs={**outs, **credential_secrets.observed(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote, where they still hold what it wrote."""
@@ -148,17 +148,19 @@ class CertificateProvider(_Credential):
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """As any credential, replaced by a new CA (reason `caCert`), and with the reason `renewal` once due."""
+        """As any credential; replaced by a new CA (`caCert`), once due (`renewal`), or to publish what it dropped."""
         result = super().diff(id_, olds, news)
+        replaces = list(result.replaces or [])
         if _issuer_hash(olds) != ca_hash(news.get("caCert")):
-            replaces = ["caCert", *(result.replaces or [])]
-            result = DiffResult(changes=True, replaces=replaces, delete_before_replace=False)
+            replaces.insert(0, "caCert")
+        if _holds_content(news) and not _holds_content(olds):
+            replaces.append("published")
         if olds.get("notAfter") and pki.leaf_renewal_due(
             float(olds["notBefore"]), float(olds["notAfter"]), time.time()
         ):
-            replaces = [*(result.replaces or []), "renewal"]
-            return DiffResult(changes=True, replaces=replaces, delete_before_replace=False)
-        return result
+            replaces.append("renewal")
+        changed = bool(result.changes or replaces) or (_holds_content(olds) and not _holds_content(news))
+        return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
         """The certificate kept, without the CA key (an input only)."""
@@ -166,10 +168,23 @@ class CertificateProvider(_Credential):
         outs.pop("caKey", None)
         return outs
 
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Writes its Secrets again from the state where it holds the content; else they hold it (drift replaces)."""
+        if "key" in olds:
+            return super().update(id_, olds, news)
+        outs = {k: v for k, v in news.items() if k != "caKey"}
+        outs |= {k: olds[k] for k in ("notBefore", "notAfter", *credential_secrets.OUTPUTS) if k in olds}
+        return UpdateResult(outs=self.lean(outs))
+
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
-        """Without the issuing CA (its certificate is the CA's own output): a hash of it tells a new CA."""
-        kept = {k: v for k, v in outs.items() if k not in ("caCert", "caKey")}
-        return {**kept, "caHash": _issuer_hash(outs)}
+        """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
+        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
+        return {**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)}
+
+
+def _holds_content(props: dict[str, Any]) -> bool:
+    """Whether the state keeps the certificate and key: unless only the Secrets it writes need them (`published`)."""
+    return not credential_secrets.writes(props) or props.get("published") is not False
 
 
 class ServiceAccountKeyProvider(_Credential):
@@ -230,12 +245,17 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
 
 
 class Certificate(Resource, module="arbor", name="Certificate"):
-    """A certificate signed by a CA; `key` is secret, `caKey` is an input only."""
+    """A certificate signed by a CA; `key` is secret, `caKey` is an input only.
+
+    One that writes its Secrets and is not `published` keeps neither certificate nor key in the state (its Secrets
+    hold them, as Gardener's secrets manager keeps a leaf); `checksums` then stand for them.
+    """
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
+        checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
@@ -251,6 +271,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         dns_names: list[str] | None = None,
         ip_addresses: list[str] | None = None,
         writes: Writes | None = None,
+        published: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -259,6 +280,9 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
             "cert": None, "key": None, "notBefore": None, "notAfter": None,
         }  # fmt: skip
+        if writes is not None:
+            # The program reads the certificate and key from the outputs; else only the Secrets hold them.
+            props |= {"published": published, credential_secrets.CHECKSUMS: None}
         # The kubeconfig its Secret is written with is secret too.
         opts = _secret_outputs(opts, "key", "caKey", "kubeconfig")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)

@@ -10,6 +10,7 @@ import pytest
 
 from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
+from components.render import objects
 
 NAMESPACE = "shoot--dev--web"
 COLLECTION = f"/api/v1/namespaces/{NAMESPACE}/secrets"
@@ -165,3 +166,37 @@ def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfi
     renamed = {"etcd-peer-2": LEAF["etcd-peer"]}
     assert provider.diff("id", outs, {**inputs, "secrets": renamed}).replaces == ["secret"]
     assert not provider.diff("id", outs, {**inputs, "kubeconfig": "another"}).changes
+
+
+def test_an_unpublished_leaf_keeps_no_content_and_its_checksums_stand_for_it(
+    cluster: Cluster, ca: signing.Issued
+) -> None:
+    """GIVEN a leaf only its Secret needs WHEN created, read and updated THEN the state keeps checksums, no PEM."""
+    provider = pki.CertificateProvider()
+    inputs = {**leaf_inputs(ca), "published": False}
+    outs = provider.create(inputs).outs or {}
+    secret = cluster.data("etcd-peer")
+    assert "key" not in outs and "cert" not in outs and secret["tls.key"] not in json.dumps(outs)
+    # The checksum a workload mounting the Secret is annotated with, as if from the content itself.
+    assert outs["checksums"] == {"etcd-peer": objects.checksum(secret)}
+    read = provider.read("id", outs).outs or {}
+    assert read["checksums"] == outs["checksums"] and not provider.diff("id", read, inputs).changes
+    # A new logic version: an update that keeps it (its Secret still holds it).
+    updated = provider.update("id", read, {**inputs, "version": "next"}).outs or {}
+    assert updated["checksums"] == outs["checksums"] and cluster.data("etcd-peer") == secret
+    # Published again, the content must come from somewhere: it is issued again.
+    assert provider.diff("id", read, {**inputs, "published": True}).replaces == ["published"]
+
+
+def test_a_published_leaf_becoming_unpublished_is_updated_in_place(cluster: Cluster, ca: signing.Issued) -> None:
+    """GIVEN a leaf whose state keeps its content WHEN no longer published THEN an update drops it, same checksums."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    older = {k: v for k, v in outs.items() if k != "checksums"}  # as an older arbor kept it
+    unpublished = {**inputs, "published": False}
+    diff = provider.diff("id", older, unpublished)
+    assert diff.changes and diff.replaces == []
+    updated = provider.update("id", older, unpublished).outs or {}
+    assert "key" not in updated and updated["checksums"] == {"etcd-peer": objects.checksum(cluster.data("etcd-peer"))}
+    assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"]
