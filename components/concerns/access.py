@@ -62,7 +62,7 @@ def register_client_ca(
         lambda p: [internal_secret(secret_name, namespace, {pki.KEY_CA_CERT: p[0], pki.KEY_CA_KEY: p[1]})]
     )
     return ObjectSet(
-        name, kubeconfig=garden.kubeconfig, cluster=garden.identifier, manifests=pulumi.Output.secret(manifests),
+        name, kubeconfig=garden.reach, cluster=garden.identifier, manifests=pulumi.Output.secret(manifests),
         opts=opts,
     )  # fmt: skip
 

@@ -82,7 +82,7 @@ class Workers(pulumi.ComponentResource):
         # Every object MCM puts a finalizer on is deleted before this, and this before MCM (its delete waits).
         released = MachinesReleased(
             f"{name}-mcm-released",
-            kubeconfig=seed.cluster.kubeconfig,
+            kubeconfig=seed.cluster.reach,
             namespace=shoot.seed_namespace,
             opts=pulumi.ResourceOptions(parent=self, depends_on=manager),
         )
@@ -125,7 +125,7 @@ class Workers(pulumi.ComponentResource):
         ]
         manager = ObjectSet(
             f"{name}-mcm",
-            kubeconfig=seed.cluster.kubeconfig,
+            kubeconfig=seed.cluster.reach,
             cluster=seed.cluster.identifier,
             manifests=pulumi.Output.from_input(objects),
             opts=pulumi.ResourceOptions(
@@ -143,7 +143,7 @@ class Workers(pulumi.ComponentResource):
         )
         rights = ObjectSet(
             f"{name}-mcm-shoot",
-            kubeconfig=shoot_api.kubeconfig,
+            kubeconfig=shoot_api.reach,
             cluster=shoot_api.identifier,
             manifests=list(machines.shoot_objects()),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
