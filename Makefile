@@ -81,8 +81,10 @@ integration: setup ## integration tests: the local stack with the real engine
 test: setup lint typecheck ## everything: lint, types, unit and integration tests
 	@$(ENV) .venv/bin/pytest tests --durations=25 $(WORKERS) $(PYTEST_FLAGS)
 
-bench: venv ## benchmarks: registration under mocks at N = 10, 100, 500 shoots (bench/README.md)
-	@.venv/bin/python bench/scale.py --readme
+# The engine part runs stacks of up to N shoots from nothing: hours at N = 500 in one stack. SHOOTS="10 50" limits it.
+bench: setup ## benchmarks at N = 10, 100, 500 shoots: registration under mocks, the engine one stack vs shards (bench/README.md)
+	@.venv/bin/python bench/scale.py --readme $(if $(SHOOTS),--shoots $(SHOOTS))
+	@$(ENV) .venv/bin/python bench/engine_scale.py --readme $(if $(SHOOTS),--shoots $(SHOOTS))
 
 fuzz: venv ## the spec fuzzer: 10,000 generated landscapes, crashes and unclear messages (bench/README.md)
 	@.venv/bin/python bench/fuzz.py --readme

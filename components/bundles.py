@@ -28,6 +28,13 @@ class ClusterAccess:
     nodes_by_pool: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # Its identity, `<provider>:<name>` (naming.cluster_identifier): what a policy reads to tell local from cloud.
     identifier: str = ""
+    # A reference to a kubeconfig file the cluster holds itself (a local cluster's), else None.
+    kubeconfig_file: pulumi.Output[str] | None = None
+
+    @property
+    def reach(self) -> pulumi.Output[str]:
+        """A reconciler's `kubeconfig` input: the cluster's own file where it has one (credentials held once)."""
+        return self.kubeconfig_file if self.kubeconfig_file is not None else self.kubeconfig
 
 
 @dataclass(frozen=True)

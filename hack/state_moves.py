@@ -89,6 +89,16 @@ MOVES = (
     # gardener-resource-manager's identities (seed, shoot) and its webhook registration: now an ObjectSet each.
     Move("kubernetes:", SHOOT, r"grm-(source|target)-(serviceaccount|role|rolebinding)", GRM_OBJECTS),
     Move("kubernetes:", SHOOT, r"grm-webhook", GRM_OBJECTS),
+    # A pool's zone (`<shoot>-workers-{user-data,class,deployment}-<pool>-z<n>`): now one ObjectSet of the three,
+    # `<shoot>-workers-<pool>-z<n>`.
+    Move(
+        "kubernetes:",
+        WORKERS,
+        r"(user-data|class|deployment)-.+-z\d+",
+        "its zone's ObjectSet (`<shoot>-workers-<pool>-z<n>`)",
+    ),
+    # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
+    Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
     Move(
         "kubernetes:core/v1:Pod",

@@ -15,11 +15,12 @@ from typing import Any
 
 import pulumi
 
-from components.concerns.objects import KubeObject
+from components.bundles import ClusterAccess
 from components.concerns.shoot_pki import CredentialOutputs
 from components.naming import API_GROUP, API_VERSION
 from components.plan.values import ShootValues
 from components.reconciler.admin_kubeconfig import DEFAULT_GROUPS, AdminKubeconfig
+from components.reconciler.object_set import ObjectSet
 from components.render import pki
 
 KIND = "InternalSecret"
@@ -47,21 +48,23 @@ def internal_secret(name: str, namespace: str, data: dict[str, str]) -> dict[str
 
 
 def register_client_ca(
-    name: str, shoot: ShootValues, client_ca: CredentialOutputs, opts: pulumi.ResourceOptions
-) -> KubeObject:
+    name: str, shoot: ShootValues, client_ca: CredentialOutputs, garden: ClusterAccess, opts: pulumi.ResourceOptions
+) -> ObjectSet:
     """The shoot's client CA as the InternalSecret `<shoot>.ca-client` in its project namespace of the garden.
 
-    `opts` carries the garden's kubernetes provider and what must exist first (the CRD, the namespace).
+    Applied as an ObjectSet (its content once in the state, secret; a hash in the outputs). `opts` carries what must
+    exist first (the CRD, the namespace).
     """
     assert client_ca.cert is not None  # a CA always has its certificate
-    secret = internal_secret(internal_secret_name(shoot.name), shoot.project_namespace, {})
+    namespace, secret_name = shoot.project_namespace, internal_secret_name(shoot.name)
     pems = pulumi.Output.all(client_ca.cert, client_ca.key)
-    # `data` is known once the CA is issued, and secret in the state.
-    secret["data"] = pulumi.Output.secret(
-        pems.apply(lambda p: secret_data({pki.KEY_CA_CERT: p[0], pki.KEY_CA_KEY: p[1]}))
+    manifests = pems.apply(
+        lambda p: [internal_secret(secret_name, namespace, {pki.KEY_CA_CERT: p[0], pki.KEY_CA_KEY: p[1]})]
     )
-    secrets = pulumi.ResourceOptions(additional_secret_outputs=["data"])
-    return KubeObject(name, secret, pulumi.ResourceOptions.merge(opts, secrets))
+    return ObjectSet(
+        name, kubeconfig=garden.reach, cluster=garden.identifier, manifests=pulumi.Output.secret(manifests),
+        opts=opts,
+    )  # fmt: skip
 
 
 def admin_kubeconfig(

@@ -53,7 +53,7 @@ def hosted_control_plane(
     kept = {secret: data for secret, data in sources.items() if secret not in written}
     secret_set = SecretSet(
         f"{name}-secrets",
-        kubeconfig=seed.cluster.kubeconfig,
+        kubeconfig=seed.cluster.reach,
         namespace=values.seed_namespace,
         secrets=kept,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
@@ -85,7 +85,7 @@ def hosted_control_plane(
         manifests = spec.apply(functools.partial(_applied, first, workload.object))
         done[workload.component] = ObjectSet(
             f"{name}-{workload.component}",
-            kubeconfig=seed.cluster.kubeconfig,
+            kubeconfig=seed.cluster.reach,
             cluster=seed.cluster.identifier,
             manifests=manifests,
             opts=opts,
@@ -136,7 +136,7 @@ def node_configuration(
         made.append(
             OperatingSystemConfig(
                 f"{name}-osc-{pool.name}",
-                kubeconfig=access.kubeconfig,
+                kubeconfig=access.reach,
                 pool=pool.name,
                 secret=config.apply(functools.partial(_osc_secret, pool.name)),
                 unit_hashes=config.apply(osc.unit_hashes),

@@ -52,7 +52,7 @@ def install_extensions(
         # After every token of the seed: a requested renewal of them all is done, its annotation goes.
         SeedOperation(
             f"{name}-seed-operation",
-            kubeconfig=garden.cluster.kubeconfig,
+            kubeconfig=garden.cluster.reach,
             seed=values.name,
             opts=pulumi.ResourceOptions(parent=parent, depends_on=tokens),
         )
@@ -115,12 +115,12 @@ def _garden_access(
     access = extensions.access_secret(ext)
     token = AccessToken(
         f"{prefix}-garden-access",
-        kubeconfig=garden.cluster.kubeconfig,
+        kubeconfig=garden.cluster.reach,
         namespace=ext.garden_namespace,
         service_account=ext.service_account,
         secret_name=access["metadata"]["name"],
         expiration_s=DEFAULT_EXPIRATION_S,
-        secret_kubeconfig=seed.kubeconfig,
+        secret_kubeconfig=seed.reach,
         secret_namespace=ext.namespace,
         secret_metadata={k: access["metadata"][k] for k in ("labels", "annotations")},
         seed=seed_name,

@@ -36,7 +36,7 @@ def node_agent_access(name: str, access: ClusterAccess, *, parent: pulumi.Resour
     )
     token = AccessToken(
         f"{name}-node-agent-token",
-        kubeconfig=access.kubeconfig,
+        kubeconfig=access.reach,
         namespace=NAMESPACE,
         service_account=NODE_AGENT_ACCESS,
         secret_name=NODE_AGENT_ACCESS,

@@ -39,10 +39,10 @@ def resource_manager(
     after_seed = [seed.namespaces[ns], *seed.resource_crds, *seed.cluster.ready]
     in_shoot = [shoot_api.provider, *shoot_api.ready]
     identities: list[pulumi.Resource] = [
-        ObjectSet(f"{prefix}-source", kubeconfig=seed.cluster.kubeconfig, cluster=seed.cluster.identifier,
+        ObjectSet(f"{prefix}-source", kubeconfig=seed.cluster.reach, cluster=seed.cluster.identifier,
                   manifests=[grm.service_account(ns), *grm.source_rights(ns)],
                   opts=pulumi.ResourceOptions(parent=parent, depends_on=after_seed)),
-        ObjectSet(f"{prefix}-target", kubeconfig=shoot_api.kubeconfig, cluster=shoot_api.identifier,
+        ObjectSet(f"{prefix}-target", kubeconfig=shoot_api.reach, cluster=shoot_api.identifier,
                   manifests=[grm.service_account("kube-system"), *grm.target_rights()],
                   opts=pulumi.ResourceOptions(parent=parent, depends_on=in_shoot)),
     ]  # fmt: skip
@@ -56,7 +56,7 @@ def resource_manager(
         lambda got: [grm.webhook_configuration(got[0], got[1])]))  # fmt: skip
     webhook = ObjectSet(
         f"{prefix}-webhook",
-        kubeconfig=shoot_api.kubeconfig,
+        kubeconfig=shoot_api.reach,
         cluster=shoot_api.identifier,
         manifests=registration,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[*in_shoot, *server.resources]),

@@ -37,12 +37,12 @@ def deploy_resource_manager(
     )
     token = AccessToken(
         f"{prefix}-shoot-access",
-        kubeconfig=shoot_api.kubeconfig,
+        kubeconfig=shoot_api.reach,
         namespace=grm.TARGET_NAMESPACES[0],
         service_account=grm.NAME,
         secret_name=grm.SHOOT_ACCESS_SECRET,
         expiration_s=DEFAULT_EXPIRATION_S,
-        secret_kubeconfig=seed.cluster.kubeconfig,
+        secret_kubeconfig=seed.cluster.reach,
         secret_namespace=ns,
         secret_metadata=grm.shoot_access_metadata(ns),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),

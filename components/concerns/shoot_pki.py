@@ -9,6 +9,7 @@ shoot's namespace there, so the state holds its content once (reconciler/credent
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +18,7 @@ import pulumi
 
 from components.plan.values import ShootValues
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
-from components.render import pki
+from components.render import objects, pki
 
 
 @dataclass(frozen=True)
@@ -31,13 +32,22 @@ class CredentialOutputs:
     cert: pulumi.Output[str] | None = None
     # The issuing CA's certificate PEM (a CA's own for a CA).
     ca: pulumi.Output[str] | None = None
+    # A certificate the state keeps no content of: the checksum of each of its Secrets, by name, in its stead.
+    checksums: pulumi.Output[dict[str, str]] | None = None
 
     def string_data(self) -> dict[str, pulumi.Output[str]]:
         """The data of the credential's own Secret by key (components/render/pki.py's KEY_* names)."""
         return self.secret_data()[self.credential.name]
 
     def secret_data(self) -> dict[str, dict[str, pulumi.Output[str]]]:
-        """The data of each of the credential's Secrets (pki.secrets_of), by Secret name."""
+        """The data of each of the credential's Secrets (pki.secrets_of), by Secret name.
+
+        Of a certificate the state keeps no content of, each Secret's checksum (`objects.CHECKSUM_ONLY`): enough for
+        the workloads that mount it, and nothing to write (the certificate wrote it).
+        """
+        if (sums := self.checksums) is not None:
+            return {s: {objects.CHECKSUM_ONLY: sums.apply(functools.partial(_checksum, s))}
+                    for s in pki.secrets_of(self.credential)}  # fmt: skip
         kind, cert, ca, key = self.credential.kind, self.cert, self.ca, self.key
         values: dict[str, pulumi.Output[str] | None] = {
             pki.Kind.CA: {pki.KEY_CA_CERT: cert, pki.KEY_CA_KEY: key},
@@ -51,7 +61,12 @@ class CredentialOutputs:
         }
 
 
-# The output of a certificate's resource that each key of its Secret holds (reconciler/pki.py's outputs).
+def _checksum(secret: str, checksums: dict[str, str] | None) -> str:
+    """A Secret's checksum among a certificate's (the provider always has them; a test's mock echoes None)."""
+    return (checksums or {}).get(secret, "")
+
+
+# The field of a certificate's resource each key of its Secret holds (reconciler/pki.py; caCert is an input only).
 CERT_FIELDS = {pki.KEY_CA_CERT: "caCert", pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}
 
 
@@ -68,13 +83,17 @@ class SecretTarget:
     namespace: str
     # What must exist before a Secret is written (the namespace).
     after: Sequence[pulumi.Resource] = ()
+    # The certificates the program reads (arbor's own client, the resource manager's serving certificate for a
+    # process or Deployment arbor renders): the state keeps their content. Of the rest, only their Secrets do.
+    published: frozenset[str] = frozenset({pki.ARBOR_CLIENT, pki.RESOURCE_MANAGER_SERVER})
 
     def writes(self, credential: pki.Credential) -> dict[str, Any] | None:
         """The inputs that make a certificate write its Secrets (the layout of each, by output); None for others."""
         if credential.kind is not pki.Kind.CERT:
             return None
         layout = {s: {k: CERT_FIELDS[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout}
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout,
+                "published": self.published}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -116,13 +135,15 @@ def _issue(
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
+        published = writes is None or credential.name in writes["published"]
         cert = Certificate(
             resource_name, ca_cert=issuer.cert, ca_key=issuer.key, common_name=credential.common_name,
             organizations=list(credential.organizations), dns_names=list(credential.dns_names),
             ip_addresses=list(credential.ip_addresses), usages=[u.value for u in credential.usages],
-            validity_s=credential.validity_seconds, rotation=rotation, writes=writes, opts=opts,
+            validity_s=credential.validity_seconds, rotation=rotation, writes=writes, published=published, opts=opts,
         )  # fmt: skip
-        return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert), cert
+        sums = None if published else cert.checksums
+        return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert, checksums=sums), cert
     if credential.kind is pki.Kind.RSA_KEY:
         sa = ServiceAccountKey(resource_name, rotation=rotation, opts=opts)
         return CredentialOutputs(credential, key=sa.privateKey, cert=sa.publicKey), sa

@@ -21,7 +21,7 @@ def system_components(
     return [
         SystemComponents(
             f"{name}-system",
-            kubeconfig=access.kubeconfig,
+            kubeconfig=access.reach,
             values=resolved.apply(lambda v: v.to_object()),
             objects=resolved.apply(lambda v: objects.hashes(system.render(v))),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.

@@ -12,8 +12,8 @@ Here they become resources:
   applied as one ObjectSet;
   on local, where kwok only simulates that Deployment, MCM and arbor's kwok sidecar as processes (LocalProcess);
 - MachinesReleased between MCM and the objects it puts finalizers on, so that deletion stops MCM last;
-- per pool and zone: the user-data Secret and the MachineClass (both named after the class: a rolling change
-  makes new ones) and the MachineDeployment, whose template then points at the new class;
+- per pool and zone, one ObjectSet: the user-data Secret and the MachineClass (both named after the class: a
+  rolling change makes new ones) and the MachineDeployment, whose template then points at the new class;
 - in the shoot: MCM's ClusterRole, Role and their bindings, for its client-certificate user (one ObjectSet).
 """
 
@@ -82,17 +82,16 @@ class Workers(pulumi.ComponentResource):
         # Every object MCM puts a finalizer on is deleted before this, and this before MCM (its delete waits).
         released = MachinesReleased(
             f"{name}-mcm-released",
-            kubeconfig=seed.cluster.kubeconfig,
+            kubeconfig=seed.cluster.reach,
             namespace=shoot.seed_namespace,
             opts=pulumi.ResourceOptions(parent=self, depends_on=manager),
         )
-        in_seed = pulumi.ResourceOptions.merge(in_seed, pulumi.ResourceOptions(depends_on=[released]))
         after_key = pulumi.ResourceOptions.merge(after_key, pulumi.ResourceOptions(depends_on=[released]))
         credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot, managed), after_key)
-        # Machines are made in the network, by MCM, from classes that reference the credentials.
-        classes = pulumi.ResourceOptions.merge(
-            in_seed, pulumi.ResourceOptions(depends_on=[credentials, *seed.machine_crds, *network.ready])
-        )
+        # Machines are made in the network, by MCM, from classes that reference the credentials, once MCM runs and
+        # what a machine needs in the shoot is there.
+        first = [seed.namespaces[shoot.seed_namespace], released, credentials, *seed.machine_crds, *network.ready]
+        machines_opts = pulumi.ResourceOptions(parent=self, depends_on=[*first, *manager, *self._joinable])
         self.deployments = []
         names = []
         for pool in shoot.workers:
@@ -104,7 +103,7 @@ class Workers(pulumi.ComponentResource):
                     machines.machine_deployment(shoot.seed_namespace, d),
                 )
                 zone = f"{pool.name}-z{d.zone_index + 1}"
-                self.deployments.append(self._machines(name, zone, objects, in_seed, classes, manager))
+                self.deployments.append(_machines(f"{name}-{zone}", seed, objects, machines_opts))
         self.register_outputs({"machineDeployments": names})
 
     def _manager(
@@ -125,7 +124,7 @@ class Workers(pulumi.ComponentResource):
         ]
         manager = ObjectSet(
             f"{name}-mcm",
-            kubeconfig=seed.cluster.kubeconfig,
+            kubeconfig=seed.cluster.reach,
             cluster=seed.cluster.identifier,
             manifests=pulumi.Output.from_input(objects),
             opts=pulumi.ResourceOptions(
@@ -143,7 +142,7 @@ class Workers(pulumi.ComponentResource):
         )
         rights = ObjectSet(
             f"{name}-mcm-shoot",
-            kubeconfig=shoot_api.kubeconfig,
+            kubeconfig=shoot_api.reach,
             cluster=shoot_api.identifier,
             manifests=list(machines.shoot_objects()),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
@@ -151,24 +150,20 @@ class Workers(pulumi.ComponentResource):
         )
         return [*processes, rights]
 
-    def _machines(
-        self,
-        name: str,
-        zone: str,
-        objects: tuple[machines.Object, machines.Object, machines.Object],
-        in_seed: pulumi.ResourceOptions,
-        classes: pulumi.ResourceOptions,
-        manager: Sequence[pulumi.Resource],
-    ) -> pulumi.Resource:
-        """A zone's user-data Secret and MachineClass, and the MachineDeployment MCM rolls out of them."""
-        user_data, machine_class, deployment = objects
-        secret = KubeObject(f"{name}-user-data-{zone}", user_data, in_seed)
-        with_secret = pulumi.ResourceOptions.merge(classes, pulumi.ResourceOptions(depends_on=[secret]))
-        made = KubeObject(f"{name}-class-{zone}", machine_class, with_secret)
-        after = pulumi.ResourceOptions.merge(
-            in_seed, pulumi.ResourceOptions(depends_on=[made, *manager, *self._joinable])
-        )
-        return KubeObject(f"{name}-deployment-{zone}", deployment, after)
+
+def _machines(
+    name: str, seed: SeedAccess, objects: Sequence[machines.Object], opts: pulumi.ResourceOptions
+) -> ObjectSet:
+    """A zone's user-data Secret, MachineClass and MachineDeployment as one ObjectSet, applied in that order.
+
+    A rolling change names a new class and Secret: the set applies them and the MachineDeployment that points at
+    them, then deletes the old two without waiting (MCM holds them with a finalizer until its roll is done). Its
+    content is secret (the user data); the hash of each object is not, so the preview names what changes.
+    """
+    manifests: pulumi.Output[list[machines.Object]] = pulumi.Output.secret(list(objects))
+    return ObjectSet(
+        name, kubeconfig=seed.cluster.reach, cluster=seed.cluster.identifier, manifests=manifests, opts=opts
+    )
 
 
 def _user_data_secret(shoot: ShootValues, d: ZoneDeployment, data: str | pulumi.Output[str]) -> machines.Object:

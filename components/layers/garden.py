@@ -51,7 +51,7 @@ class Garden(pulumi.ComponentResource):
         config = encryption.config if encryption else None
         cluster = infra.cluster(values.cluster, parent=self, encryption_config=config)
         if encryption:
-            rewrite(name, encryption, cluster.kubeconfig, self)
+            rewrite(name, encryption, cluster.reach, self)
         on_garden = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
         crds: list[pulumi.Resource] = [
             KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_garden) for crd in api.crds()

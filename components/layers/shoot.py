@@ -98,7 +98,7 @@ class Shoot(pulumi.ComponentResource):
             # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
             sources[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
-        rewritten = rewrite(name, self.encryption, self.access.kubeconfig, parent=self)
+        rewritten = rewrite(name, self.encryption, self.access.reach, parent=self)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
         entry = self._backup_entry(name, garden, record, seed)
@@ -158,17 +158,14 @@ class Shoot(pulumi.ComponentResource):
         target = None
         if seed is not None:
             namespace = self.values.seed_namespace
-            target = SecretTarget(seed.cluster.kubeconfig, namespace, after=[seed.namespaces[namespace]])
+            target = SecretTarget(seed.cluster.reach, namespace, after=[seed.namespaces[namespace]])
         credentials = issue_shoot_pki(name, self.values, parent=self, target=target)
         register_client_ca(
             f"{name}-ca-client",
             self.values,
             credentials[pki.CA_CLIENT],
-            pulumi.ResourceOptions(
-                parent=self,
-                provider=garden.cluster.provider,
-                depends_on=[*garden.api, garden.namespaces[self.values.project]],
-            ),
+            garden.cluster,
+            pulumi.ResourceOptions(parent=self, depends_on=[*garden.api, garden.namespaces[self.values.project]]),
         )
         return credentials
 
@@ -332,9 +329,9 @@ class Shoot(pulumi.ComponentResource):
             shoot=values.name,
             seed_namespace=values.seed_namespace,
             expected_nodes=sum(p.minimum for p in values.workers),
-            garden_kubeconfig=garden.cluster.kubeconfig,
-            seed_kubeconfig=seed.cluster.kubeconfig if seed else None,
-            shoot_kubeconfig=self.access.kubeconfig,
+            garden_kubeconfig=garden.cluster.reach,
+            seed_kubeconfig=seed.cluster.reach if seed else None,
+            shoot_kubeconfig=self.access.reach,
             kubernetes_version=values.kubernetes_version,
             machine_deployments={
                 d.name: f"{d.class_name}x{d.minimum}" for ds in values.deployments.values() for d in ds

@@ -10,6 +10,7 @@ import functools
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -28,6 +29,8 @@ from components.bundles import (
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.providers.local_resource_manager import run_resource_manager
+from components.reconciler import kwokctl
+from components.reconciler.kube import kubeconfig_file
 from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
@@ -191,8 +194,17 @@ class LocalProvider:
             ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
         identifier = naming.cluster_identifier(values.provider.value, values.name)
         return ClusterAccess(
-            values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool, identifier
-        )
+            values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool, identifier,
+            kubeconfig_file=self._kubeconfig_file(values.name, cluster),
+        )  # fmt: skip
+
+    def _kubeconfig_file(self, name: str, cluster: LocalCluster) -> pulumi.Output[str]:
+        """The reference reconcilers reach the cluster by: kwokctl's kubeconfig file, once the cluster is up.
+
+        A path, not a credential: the file names the cluster's PKI files and goes with the cluster.
+        """
+        path = kwokctl.Cluster(name, str(Path(self.settings.workdir).resolve())).dir / "kubeconfig.yaml"
+        return pulumi.Output.unsecret(cluster.kubeconfig.apply(lambda _: kubeconfig_file(str(path))))
 
     @staticmethod
     def _node(
@@ -240,7 +252,7 @@ class LocalProvider:
                 ObjectSet(
                     # Named by pool and index, not by node: resource names must not depend on the stack.
                     f"{parent._name}-static-pods-{pool}-{i}",
-                    kubeconfig=access.kubeconfig,
+                    kubeconfig=access.reach,
                     cluster=access.identifier,
                     # A pod's spec is fixed: a new manifest is a new mirror pod, as kubelet makes one (apply.REPLACED).
                     manifests=pulumi.Output.all(*mirrored).apply(list),

@@ -60,7 +60,7 @@ def run_resource_manager(
         return os.path.join(directory, name)
 
     tokens = [
-        AccessToken(f"{prefix}-{side}-token", kubeconfig=cluster.kubeconfig, namespace=ns, service_account=grm.NAME,
+        AccessToken(f"{prefix}-{side}-token", kubeconfig=cluster.reach, namespace=ns, service_account=grm.NAME,
                     token_file=path(f"{side}-token"), expiration_s=DEFAULT_EXPIRATION_S, opts=opts)
         for side, cluster, ns in (("source", seed.cluster, namespace), ("target", shoot_api, grm.TARGET_NAMESPACES[0]))
     ]  # fmt: skip

@@ -20,7 +20,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from components import yaml_text
 from components.kinds import ADMIN_KUBECONFIG_MAX_S
-from components.reconciler.pki import issue
+from components.reconciler.signing import issue
 
 PROVIDER_VERSION = "1"
 DEFAULT_GROUPS = ("system:masters",)

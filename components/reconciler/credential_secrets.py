@@ -5,12 +5,14 @@ written from there by the same resource when it is issued, so the state holds th
 hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret would.
 
 The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
-(`{secret: {data key: output field}}`). `read()` puts the hashes of the Secrets as the cluster has them in the
-state; an edited or deleted Secret is drift, and the certificate is issued again (Gardener's secrets manager
-regenerates a leaf whose Secret is gone). Not an in-place rewrite: a dynamic provider cannot preview an update, so
-its outputs would be unknown in the preview and everything that reads them would appear to change. A Secret is
-removed only while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement
-writes the same names first, and the old certificate's deletion must not take the new one's Secret with it.
+(`{secret: {data key: output field}}`). The hashes written are kept (`writtenHashes`), and `read()` puts those of
+the Secrets as the cluster has them beside them (`foundHashes`), so drift is told from hashes alone, without the
+contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift, and the
+certificate is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone). Not an in-place
+rewrite: a dynamic provider cannot preview an update, so its outputs would be unknown in the preview and everything
+that reads them would appear to change. A Secret is removed only while it still holds what this resource wrote (a
+precondition on its resourceVersion): a replacement writes the same names first, and the old certificate's deletion
+must not take the new one's Secret with it.
 """
 
 from __future__ import annotations
@@ -22,10 +24,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.reconciler.kube import Kube, KubeError, secret_path
+from components.render import objects
 
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
 INPUTS = ("kubeconfig", "namespace", "secrets")
 OUTPUT = "writtenHashes"
+FOUND = "foundHashes"
+# The `checksum/<name>` annotation of each Secret written (components/render/objects.py), for the workloads that
+# mount it: what stands for the content where the state keeps none.
+CHECKSUMS = "checksums"
+# What a credential's outputs keep of its Secrets.
+OUTPUTS = (OUTPUT, FOUND, CHECKSUMS)
 
 Layout = Mapping[str, Mapping[str, str]]
 # Where a credential writes its Secrets: `kubeconfig`, `namespace` and `secrets` (the INPUTS).
@@ -56,28 +65,35 @@ def content_hash(data: Mapping[str, str], keys: Any) -> str:
 
 
 def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
-    """The hash of each Secret as the resource's outputs say it should be; None when it writes none."""
+    """The hash of each Secret as `props` (every field its layout names) say it should be; None when it writes none."""
     if not writes(props):
         return None
     layout: Layout = props["secrets"]
     return {name: content_hash(data_of(fields, props), fields) for name, fields in layout.items()}
 
 
-def actual(props: Mapping[str, Any]) -> dict[str, str] | None:
-    """The hash of each Secret as the cluster has it ("" when it is gone or cannot be reached)."""
-    if not writes(props):
-        return None
+def _found(props: Mapping[str, Any]) -> dict[str, dict[str, str] | None]:
+    """Each Secret's `data` as the cluster has it (None when it is gone or cannot be reached)."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
+    found = {name: kube.find(secret_path(props["namespace"], name)) for name in props["secrets"]}
+    return {name: (secret.get("data") or {}) if secret else None for name, secret in found.items()}
+
+
+def observed(props: Mapping[str, Any]) -> dict[str, Any]:
+    """What `read()` adds: the Secrets' hashes as the cluster has them ("" gone), and checksums of those written."""
     layout: Layout = props["secrets"]
-    found = {name: kube.find(secret_path(props["namespace"], name)) for name in layout}
-    return {
-        name: content_hash((secret or {}).get("data") or {}, layout[name]) if secret else ""
-        for name, secret in found.items()
-    }
+    found = _found(props)
+    hashes = {name: content_hash(data, layout[name]) if data is not None else "" for name, data in found.items()}
+    written, sums = props.get(OUTPUT) or {}, dict(props.get(CHECKSUMS) or {})
+    for name, data in found.items():
+        if data is not None and hashes[name] == written.get(name):
+            plain = {k: base64.b64decode(data[k]).decode() for k in layout[name] if k in data}
+            sums[name] = objects.checksum(plain)
+    return {FOUND: hashes, CHECKSUMS: sums}
 
 
 def write(props: Mapping[str, Any]) -> dict[str, Any]:
-    """Writes each Secret from the outputs in `props`; returns them with the hashes written (`writtenHashes`)."""
+    """Writes each Secret from the outputs in `props`; returns them with the hashes written and the checksums."""
     if not writes(props):
         return dict(props)
     kube = Kube.from_kubeconfig(props["kubeconfig"])
@@ -91,7 +107,8 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
             "data": data_of(fields, props),
         }
         kube.create_or_replace(secret_path(namespace), body)
-    return {**props, OUTPUT: expected(props)}
+    sums = {name: objects.checksum({k: str(props[f]) for k, f in fields.items()}) for name, fields in layout.items()}
+    return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
 
 def remove(props: Mapping[str, Any]) -> None:
@@ -99,7 +116,7 @@ def remove(props: Mapping[str, Any]) -> None:
     if not writes(props):
         return
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    ours = expected(props) or {}
+    ours = props.get(OUTPUT) or {}
     for name, fields in props["secrets"].items():
         path = secret_path(props["namespace"], name)
         secret = kube.find(path)
@@ -123,4 +140,5 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     if not writes(olds) or not writes(news):
         return False
     moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
-    return moved or olds.get(OUTPUT) != expected(olds)
+    found = olds.get(FOUND)
+    return moved or (found is not None and found != olds.get(OUTPUT))

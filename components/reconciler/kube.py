@@ -32,6 +32,35 @@ class KubeError(RuntimeError):
         self.status = status
 
 
+# A reconciler's `kubeconfig` input may name a kubeconfig file instead of holding one: a local cluster's own, which
+# the cluster holds once (components/bundles.py, ClusterAccess.reach) and which is gone exactly when it is.
+KUBECONFIG_FILE = "kubeconfig-file:"
+# The fields of a kubeconfig that name files (relative ones are relative to the kubeconfig file).
+PATH_FIELDS = ("certificate-authority", "client-certificate", "client-key", "tokenFile")
+
+
+def kubeconfig_file(path: str) -> str:
+    """A `kubeconfig` input that names the kubeconfig file at `path`."""
+    return KUBECONFIG_FILE + path
+
+
+def load_kubeconfig(kubeconfig: str) -> dict[str, Any]:
+    """A kubeconfig's content, from its text or the file it names (CredentialFileError when that cannot be read)."""
+    if not kubeconfig.startswith(KUBECONFIG_FILE):
+        config = yaml_text.load(kubeconfig)
+        return config if isinstance(config, dict) else {}
+    path = Path(kubeconfig.removeprefix(KUBECONFIG_FILE))
+    config = yaml_text.load(read_file("kubeconfig", str(path)))
+    if not isinstance(config, dict):
+        return {}
+    for entry in [*(c.get("cluster") or {} for c in config.get("clusters") or []),
+                  *(u.get("user") or {} for u in config.get("users") or [])]:  # fmt: skip
+        for field in PATH_FIELDS:
+            if isinstance(entry.get(field), str) and not Path(entry[field]).is_absolute():
+                entry[field] = str(path.parent / entry[field])
+    return config
+
+
 def current(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The cluster and user entries of a kubeconfig's current context (else its first context); {} when absent."""
     contexts = {c["name"]: c["context"] for c in config.get("contexts") or []}
@@ -43,13 +72,15 @@ def current(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def server_of(kubeconfig: str) -> str:
     """The API server URL of a kubeconfig's current context, "" when it names none."""
-    return str(current(yaml_text.load(kubeconfig) or {})[0].get("server", ""))
+    try:
+        return str(current(load_kubeconfig(kubeconfig))[0].get("server", ""))
+    except CredentialFileError:
+        return ""
 
 
 def certificate_authority(kubeconfig: str) -> str:
     """The PEM of the CA a kubeconfig's current context trusts (embedded or its file), "" when it names none."""
-    config = yaml_text.load(kubeconfig)
-    cluster = current(config)[0] if isinstance(config, dict) else {}
+    cluster = current(load_kubeconfig(kubeconfig))[0]
     if cluster.get("certificate-authority-data"):
         return base64.b64decode(cluster["certificate-authority-data"]).decode()
     if cluster.get("certificate-authority"):
@@ -89,7 +120,13 @@ class Kube:
         client that fails every call as unreachable, naming the file: a local cluster's kubeconfig references its
         own files, which are gone exactly when the cluster is, and an unreachable cluster's objects count as gone.
         """
-        cluster, user = current(yaml_text.load(kubeconfig) or {})
+        try:
+            config = load_kubeconfig(kubeconfig)
+        except CredentialFileError as err:
+            # No server to name: a reserved name that never resolves (no request is sent: `unreachable`).
+            return Kube(server="https://unreadable-kubeconfig.invalid", context=ssl.create_default_context(),
+                        unreachable=str(err))  # fmt: skip
+        cluster, user = current(config)
         if not cluster.get("server"):
             raise CredentialError("kubeconfig's current context names no cluster with a server")
         try:

@@ -64,7 +64,8 @@ class ObjectSet(Resource, module="arbor", name="ObjectSet"):
             # The cluster's identity (`<provider>:<name>`), shown in the preview and read by policies.
             "cluster": cluster,
             "manifests": manifests,
-            "objects": pulumi.Output.from_input(manifests).apply(objects.hashes),
+            # Hashes reveal nothing of secret objects: the preview names what changes even in a secret set.
+            "objects": pulumi.Output.unsecret(pulumi.Output.from_input(manifests).apply(objects.hashes)),
             "version": PROVIDER_VERSION,
             "refs": None,
             "fingerprints": None,

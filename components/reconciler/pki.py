@@ -3,7 +3,8 @@
 Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state, its private
 part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext). A hosted shoot's
 certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so the state keeps
-its content once, in the certificate; `read()` then compares that Secret with it, and `delete()` removes it.
+its content once, in the certificate; `read()` then compares that Secret's hash with the one written, and `delete()`
+removes it. A certificate's state names its issuer by a hash of the CA's certificate (`caHash`), not a copy of it.
 
 What replaces a credential, and what the preview says (the step's replace reasons):
 - `rotation`: the counter of the credential's group (`credentials.rotation.<group>`) changed;
@@ -20,150 +21,24 @@ class needs a shim left behind, or existing resources can no longer be read or d
 
 from __future__ import annotations
 
-import ipaddress
+import hashlib
 import secrets
 import string
 import time
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.reconciler import credential_secrets
 from components.reconciler.credential_secrets import Writes, writing
+from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
 from components.render import pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
 PROVIDER_VERSION = "1"
-# Certificates start a minute in the past: a verifier whose clock runs slightly behind still accepts them.
-CLOCK_SKEW = timedelta(minutes=1)
-EXTENDED_USAGES = {pki.Usage.SERVER: ExtendedKeyUsageOID.SERVER_AUTH, pki.Usage.CLIENT: ExtendedKeyUsageOID.CLIENT_AUTH}
 # Kubernetes bootstrap tokens: `[a-z0-9]{6}.[a-z0-9]{16}`.
 TOKEN_ALPHABET = string.ascii_lowercase + string.digits
-
-
-@dataclass(frozen=True)
-class Issued:
-    """A certificate and its private key as PEM, with its validity as Unix times."""
-
-    cert: str
-    key: str
-    not_before: float
-    not_after: float
-
-
-def new_key() -> rsa.RSAPrivateKey:
-    """A new RSA key of Gardener's size."""
-    return rsa.generate_private_key(public_exponent=65537, key_size=pki.RSA_KEY_BITS)
-
-
-def key_pem(key: rsa.RSAPrivateKey) -> str:
-    """The private key as PKCS#1 PEM, as kube-apiserver, etcd and kubectl read it."""
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
-    ).decode()
-
-
-def public_pem(key: rsa.RSAPrivateKey) -> str:
-    """The public key as PEM (SubjectPublicKeyInfo)."""
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-
-
-def _name(common_name: str, organizations: tuple[str, ...] | list[str] = ()) -> x509.Name:
-    """A subject: organizations (Kubernetes groups) and the common name (the user)."""
-    attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
-    return x509.Name([*attributes, x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _sans(dns_names: list[str], ip_addresses: list[str]) -> x509.SubjectAlternativeName:
-    """The subject alternative names of a certificate."""
-    general: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
-    general += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ip_addresses]
-    return x509.SubjectAlternativeName(general)
-
-
-def _key_usage(ca: bool) -> x509.KeyUsage:
-    """Digital signature and key encipherment; a CA also signs certificates and revocation lists."""
-    return x509.KeyUsage(
-        digital_signature=True, content_commitment=False, key_encipherment=True, data_encipherment=False,
-        key_agreement=False, key_cert_sign=ca, crl_sign=ca, encipher_only=False, decipher_only=False,
-    )  # fmt: skip
-
-
-def _builder(subject: x509.Name, issuer: x509.Name, key: rsa.RSAPrivateKey, validity_s: int) -> x509.CertificateBuilder:
-    """A certificate builder with serial, validity window and the subject key identifier."""
-    now = datetime.now(UTC)
-    return (
-        x509.CertificateBuilder()
-        .subject_name(subject)
-        .issuer_name(issuer)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - CLOCK_SKEW)
-        .not_valid_after(now + timedelta(seconds=validity_s))
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
-    )
-
-
-def _issued(cert: x509.Certificate, key: rsa.RSAPrivateKey) -> Issued:
-    """The PEM forms and validity of a signed certificate."""
-    return Issued(
-        cert=cert.public_bytes(serialization.Encoding.PEM).decode(),
-        key=key_pem(key),
-        not_before=cert.not_valid_before_utc.timestamp(),
-        not_after=cert.not_valid_after_utc.timestamp(),
-    )
-
-
-def self_signed_ca(common_name: str, validity_s: int) -> Issued:
-    """A new self-signed CA."""
-    key = new_key()
-    name = _name(common_name)
-    cert = (
-        _builder(name, name, key, validity_s)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(_key_usage(ca=True), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return _issued(cert, key)
-
-
-def issue(
-    ca_cert: str,
-    ca_key: str,
-    common_name: str,
-    organizations: list[str],
-    dns_names: list[str],
-    ip_addresses: list[str],
-    usages: list[str],
-    validity_s: int,
-) -> Issued:
-    """A new key and a certificate for it, signed by the CA."""
-    ca = x509.load_pem_x509_certificate(ca_cert.encode())
-    signer = serialization.load_pem_private_key(ca_key.encode(), password=None)
-    if not isinstance(signer, rsa.RSAPrivateKey):
-        raise ValueError("the CA key is not an RSA key")
-    key = new_key()
-    builder = (
-        _builder(_name(common_name, organizations), ca.subject, key, validity_s)
-        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-        .add_extension(_key_usage(ca=False), critical=True)
-        .add_extension(x509.ExtendedKeyUsage([EXTENDED_USAGES[pki.Usage(u)] for u in usages]), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False)
-    )
-    if dns_names or ip_addresses:
-        builder = builder.add_extension(_sans(dns_names, ip_addresses), critical=False)
-    return _issued(builder.sign(signer, hashes.SHA256()), key)
 
 
 def _changed(olds: dict[str, Any], news: dict[str, Any], keys: tuple[str, ...]) -> list[str]:
@@ -189,7 +64,7 @@ class _Credential(ResourceProvider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         """Generates the credential, then writes its Secrets."""
         id_, outs = self.generate(props)
-        return CreateResult(id_=id_, outs=credential_secrets.write(outs))
+        return CreateResult(id_=id_, outs=self.lean(credential_secrets.write(outs)))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Replaces on a new identity, a rotation or a Secret changed in the cluster; a new logic version updates."""
@@ -202,15 +77,20 @@ class _Credential(ResourceProvider):
         """The new inputs with the credential kept: an update never generates it again."""
         return _keep(olds, news, self.generated)
 
+    def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
+        """The outputs as the state keeps them."""
+        return outs
+
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Keeps the credential (only the logic version changed) and writes its Secrets again."""
-        return UpdateResult(outs=credential_secrets.write(self.kept(olds, news)))
+        return UpdateResult(outs=self.lean(credential_secrets.write(self.kept(olds, news))))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The state is the credential; the Secrets it writes are read back as hashes (drift when they differ)."""
+        outs = self.lean(props)
         if not credential_secrets.writes(props):
-            return ReadResult(id_=id_, outs=props)
-        return ReadResult(id_=id_, outs={**props, credential_secrets.OUTPUT: credential_secrets.actual(props)})
+            return ReadResult(id_=id_, outs=outs)
+        return ReadResult(id_=id_, outs={**outs, **credential_secrets.observed(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote, where they still hold what it wrote."""
@@ -235,6 +115,16 @@ class CertificateAuthorityProvider(_Credential):
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
 
 
+def ca_hash(pem: object) -> str:
+    """The SHA-256 (first 16 hex digits) of an issuing CA's certificate; an unknown one (preview) hashes apart."""
+    return hashlib.sha256(str(pem).encode()).hexdigest()[:16]
+
+
+def _issuer_hash(outs: dict[str, Any]) -> str:
+    """The hash of the CA a certificate's outputs name (an older state kept the CA's certificate itself)."""
+    return str(outs["caHash"]) if outs.get("caHash") else ca_hash(outs.get("caCert"))
+
+
 def _issue_props(props: dict[str, Any]) -> Issued:
     """Issues the certificate the properties describe."""
     return issue(
@@ -247,8 +137,7 @@ def _issue_props(props: dict[str, Any]) -> Issued:
 class CertificateProvider(_Credential):
     """A certificate signed by a CA; renewed by replacement when due."""
 
-    replace_on = ("caCert", "commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds",
-                  "rotation")  # fmt: skip
+    replace_on = ("commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -259,20 +148,43 @@ class CertificateProvider(_Credential):
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """As any credential, and a replacement with the reason `renewal` once the certificate is due."""
+        """As any credential; replaced by a new CA (`caCert`), once due (`renewal`), or to publish what it dropped."""
         result = super().diff(id_, olds, news)
+        replaces = list(result.replaces or [])
+        if _issuer_hash(olds) != ca_hash(news.get("caCert")):
+            replaces.insert(0, "caCert")
+        if _holds_content(news) and not _holds_content(olds):
+            replaces.append("published")
         if olds.get("notAfter") and pki.leaf_renewal_due(
             float(olds["notBefore"]), float(olds["notAfter"]), time.time()
         ):
-            replaces = [*(result.replaces or []), "renewal"]
-            return DiffResult(changes=True, replaces=replaces, delete_before_replace=False)
-        return result
+            replaces.append("renewal")
+        changed = bool(result.changes or replaces) or (_holds_content(olds) and not _holds_content(news))
+        return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
         """The certificate kept, without the CA key (an input only)."""
         outs = super().kept(olds, news)
         outs.pop("caKey", None)
         return outs
+
+    def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Writes its Secrets again from the state where it holds the content; else they hold it (drift replaces)."""
+        if "key" in olds:
+            return super().update(id_, olds, news)
+        outs = {k: v for k, v in news.items() if k != "caKey"}
+        outs |= {k: olds[k] for k in ("notBefore", "notAfter", *credential_secrets.OUTPUTS) if k in olds}
+        return UpdateResult(outs=self.lean(outs))
+
+    def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
+        """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
+        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
+        return {**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)}
+
+
+def _holds_content(props: dict[str, Any]) -> bool:
+    """Whether the state keeps the certificate and key: unless only the Secrets it writes need them (`published`)."""
+    return not credential_secrets.writes(props) or props.get("published") is not False
 
 
 class ServiceAccountKeyProvider(_Credential):
@@ -333,13 +245,17 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
 
 
 class Certificate(Resource, module="arbor", name="Certificate"):
-    """A certificate signed by a CA; `key` is secret, `caKey` is an input only."""
+    """A certificate signed by a CA; `key` is secret, `caKey` is an input only.
+
+    One that writes its Secrets and is not `published` keeps neither certificate nor key in the state (its Secrets
+    hold them, as Gardener's secrets manager keeps a leaf); `checksums` then stand for them.
+    """
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
-        caCert: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
@@ -355,6 +271,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         dns_names: list[str] | None = None,
         ip_addresses: list[str] | None = None,
         writes: Writes | None = None,
+        published: bool = True,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -363,6 +280,9 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
             "cert": None, "key": None, "notBefore": None, "notAfter": None,
         }  # fmt: skip
+        if writes is not None:
+            # The program reads the certificate and key from the outputs; else only the Secrets hold them.
+            props |= {"published": published, credential_secrets.CHECKSUMS: None}
         # The kubeconfig its Secret is written with is secret too.
         opts = _secret_outputs(opts, "key", "caKey", "kubeconfig")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)

@@ -14,7 +14,6 @@ emptyDir on a local seed, and on the node (static).
 from __future__ import annotations
 
 import copy
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import backup_restore, exposure, pki, storage
+from components.render import backup_restore, exposure, objects, pki, storage
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -379,8 +378,7 @@ def with_checksums(workload: Workload, contents: Mapping[str, Mapping[str, str]]
     obj = copy.deepcopy(workload.object)
     annotations = obj["spec"]["template"]["metadata"].setdefault("annotations", {})
     for name in mounted(workload):
-        data = "".join(f"{k}={v}\n" for k, v in sorted(contents[name].items()))
-        annotations[f"checksum/{name}"] = hashlib.sha256(data.encode()).hexdigest()
+        annotations[f"checksum/{name}"] = objects.checksum(contents[name])
     return obj
 
 

@@ -321,6 +321,7 @@ def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
     recorded as annotations, where an autoscaler would read them.
     """
     selector = {"name": d.name}
+    annotations = {naming.label("minimum"): str(d.minimum), naming.label("maximum"): str(d.maximum)}
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "MachineDeployment",
@@ -328,11 +329,7 @@ def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
             "name": d.name,
             "namespace": namespace,
             "labels": {POOL_LABEL: d.pool},
-            "annotations": {
-                naming.label("minimum"): str(d.minimum),
-                naming.label("maximum"): str(d.maximum),
-                **DELETED_IN_BACKGROUND,
-            },
+            "annotations": {**annotations, **DELETED_IN_BACKGROUND},
         },
         "spec": {
             "replicas": d.minimum,
@@ -346,7 +343,8 @@ def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
                 "metadata": {"labels": {**selector, POOL_LABEL: d.pool}},
                 "spec": {
                     "class": {"kind": "MachineClass", "name": d.class_name},
-                    "nodeTemplate": {"metadata": {"labels": dict(d.labels)}},
+                    # No taints: an empty spec, which MCM writes when absent (applied as kept: no drift).
+                    "nodeTemplate": {"metadata": {"labels": dict(d.labels)}, "spec": {}},
                 },
             },
         },

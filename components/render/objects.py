@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 Object = dict[str, Any]
@@ -29,6 +30,21 @@ def key(obj: Object) -> str:
 def hashes(objs: list[Object]) -> dict[str, str]:
     """Each object's SHA-256 (canonical JSON, its first HASH_LENGTH hex digits) by key, in rendering order."""
     return {key(o): hashlib.sha256(json.dumps(o, sort_keys=True).encode()).hexdigest()[:HASH_LENGTH] for o in objs}
+
+
+# The one key of a Secret's content that a resource reduced to its checksum, as it keeps no copy of the content
+# (a hosted shoot's certificate, components/reconciler/credential_secrets.py); `checksum` passes it through.
+CHECKSUM_ONLY = "checksum/sha256"
+
+
+def checksum(data: Mapping[str, str]) -> str:
+    """The `checksum/<name>` annotation of a mounted Secret's or ConfigMap's string data (SHA-256 of `key=value` lines).
+
+    Content reduced to its checksum (`{CHECKSUM_ONLY: ...}`) is that checksum.
+    """
+    if set(data) == {CHECKSUM_ONLY}:
+        return data[CHECKSUM_ONLY]
+    return hashlib.sha256("".join(f"{k}={v}\n" for k, v in sorted(data.items())).encode()).hexdigest()
 
 
 def ref(obj: Object) -> Object:

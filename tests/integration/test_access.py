@@ -26,7 +26,7 @@ import pytest
 import yaml
 from cryptography import x509
 
-from components.reconciler.pki import CLOCK_SKEW
+from components.reconciler.signing import CLOCK_SKEW
 from components.render import pki
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,

@@ -11,8 +11,10 @@ from typing import Any
 import preview_summary
 import pytest
 import yaml
+from cryptography import x509
 
 from components.providers.local import MIRROR_ANNOTATION
+from components.render import objects
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
 
 pytestmark = pytest.mark.integration
@@ -141,7 +143,13 @@ def test_a_hosted_shoots_certificate_secret_changed_in_the_seed_is_issued_again(
     local_stack.up()
     state = {r["urn"].rsplit("::", 1)[-1]: r for r in local_stack.export()["deployment"]["resources"]}
     issued = state["arbor-shoot-dev-web-pki-etcd-peer"]["outputs"]
-    assert base64.b64decode(secret("etcd-peer")["data"]["tls.crt"]).decode() == issued["cert"]
+    peer = {k: base64.b64decode(v).decode() for k, v in secret("etcd-peer")["data"].items()}
+    # Issued anew by its CA. Only the Secret holds it: the state keeps its hash and checksum, no certificate or key.
+    x509.load_pem_x509_certificate(peer["tls.crt"].encode()).verify_directly_issued_by(
+        x509.load_pem_x509_certificate(peer["ca.crt"].encode())
+    )
+    assert "cert" not in issued and "key" not in issued
+    assert issued["checksums"] == {"etcd-peer": objects.checksum(peer)}
     assert set(secret("kube-scheduler")["data"]) == {"ca.crt", "tls.crt", "tls.key"}
     assert "arbor-shoot-dev-web-secret-etcd-peer" not in state
     assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]

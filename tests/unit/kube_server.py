@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from components.reconciler import pki
+from components.reconciler import signing
 
 OBJECT_PATH = "/api/v1/namespaces/default/configmaps/probe"
 CLIENT_NAME = "exec-user"
@@ -26,13 +26,13 @@ class ApiServer:
     """What the server trusts (tokens, its CA's client certificates) and every Authorization header it saw."""
 
     url: str
-    ca: pki.Issued
+    ca: signing.Issued
     tokens: set[str] = field(default_factory=set)
     seen: list[str] = field(default_factory=list)
 
-    def client_certificate(self) -> pki.Issued:
+    def client_certificate(self) -> signing.Issued:
         """A client certificate the server accepts, for CLIENT_NAME."""
-        return pki.issue(self.ca.cert, self.ca.key, CLIENT_NAME, [], [], [], ["client"], 3600)
+        return signing.issue(self.ca.cert, self.ca.key, CLIENT_NAME, [], [], [], ["client"], 3600)
 
     def kubeconfig(self, user: dict[str, Any]) -> str:
         """A kubeconfig for this server whose user entry is `user`."""
@@ -76,8 +76,8 @@ def _handler(state: ApiServer) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def api_server() -> Iterator[ApiServer]:
     """A served ApiServer on a free loopback port, with a certificate for 127.0.0.1 from its own CA."""
-    ca = pki.self_signed_ca("test-ca", 3600)
-    serving = pki.issue(ca.cert, ca.key, "apiserver", [], ["localhost"], ["127.0.0.1"], ["server"], 3600)
+    ca = signing.self_signed_ca("test-ca", 3600)
+    serving = signing.issue(ca.cert, ca.key, "apiserver", [], ["localhost"], ["127.0.0.1"], ["server"], 3600)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.verify_mode = ssl.CERT_OPTIONAL
     context.load_verify_locations(cadata=ca.cert)

@@ -12,7 +12,7 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from components.reconciler import admin_kubeconfig as admin
-from components.reconciler.pki import CLOCK_SKEW, Issued, self_signed_ca
+from components.reconciler.signing import CLOCK_SKEW, Issued, self_signed_ca
 
 HOUR = 3600.0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -124,8 +125,9 @@ def test_the_cloudprovider_secret_holds_the_made_key_as_a_secret(provider: Provi
     # The value reaches the Secret wrapped as a secret: the state never holds it in plain text.
     assert secret["stringData"] == {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "value": data}
     assert f"{WORKERS}-machines-key" in mocks.edges[f"{WORKERS}-cloudprovider"]
-    # Classes reference the Secret, so they wait for it, and so for the key.
-    assert all(f"{WORKERS}-cloudprovider" in mocks.edges[n] for n in mocks.edges if n.startswith(f"{WORKERS}-class"))
+    # Classes reference the Secret, so each zone's set (user data, class, MachineDeployment) waits for it and the key.
+    zones = [n for n in mocks.edges if re.fullmatch(rf"{WORKERS}-pool-a-z\d+", n)]
+    assert zones and all(f"{WORKERS}-cloudprovider" in mocks.edges[n] for n in zones)
     if provider is ProviderType.GCP:
         # The rights are bound before MCM can read the key.
         bindings = {n for n, (t, _) in mocks.resources.items() if t.endswith("IAMMember")}

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from components.reconciler import credential_secrets, pki
+from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
+from components.render import objects
 
 NAMESPACE = "shoot--dev--web"
 COLLECTION = f"/api/v1/namespaces/{NAMESPACE}/secrets"
@@ -56,7 +57,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
     return fake
 
 
-def leaf_inputs(ca: pki.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]:
+def leaf_inputs(ca: signing.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]:
     """A leaf certificate's inputs as the program sends them, writing `layout` in the seed namespace."""
     props = {"caCert": ca.cert, "caKey": ca.key, "commonName": "etcd-peer", "organizations": [], "dnsNames": ["a"],
              "ipAddresses": [], "usages": ["server", "client"], "validitySeconds": YEAR_S, "rotation": 0,
@@ -65,21 +66,39 @@ def leaf_inputs(ca: pki.Issued, layout: dict[str, Any] = LEAF) -> dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def ca() -> pki.Issued:
+def ca() -> signing.Issued:
     """An issuing CA."""
-    return pki.self_signed_ca("etcd", 3600)
+    return signing.self_signed_ca("etcd", 3600)
 
 
-def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a leaf with a Secret to write WHEN created THEN the Secret holds it and the state holds only its hash."""
     provider = pki.CertificateProvider()
     outs = provider.create(leaf_inputs(ca)).outs or {}
 
     assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": outs["key"]}
     assert set(outs["writtenHashes"]) == {"etcd-peer"}
-    # The key is once in the outputs (the credential), never as a Secret's data again; the CA key not at all.
+    # The key is once in the outputs (the credential), never as a Secret's data again; the CA not at all (a hash).
     state = json.dumps(outs)
     assert state.count(outs["key"].splitlines()[1]) == 1 and ca.key.splitlines()[1] not in state
+    assert ca.cert.splitlines()[1] not in state and outs["caHash"] == pki.ca_hash(ca.cert)
+
+
+def test_an_older_state_with_the_ca_certificate_is_kept_and_leaned_on_refresh(
+    cluster: Cluster, ca: signing.Issued
+) -> None:
+    """GIVEN a leaf's state that kept its CA's certificate WHEN refreshed and diffed THEN no change, and no copy."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    older = {k: v for k, v in outs.items() if k != "caHash"} | {"caCert": ca.cert}
+    assert not provider.diff("id", older, inputs).changes
+    read = provider.read("id", older).outs or {}
+    assert "caCert" not in read and read["caHash"] == outs["caHash"]
+    assert not provider.diff("id", read, inputs).changes
+    assert provider.diff("id", read, {**inputs, "caCert": signing.self_signed_ca("etcd", 3600).cert}).replaces == [
+        "caCert"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -92,7 +111,7 @@ def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster:
     ],
 )
 def test_a_secret_changed_in_the_cluster_is_drift_that_issues_the_certificate_again(
-    cluster: Cluster, ca: pki.Issued, change: str, drift: bool
+    cluster: Cluster, ca: signing.Issued, change: str, drift: bool
 ) -> None:
     """GIVEN a written leaf WHEN its Secret is edited or deleted and refreshed THEN it is replaced (reason `secret`)."""
     provider = pki.CertificateProvider()
@@ -111,7 +130,7 @@ def test_a_secret_changed_in_the_cluster_is_drift_that_issues_the_certificate_ag
     assert diff.changes is drift and diff.replaces == (["secret"] if drift else [])
 
 
-def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a leaf issued by an older arbor (no Secret of its own) WHEN given one to write THEN no change."""
     provider = pki.CertificateProvider()
     inputs = leaf_inputs(ca)
@@ -124,7 +143,7 @@ def test_a_certificate_issued_before_it_wrote_its_secret_is_left_as_it_is(cluste
     assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"] == updated["cert"]
 
 
-def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca: pki.Issued) -> None:
+def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca: signing.Issued) -> None:
     """GIVEN a renewal (create the new, then delete the old) WHEN the old is deleted THEN the new Secret stays."""
     provider = pki.CertificateProvider()
     old = provider.create(leaf_inputs(ca)).outs or {}
@@ -137,7 +156,7 @@ def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca
 
 
 def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfig_alone_does_not(
-    cluster: Cluster, ca: pki.Issued
+    cluster: Cluster, ca: signing.Issued
 ) -> None:
     """GIVEN a written leaf WHEN its namespace or layout changes THEN it is replaced; a kubeconfig alone is not."""
     provider = pki.CertificateProvider()
@@ -147,3 +166,37 @@ def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfi
     renamed = {"etcd-peer-2": LEAF["etcd-peer"]}
     assert provider.diff("id", outs, {**inputs, "secrets": renamed}).replaces == ["secret"]
     assert not provider.diff("id", outs, {**inputs, "kubeconfig": "another"}).changes
+
+
+def test_an_unpublished_leaf_keeps_no_content_and_its_checksums_stand_for_it(
+    cluster: Cluster, ca: signing.Issued
+) -> None:
+    """GIVEN a leaf only its Secret needs WHEN created, read and updated THEN the state keeps checksums, no PEM."""
+    provider = pki.CertificateProvider()
+    inputs = {**leaf_inputs(ca), "published": False}
+    outs = provider.create(inputs).outs or {}
+    secret = cluster.data("etcd-peer")
+    assert "key" not in outs and "cert" not in outs and secret["tls.key"] not in json.dumps(outs)
+    # The checksum a workload mounting the Secret is annotated with, as if from the content itself.
+    assert outs["checksums"] == {"etcd-peer": objects.checksum(secret)}
+    read = provider.read("id", outs).outs or {}
+    assert read["checksums"] == outs["checksums"] and not provider.diff("id", read, inputs).changes
+    # A new logic version: an update that keeps it (its Secret still holds it).
+    updated = provider.update("id", read, {**inputs, "version": "next"}).outs or {}
+    assert updated["checksums"] == outs["checksums"] and cluster.data("etcd-peer") == secret
+    # Published again, the content must come from somewhere: it is issued again.
+    assert provider.diff("id", read, {**inputs, "published": True}).replaces == ["published"]
+
+
+def test_a_published_leaf_becoming_unpublished_is_updated_in_place(cluster: Cluster, ca: signing.Issued) -> None:
+    """GIVEN a leaf whose state keeps its content WHEN no longer published THEN an update drops it, same checksums."""
+    provider = pki.CertificateProvider()
+    inputs = leaf_inputs(ca)
+    outs = provider.create(inputs).outs or {}
+    older = {k: v for k, v in outs.items() if k != "checksums"}  # as an older arbor kept it
+    unpublished = {**inputs, "published": False}
+    diff = provider.diff("id", older, unpublished)
+    assert diff.changes and diff.replaces == []
+    updated = provider.update("id", older, unpublished).outs or {}
+    assert "key" not in updated and updated["checksums"] == {"etcd-peer": objects.checksum(cluster.data("etcd-peer"))}
+    assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from components.providers.registry import provider_for
 from components.render import pki, system
 from tests.unit.landscape_mocks import OUTPUTS as LANDSCAPE_OUTPUTS
 from tests.unit.landscape_mocks import Built, build
+from tests.unit.object_sets import expanded
 from tests.unit.test_cloud_networks import cloud_computed
 from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, stack_landscape
 from tests.unit.test_shoot_exposure import (
@@ -115,7 +117,7 @@ class Example:
     def of(self, type_: str, shoot: str = "") -> dict[str, dict[str, Any]]:
         """The outputs of every resource of a type (of one shoot: its key or prefix), by name without the prefix."""
         prefix = f"{SHOOTS.get(shoot, shoot)}-" if shoot else ""
-        typed = self.mocks.typed.items()
+        typed = expanded(self.mocks.typed).items()
         return {n.removeprefix(prefix): o for (t, n), o in typed if t == type_ and n.startswith(prefix)}
 
     def waits_for(self, type_: str, name: str) -> set[tuple[str, str]]:
@@ -224,12 +226,14 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
     assert (K8S_PROVIDER, f"{p}-k8s") in example.waits_for(SYSTEM_COMPONENTS, f"{p}-system")
     # A machine is made by MCM (after the API serves) from its class, credentials and user data, and only once
     # node-agent's OSC Secret and the join RBAC are in the shoot.
-    for name in example.of(MACHINE_DEPLOYMENT, shoot):
-        zone = name.removeprefix("workers-deployment-")
-        waits = example.waits_for(MACHINE_DEPLOYMENT, f"{p}-{name}")
+    # A zone's user data, class and MachineDeployment are one ObjectSet, applied in that order.
+    zones = [n for n in example.of(OBJECT_SET, shoot) if re.fullmatch(r"workers-.+-z\d+", n)]
+    assert zones and [o["kind"] for o in unwrapped(example.of(OBJECT_SET, shoot)[zones[0]]["manifests"])] == [
+        "Secret", "MachineClass", "MachineDeployment"
+    ]  # fmt: skip
+    for name in zones:
+        waits = example.waits_for(OBJECT_SET, f"{p}-{name}")
         assert {
-            (MACHINE_CLASS, f"{p}-workers-class-{zone}"),
-            (SECRET, f"{p}-workers-user-data-{zone}"),
             (SECRET, f"{p}-workers-cloudprovider"),
             (OBJECT_SET, f"{p}-workers-mcm"),
             (OBJECT_SET, f"{p}-kube-apiserver"),
@@ -238,13 +242,13 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
         } | records <= waits
     # The Shoot record's status is written last.
     status = example.waits_for("pulumi-python:dynamic/arbor:ShootStatus", f"{p}-status")
-    assert {(MACHINE_DEPLOYMENT, f"{p}-{n}") for n in example.of(MACHINE_DEPLOYMENT, shoot)} <= status
+    assert {(OBJECT_SET, f"{p}-{n}") for n in zones} <= status
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)
 def test_user_data_keeps_the_placeholders_raw_and_carries_the_ca(example: Example, shoot: str) -> None:
     """GIVEN each zone's user data WHEN decoded THEN MCM's placeholders are raw and node-agent trusts the CA."""
-    secrets = {n: o for n, o in example.of(SECRET, shoot).items() if n.startswith("workers-user-data-")}
+    secrets = {n: o for n, o in example.of(SECRET, shoot).items() if re.fullmatch(r"workers-.+-z\d+/secret-.+", n)}
     assert secrets
     ca = CLUSTER_CA.replace("platform-web", SHOOTS[shoot].removeprefix("arbor-shoot-"))
     for secret in secrets.values():

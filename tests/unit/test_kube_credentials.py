@@ -13,7 +13,7 @@ import pytest
 
 from components.reconciler import credentials
 from components.reconciler.credentials import CredentialError
-from components.reconciler.kube import Kube, KubeError, certificate_authority
+from components.reconciler.kube import Kube, KubeError, certificate_authority, kubeconfig_file, server_of
 from tests.unit.kube_server import CLIENT_NAME, OBJECT_PATH, ApiServer, api_server, exec_credential, exec_plugin, runs
 
 V1 = "client.authentication.k8s.io/v1"
@@ -248,3 +248,28 @@ def test_credential_files_gone_make_the_cluster_unreachable(server: ApiServer, t
     (tmp_path / "ca.crt").unlink()
     with pytest.raises(CredentialError, match=r"certificate-authority .*ca\.crt cannot be read"):
         certificate_authority(kubeconfig)
+
+
+def test_a_kubeconfig_file_reference_reads_the_file_and_its_relative_paths(server: ApiServer, tmp_path: Path) -> None:
+    """GIVEN a reference to a kubeconfig file naming its files relatively WHEN read THEN as that client, over TLS.
+
+    A local cluster is reached this way by every reconciler: the state keeps the path, the cluster the credentials.
+    """
+    config = json.loads(file_kubeconfig(server, tmp_path))
+    config["clusters"][0]["cluster"]["certificate-authority"] = "ca.crt"
+    config["users"][0]["user"] = {"client-certificate": "admin.crt", "client-key": "admin.key"}
+    (tmp_path / "kubeconfig.yaml").write_text(json.dumps(config))
+    reference = kubeconfig_file(str(tmp_path / "kubeconfig.yaml"))
+
+    assert Kube.from_kubeconfig(reference).get(OBJECT_PATH)["data"]["user"] == CLIENT_NAME
+    assert certificate_authority(reference) == server.ca.cert and server_of(reference) == server.url
+
+
+def test_a_kubeconfig_file_gone_makes_the_cluster_unreachable(tmp_path: Path) -> None:
+    """GIVEN a reference to a kubeconfig file that is gone (its cluster deleted) WHEN read THEN unreachable, named."""
+    gone = tmp_path / "kubeconfig.yaml"
+    kube = Kube.from_kubeconfig(kubeconfig_file(str(gone)))
+    assert kube.find(OBJECT_PATH) is None and not kube.ready()
+    with pytest.raises(KubeError, match=rf"kubeconfig {gone} cannot be read") as raised:
+        kube.get(OBJECT_PATH)
+    assert raised.value.status == 0 and server_of(kubeconfig_file(str(gone))) == ""

@@ -121,8 +121,7 @@ FLOW = [
     "arbor-shoot-dev-web-cluster",  # the shoot's API (workers and node configuration follow)
     "arbor-shoot-dev-web-workers-mcm-process",  # MCM, then what it holds finalizers on
     "arbor-shoot-dev-web-workers-mcm-released",
-    "arbor-shoot-dev-web-workers-class-pool-a-z1",
-    "arbor-shoot-dev-web-workers-deployment-pool-a-z1",
+    "arbor-shoot-dev-web-workers-pool-a-z1",
     "arbor-shoot-dev-web-status",  # health
 ]
 

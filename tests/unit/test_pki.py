@@ -18,6 +18,7 @@ from components.concerns.shoot_pki import issue_shoot_pki
 from components.layers.garden import ROLE_RULES
 from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
+from components.reconciler import signing
 from components.render import api, pki
 from components.spec.fields import SpecError
 from components.spec.shoot import RotationSpec
@@ -96,16 +97,16 @@ def test_etcd_sans_cover_both_clusters_clients_and_peers() -> None:
 
 
 @pytest.fixture(scope="module")
-def issued() -> dict[str, issuing.Issued]:
+def issued() -> dict[str, signing.Issued]:
     """Every certificate of the table issued for real, CAs first."""
-    out: dict[str, issuing.Issued] = {}
+    out: dict[str, signing.Issued] = {}
     for c in CREDS:
         if c.kind is pki.Kind.CA:
-            out[c.name] = issuing.self_signed_ca(c.common_name, c.validity_seconds)
+            out[c.name] = signing.self_signed_ca(c.common_name, c.validity_seconds)
         elif c.kind is pki.Kind.CERT:
             ca = out[c.issuer or ""]
             usages = [u.value for u in c.usages]
-            out[c.name] = issuing.issue(
+            out[c.name] = signing.issue(
                 ca.cert, ca.key, c.common_name, list(c.organizations), list(c.dns_names), list(c.ip_addresses), usages,
                 c.validity_seconds,
             )  # fmt: skip
@@ -119,7 +120,7 @@ def _cert(pem: str) -> x509.Certificate:
 
 @pytest.mark.parametrize("credential", [c for c in CREDS if c.kind is pki.Kind.CERT], ids=lambda c: c.name)
 def test_each_certificate_verifies_against_its_ca_with_its_usages_and_sans(
-    issued: dict[str, issuing.Issued], credential: pki.Credential
+    issued: dict[str, signing.Issued], credential: pki.Credential
 ) -> None:
     """GIVEN an issued certificate WHEN checked THEN its CA signed it, with the table's subject, usages and SANs."""
     cert, ca = _cert(issued[credential.name].cert), _cert(issued[credential.issuer or ""].cert)
@@ -135,24 +136,24 @@ def test_each_certificate_verifies_against_its_ca_with_its_usages_and_sans(
         assert sans.get_values_for_type(x509.DNSName) == list(credential.dns_names)
         assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address(i) for i in credential.ip_addresses]
     lifetime = cert.not_valid_after_utc - cert.not_valid_before_utc
-    assert lifetime == pki.LEAF_VALIDITY + issuing.CLOCK_SKEW
+    assert lifetime == pki.LEAF_VALIDITY + signing.CLOCK_SKEW
 
 
 @pytest.mark.parametrize("credential", [c for c in CREDS if c.kind is pki.Kind.CA], ids=lambda c: c.name)
 def test_each_ca_is_self_signed_and_signs_certificates(
-    issued: dict[str, issuing.Issued], credential: pki.Credential
+    issued: dict[str, signing.Issued], credential: pki.Credential
 ) -> None:
     """GIVEN an issued CA WHEN checked THEN it is self-signed, a CA, may sign certificates, and lasts 10 years."""
     cert = _cert(issued[credential.name].cert)
     cert.verify_directly_issued_by(cert)
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca
     assert cert.extensions.get_extension_for_class(x509.KeyUsage).value.key_cert_sign
-    assert cert.not_valid_after_utc - cert.not_valid_before_utc == pki.CA_VALIDITY + issuing.CLOCK_SKEW
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc == pki.CA_VALIDITY + signing.CLOCK_SKEW
     key = serialization.load_pem_private_key(issued[credential.name].key.encode(), password=None)
     assert key.public_key().public_numbers() == cert.public_key().public_numbers()  # type: ignore[union-attr]
 
 
-def test_a_certificate_does_not_verify_against_another_ca(issued: dict[str, issuing.Issued]) -> None:
+def test_a_certificate_does_not_verify_against_another_ca(issued: dict[str, signing.Issued]) -> None:
     """GIVEN the etcd client certificate WHEN verified against the cluster CA THEN it fails."""
     with pytest.raises(ValueError):
         _cert(issued[pki.ETCD_CLIENT].cert).verify_directly_issued_by(_cert(issued[pki.CA].cert))
@@ -237,7 +238,7 @@ def test_update_keeps_the_credential() -> None:
     assert (outs["cert"], outs["key"], outs["version"]) == ("C", "K", "1")
 
 
-def test_certificate_outputs_leave_out_the_ca_key(issued: dict[str, issuing.Issued]) -> None:
+def test_certificate_outputs_leave_out_the_ca_key(issued: dict[str, signing.Issued]) -> None:
     """GIVEN a certificate created by the provider WHEN its outputs are read THEN the CA key is not among them."""
     ca = issued[pki.CA_CLIENT]
     props = {"caCert": ca.cert, "caKey": ca.key, "commonName": "system:kube-scheduler", "usages": ["client"],

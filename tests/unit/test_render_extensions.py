@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import ExtensionValues
+from components.reconciler.kube import KUBECONFIG_FILE
 from components.render import extensions
 from components.spec.fields import SpecError
 from components.yaml_text import dump, load
@@ -173,8 +174,10 @@ def test_garden_access_is_an_identity_in_the_garden_and_a_token_in_the_seed() ->
     assert (account["namespace"], account["name"]) == ("seed-local-1", "extension-provider-local")
     assert "arbor-garden-k8s" in built.edges[f"{prefix}-garden-serviceaccount"]
     token = mocks.inputs[f"{prefix}-garden-access"]
-    assert token["kubeconfig"] == "kubeconfig of arbor-garden-cluster"
-    assert token["secretKubeconfig"] == "kubeconfig of arbor-seed-local-1-cluster"
+    # Each cluster by its own kubeconfig file, held once (kube.KUBECONFIG_FILE), not a copy of its credentials.
+    assert token["kubeconfig"].endswith("/clusters/local-garden/kubeconfig.yaml")
+    assert token["secretKubeconfig"].endswith("/clusters/local-seed-local-1/kubeconfig.yaml")
+    assert token["kubeconfig"].startswith(KUBECONFIG_FILE)
     assert (token["namespace"], token["secretNamespace"]) == ("seed-local-1", "extension-provider-local")
     assert token["secretMetadata"]["labels"]["resources.gardener.cloud/purpose"] == "token-requestor"
     generic = mocks.inputs[f"{prefix}-generic-garden-kubeconfig"]["metadata"]["name"]

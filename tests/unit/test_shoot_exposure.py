@@ -245,8 +245,12 @@ def test_user_data_keeps_the_placeholders_raw_and_carries_the_ca(provider: str) 
     _, mocks, settled = register(provider)
 
     def check(_: list[str]) -> None:
-        secrets = {n: o for n, o in mocks.of(SECRET).items() if n.startswith(f"{PREFIX}-workers-user-data-")}
-        assert sorted(secrets) == [f"{PREFIX}-workers-user-data-pool-a-z{z}" for z in (1, 2, 3)]
+        sets = {
+            n: unwrapped(o["manifests"]) for n, o in mocks.of(OBJECT_SET).items() if n.startswith(f"{PREFIX}-workers-")
+        }
+        # Each zone's user data is the first object of its ObjectSet.
+        secrets = {n: objs[0] for n, objs in sets.items() if objs and objs[0]["kind"] == "Secret"}
+        assert sorted(secrets) == [f"{PREFIX}-workers-pool-a-z{z}" for z in (1, 2, 3)]
         for secret in secrets.values():
             script = base64.b64decode(unwrapped(secret["data"])["userData"]).decode()
             assert (

@@ -141,7 +141,7 @@ def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_o
 def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_sets() -> None:
     """GIVEN an older shoot's MCM objects, one resource each WHEN the moves are read THEN each goes to its set.
 
-    Its machine classes and deployments, its process and what waits for its finalizers stay where they are.
+    The cloud credentials and what waits for its finalizers stay where they are.
     """
     workers = f"{SHOOT}$arbor:shoot:Workers::arbor-shoot-dev-web-workers"
     kinds = ("apps/v1:Deployment", "core/v1:ConfigMap", "rbac.authorization.k8s.io/v1:RoleBinding")
@@ -155,11 +155,7 @@ def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_s
         )
     ]
     kept = [
-        resource(
-            "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass",
-            "arbor-shoot-dev-web-workers-class-pool-a-z1",
-            workers,
-        ),
+        resource("kubernetes:core/v1:Secret", "arbor-shoot-dev-web-workers-cloudprovider", workers),
         resource("pulumi-python:dynamic/arbor:MachinesReleased", "arbor-shoot-dev-web-workers-mcm-released", workers),
     ]
     parent = {"urn": workers, "type": "arbor:shoot:Workers", "parent": SHOOT}
@@ -186,3 +182,31 @@ def test_the_resource_managers_identities_and_webhook_are_handed_over_to_their_o
     kept = [resource("kubernetes:apps/v1:Deployment", "arbor-shoot-dev-web-grm-deployment", SHOOT)]
     handed = state_moves.moved([*old_state()[:2], *objects, *kept])
     assert handed == dict.fromkeys((o["urn"] for o in objects), state_moves.GRM_OBJECTS)
+
+
+def test_a_shoots_client_ca_in_the_garden_is_handed_over_to_its_object_set() -> None:
+    """GIVEN an older shoot's InternalSecret `<shoot>.ca-client` WHEN the moves are read THEN only it is handed."""
+    internal = resource("kubernetes:arbor.dev/v1alpha1:InternalSecret", "arbor-shoot-dev-web-ca-client", SHOOT)
+    # The client CA itself (its credential) and the ObjectSet that keeps the InternalSecret now stay.
+    kept = [
+        resource("pulumi-python:dynamic/arbor:CertificateAuthority", "arbor-shoot-dev-web-pki-ca-client", SHOOT),
+        resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-ca-client", SHOOT),
+    ]
+    handed = state_moves.moved([*old_state()[:2], internal, *kept])
+    assert handed == {internal["urn"]: "its ObjectSet (`<shoot>-ca-client`)"}
+
+
+def test_a_zones_user_data_class_and_machine_deployment_are_handed_over_to_its_object_set() -> None:
+    """GIVEN an older pool zone, a resource per object WHEN the moves are read THEN the three go to the zone's set."""
+    workers = f"{SHOOT}$arbor:shoot:Workers::arbor-shoot-dev-web-workers"
+    machine = "kubernetes:machine.sapcloud.io/v1alpha1"
+    zone = [
+        resource(SECRET, "arbor-shoot-dev-web-workers-user-data-pool-a-z1", workers),
+        resource(f"{machine}:MachineClass", "arbor-shoot-dev-web-workers-class-pool-a-z1", workers),
+        resource(f"{machine}:MachineDeployment", "arbor-shoot-dev-web-workers-deployment-pool-a-z2", workers),
+    ]
+    # MCM's own Deployment is MCM's move; the zone's ObjectSet is where they go.
+    kept = resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-workers-pool-a-z1", workers)
+    parent = {"urn": workers, "type": "arbor:shoot:Workers", "parent": SHOOT}
+    handed = state_moves.moved([*old_state()[:1], parent, *zone, kept])
+    assert handed == dict.fromkeys((r["urn"] for r in zone), "its zone's ObjectSet (`<shoot>-workers-<pool>-z<n>`)")

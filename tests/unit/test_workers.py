@@ -30,6 +30,7 @@ from components.providers.contract import InfrastructureProvider
 from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
 from components.render import machine_providers, machines, pki
+from tests.unit.object_sets import expanded
 from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import AMI, GCP_IMAGE, WEB
 
@@ -66,8 +67,9 @@ PROVIDERS: dict[ProviderType, Callable[[], InfrastructureProvider]] = {
 
 
 def of_type(mocks: CloudMocks, typ: str) -> dict[str, dict[str, Any]]:
-    """Inputs of every registered resource of one type, by name."""
-    return {name: inputs for name, (t, inputs) in mocks.resources.items() if t == typ}
+    """Inputs of every registered resource of one type, and objects of that kind an ObjectSet applies, by name."""
+    typed = {(t, name): inputs for name, (t, inputs) in mocks.resources.items()}
+    return {name: inputs for (t, name), inputs in expanded(typed).items() if t == typ}
 
 
 def shoot_on(

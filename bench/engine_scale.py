@@ -1,0 +1,219 @@
+"""The engine at landscape scale: `pulumi up` and a no-op `pulumi preview` of N shoots, one stack against shards.
+
+Issue 19, part 3. The real engine and the file backend, with shoots of arbor's measured shape rather than arbor's
+program (which needs a cluster per shoot): each synthetic shoot is a component of `--resources` dynamic resources
+keeping `--kib` KiB in the state between them, in `--layers` waves (bench/engine_program). The defaults are a hosted
+shoot's figures on the local landscape (bench/state_size.py, bench/README.md). For each N: one stack of N shoots,
+and N / `--shard` stacks of `--shard` shoots (a stack per seed), run `--parallel` at a time. Measured per stack:
+`up` from nothing and a second, no-op `preview` (engine time: wall-clock of the CLI), the checkpoint's bytes, and the
+peak resident memory of the CLI and every process under it (sampled from /proc). Usage (project root, tools built):
+  source hack/env.sh && .venv/bin/python bench/engine_scale.py [--shoots 10 100 500] [--shard 50] [--readme]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PROGRAM = ROOT / "bench" / "engine_program"
+README = ROOT / "bench" / "README.md"
+HEADING = "## The engine at landscape scale (`bench/engine_scale.py`)"
+# A hosted shoot on the local landscape, measured with bench/state_size.py (bench/README.md).
+RESOURCES_PER_SHOOT = 60
+KIB_PER_SHOOT = 395
+# What the engine keeps of a bench resource besides its content (URN, type, parent, dependencies, the pickled
+# provider, outputs), measured: the table's "KiB per shoot" shows what the state held.
+OVERHEAD_BYTES = 2300
+PASSPHRASE = "bench"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One stack's figures."""
+
+    shoots: int
+    up_s: float
+    preview_s: float
+    state_bytes: int
+    peak_rss: int
+
+
+def _tree_rss(root: int) -> int:
+    """Resident bytes of `root` and every process under it, from /proc."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            rss[int(entry.name)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
+            children.setdefault(int(stat[1]), []).append(int(entry.name))
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += children.get(pid, [])
+    return total
+
+
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
+    """Runs `cmd`; its wall-clock seconds and the peak resident bytes of its process tree. Raises when it fails."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.5):
+            peak = max(peak, _tree_rss(proc.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out[-3000:]}")
+    return time.perf_counter() - start, peak
+
+
+def _project(workdir: Path, name: str) -> Path:
+    """A copy of the bench program with its Pulumi.yaml, using arbor's virtualenv."""
+    project = workdir / name
+    shutil.copytree(PROGRAM, project, ignore=shutil.ignore_patterns("__pycache__"))
+    venv = ROOT / ".venv"
+    (project / "Pulumi.yaml").write_text(
+        f"name: arbor-bench\nruntime:\n  name: python\n  options:\n    toolchain: pip\n    virtualenv: {venv}\n"
+    )
+    return project
+
+
+def run_stack(workdir: Path, name: str, first: int, shoots: int, args: argparse.Namespace) -> Run:
+    """A stack of `shoots` shoots from nothing: `up`, then a no-op `preview`."""
+    project = _project(workdir, name)
+    backend = workdir / f"{name}-state"
+    backend.mkdir()
+    env = {**os.environ, "PULUMI_BACKEND_URL": f"file://{backend}", "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+           "PYTHONPATH": str(project), "PULUMI_SKIP_UPDATE_CHECK": "true"}  # fmt: skip
+    size = max(args.kib * 1024 // args.resources - OVERHEAD_BYTES, 0)
+    cli = ["pulumi", "--non-interactive"]
+    subprocess.run([*cli, "stack", "init", name], cwd=project, env=env, check=True, capture_output=True)
+    for key, value in (("shoots", shoots), ("first", first), ("resources", args.resources), ("bytes", size),
+                       ("layers", args.layers)):  # fmt: skip
+        subprocess.run([*cli, "config", "set", f"arbor-bench:{key}", str(value)], cwd=project, env=env, check=True)
+    up_s, up_peak = _timed([*cli, "up", "--yes", "--skip-preview", "--suppress-progress"], project, env)
+    preview_s, preview_peak = _timed([*cli, "preview", "--expect-no-changes", "--suppress-progress"], project, env)
+    checkpoint = next(backend.glob(".pulumi/stacks/**/*.json"))
+    if not args.keep:
+        shutil.rmtree(project)
+    return Run(shoots, up_s, preview_s, checkpoint.stat().st_size, max(up_peak, preview_peak))
+
+
+def measure(shoots: int, args: argparse.Namespace, workdir: Path) -> dict[str, list[Run] | float]:
+    """One stack of `shoots`, and shards of `--shard` run `--parallel` at a time (with their wall-clock)."""
+    one = [run_stack(workdir, f"one-{shoots}", 0, shoots, args)]
+    count = math.ceil(shoots / args.shard)
+    if count == 1:
+        return {"one": one, "shards": one, "shards_wall_s": one[0].up_s + one[0].preview_s}
+    start = time.perf_counter()
+
+    def shard(i: int) -> Run:
+        return run_stack(workdir, f"shard-{shoots}-{i}", i * args.shard, min(args.shard, shoots - i * args.shard), args)
+
+    with ThreadPoolExecutor(max_workers=args.parallel) as pool:
+        runs = list(pool.map(shard, range(count)))
+    return {"one": one, "shards": runs, "shards_wall_s": time.perf_counter() - start}
+
+
+def table(results: dict[int, dict[str, list[Run] | float]], args: argparse.Namespace) -> str:
+    """The figures as Markdown: per N and layout, the slowest stack's times, its state and memory."""
+    lines = [
+        f"{args.resources} resources and {args.kib} KiB of state per shoot, {args.layers} waves; shards of "
+        f"{args.shard} shoots, {args.parallel} stacks at a time. Engine time: the CLI's wall-clock.",
+        "",
+        "| shoots | layout | stacks | resources per stack | `up` (s, slowest stack) | no-op `preview` (s) "
+        "| state per stack (MiB) | KiB per shoot | peak memory (MiB) | all stacks (s) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for shoots, got in results.items():
+        for layout in ("one", "shards"):
+            runs = got[layout]
+            assert isinstance(runs, list)
+            if layout == "shards" and len(runs) == 1:
+                continue
+            slow = max(runs, key=lambda r: r.up_s)
+            wall = got["shards_wall_s"] if layout == "shards" else slow.up_s + slow.preview_s
+            lines.append(
+                f"| {shoots} | {'one stack' if layout == 'one' else 'a stack per seed'} | {len(runs)} "
+                f"| {slow.shoots * args.resources} | {slow.up_s:.0f} | {max(r.preview_s for r in runs):.0f} "
+                f"| {max(r.state_bytes for r in runs) / 2**20:.1f} | {slow.state_bytes / slow.shoots / 1024:.0f} "
+                f"| {max(r.peak_rss for r in runs) / 2**20:.0f} "
+                f"| {wall:.0f} |"
+            )
+    return "\n".join(lines)
+
+
+def write_readme(text: str) -> None:
+    """Replaces the section under HEADING in bench/README.md (appends it the first time)."""
+    readme = README.read_text()
+    section = f"{HEADING}\n\nMeasured {datetime.date.today()} on this project's machine.\n\n{text}\n"
+    if HEADING in readme:
+        start = readme.index(HEADING)
+        end = readme.find("\n## ", start + len(HEADING))
+        readme = readme[:start] + section + (readme[end + 1 :] if end != -1 else "")
+    else:
+        readme = readme.rstrip("\n") + "\n\n" + section
+    README.write_text(readme)
+
+
+def main(argv: list[str]) -> None:
+    """Runs every N and prints the table (and writes it into bench/README.md with --readme)."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shoots", type=int, nargs="+", default=[10, 100, 500])
+    parser.add_argument("--shard", type=int, default=50)
+    parser.add_argument("--resources", type=int, default=RESOURCES_PER_SHOOT)
+    parser.add_argument("--kib", type=int, default=KIB_PER_SHOOT)
+    parser.add_argument("--layers", type=int, default=8)
+    parser.add_argument("--parallel", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--keep", action="store_true", help="keep the projects and states (printed)")
+    parser.add_argument("--readme", action="store_true")
+    args = parser.parse_args(argv)
+    if not shutil.which("pulumi"):
+        raise SystemExit("engine_scale: pulumi is not on PATH; run it through `make bench` or source hack/env.sh")
+    workdir = Path(tempfile.mkdtemp(prefix="arbor-engine-scale-"))
+    try:
+        results = {}
+        for shoots in args.shoots:
+            results[shoots] = measure(shoots, args, workdir)
+            print(json.dumps({str(shoots): {k: v if isinstance(v, float) else [r.__dict__ for r in v]
+                                            for k, v in results[shoots].items()}}), flush=True)  # fmt: skip
+        text = table(results, args)
+        print(text)
+        if args.readme:
+            write_readme(text)
+    finally:
+        if args.keep:
+            print(f"kept in {workdir}")
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

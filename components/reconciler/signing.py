@@ -1,0 +1,139 @@
+"""X.509 keys and certificates, made with `cryptography` in Gardener's shapes (RSA keys of its size, SHA-256).
+
+Pure issuing, no Pulumi: reconciler/pki.py's providers and the admin kubeconfig call these.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from components.render import pki
+
+# Certificates start a minute in the past: a verifier whose clock runs slightly behind still accepts them.
+CLOCK_SKEW = timedelta(minutes=1)
+EXTENDED_USAGES = {pki.Usage.SERVER: ExtendedKeyUsageOID.SERVER_AUTH, pki.Usage.CLIENT: ExtendedKeyUsageOID.CLIENT_AUTH}
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A certificate and its private key as PEM, with its validity as Unix times."""
+
+    cert: str
+    key: str
+    not_before: float
+    not_after: float
+
+
+def new_key() -> rsa.RSAPrivateKey:
+    """A new RSA key of Gardener's size."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=pki.RSA_KEY_BITS)
+
+
+def key_pem(key: rsa.RSAPrivateKey) -> str:
+    """The private key as PKCS#1 PEM, as kube-apiserver, etcd and kubectl read it."""
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL, serialization.NoEncryption()
+    ).decode()
+
+
+def public_pem(key: rsa.RSAPrivateKey) -> str:
+    """The public key as PEM (SubjectPublicKeyInfo)."""
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+
+
+def _name(common_name: str, organizations: tuple[str, ...] | list[str] = ()) -> x509.Name:
+    """A subject: organizations (Kubernetes groups) and the common name (the user)."""
+    attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
+    return x509.Name([*attributes, x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def _sans(dns_names: list[str], ip_addresses: list[str]) -> x509.SubjectAlternativeName:
+    """The subject alternative names of a certificate."""
+    general: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
+    general += [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ip_addresses]
+    return x509.SubjectAlternativeName(general)
+
+
+def _key_usage(ca: bool) -> x509.KeyUsage:
+    """Digital signature and key encipherment; a CA also signs certificates and revocation lists."""
+    return x509.KeyUsage(
+        digital_signature=True, content_commitment=False, key_encipherment=True, data_encipherment=False,
+        key_agreement=False, key_cert_sign=ca, crl_sign=ca, encipher_only=False, decipher_only=False,
+    )  # fmt: skip
+
+
+def _builder(subject: x509.Name, issuer: x509.Name, key: rsa.RSAPrivateKey, validity_s: int) -> x509.CertificateBuilder:
+    """A certificate builder with serial, validity window and the subject key identifier."""
+    now = datetime.now(UTC)
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - CLOCK_SKEW)
+        .not_valid_after(now + timedelta(seconds=validity_s))
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+    )
+
+
+def _issued(cert: x509.Certificate, key: rsa.RSAPrivateKey) -> Issued:
+    """The PEM forms and validity of a signed certificate."""
+    return Issued(
+        cert=cert.public_bytes(serialization.Encoding.PEM).decode(),
+        key=key_pem(key),
+        not_before=cert.not_valid_before_utc.timestamp(),
+        not_after=cert.not_valid_after_utc.timestamp(),
+    )
+
+
+def self_signed_ca(common_name: str, validity_s: int) -> Issued:
+    """A new self-signed CA."""
+    key = new_key()
+    name = _name(common_name)
+    cert = (
+        _builder(name, name, key, validity_s)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(_key_usage(ca=True), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return _issued(cert, key)
+
+
+def issue(
+    ca_cert: str,
+    ca_key: str,
+    common_name: str,
+    organizations: list[str],
+    dns_names: list[str],
+    ip_addresses: list[str],
+    usages: list[str],
+    validity_s: int,
+) -> Issued:
+    """A new key and a certificate for it, signed by the CA."""
+    ca = x509.load_pem_x509_certificate(ca_cert.encode())
+    signer = serialization.load_pem_private_key(ca_key.encode(), password=None)
+    if not isinstance(signer, rsa.RSAPrivateKey):
+        raise ValueError("the CA key is not an RSA key")
+    key = new_key()
+    builder = (
+        _builder(_name(common_name, organizations), ca.subject, key, validity_s)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(_key_usage(ca=False), critical=True)
+        .add_extension(x509.ExtendedKeyUsage([EXTENDED_USAGES[pki.Usage(u)] for u in usages]), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(signer.public_key()), critical=False)
+    )
+    if dns_names or ip_addresses:
+        builder = builder.add_extension(_sans(dns_names, ip_addresses), critical=False)
+    return _issued(builder.sign(signer, hashes.SHA256()), key)
