@@ -97,10 +97,12 @@ class AppliedObjectsProvider(ResourceProvider):
         return ReadResult(id_=id_, outs={**props, "objects": hashes})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Deletes the objects, last applied first."""
+        """Deletes the objects, last applied first; waits for those of an awaited kind (apply.AWAITED_DELETION)."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         try:
-            apply.remove(kube, apply.Paths(kube), list(reversed(self.refs_of(props))))
+            paths, refs = apply.Paths(kube), list(reversed(self.refs_of(props)))
+            apply.remove(kube, paths, refs)
+            apply.await_gone(kube, paths, refs)
         except KubeError as err:
             if err.status != 0:  # a cluster that cannot be reached took its objects with it
                 raise

@@ -26,6 +26,10 @@ Object = dict[str, Any]
 # Kinds whose spec cannot change: a changed one is deleted and made anew, as kubelet makes a new mirror pod.
 REPLACED = ("Pod",)
 GONE_TIMEOUT_S = 60
+# Kinds whose deletion a resource waits out: a MachineDeployment is gone once MCM has deleted its machines (as
+# Gardener's worker flow waits for a removed pool's machines), so `up` ends with the pool's nodes gone.
+AWAITED_DELETION = ("MachineDeployment",)
+DELETION_TIMEOUT_S = 600
 # The kinds whose rollout an apply waits for.
 WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 
@@ -117,6 +121,20 @@ def remove(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
         except KubeError as err:
             if err.status != 404:
                 raise
+
+
+def await_gone(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
+    """Waits until the deleted objects of an AWAITED_DELETION kind are gone (a kind no longer served: gone)."""
+    deadline = time.monotonic() + DELETION_TIMEOUT_S
+    for obj in [o for o in objs if o["kind"] in AWAITED_DELETION]:
+        try:
+            path = paths.of(obj)
+        except KeyError:
+            continue
+        while kube.find(path) is not None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{obj['kind']} {obj['metadata']['name']} not gone in {DELETION_TIMEOUT_S} s")
+            time.sleep(POLL_S)
 
 
 def replace_changed(kube: Kube, paths: Paths, changed: Iterable[Object]) -> None:

@@ -130,16 +130,15 @@ def test_a_rolling_change_replaces_class_and_nodes_an_in_place_one_does_not(loca
     )
     rolled = changes(rolling)
     prefix = "arbor-shoot-dev-web"
-    assert {n: op for n, op in rolled.items() if op == "replace"} == {
-        f"{prefix}-workers-class-pool-a-z1": "replace",
-        f"{prefix}-workers-user-data-pool-a-z1": "replace",
-    }, rolled
-    # The deployment stays and points its template at the new class: MCM rolls its machines by its strategy.
-    assert rolled[f"{prefix}-workers-deployment-pool-a-z1"] == "update"
-    step = next(s for s in rolling["steps"] if s["urn"].endswith(f"{prefix}-workers-deployment-pool-a-z1"))
-    old, new = (step[k]["inputs"]["spec"]["template"]["spec"]["class"]["name"] for k in ("oldState", "newState"))
-    assert old != new and new.startswith(f"{WEB}-pool-a-z1-")
+    # Nothing is replaced: the zone's ObjectSet applies a new class and user data, points the MachineDeployment at
+    # them and deletes the old two (MCM rolls its machines by its strategy, then lets them go).
+    assert not [n for n, op in rolled.items() if op == "replace"], rolled
+    assert rolled[f"{prefix}-workers-pool-a-z1"] == "update"
+    step = next(s for s in rolling["steps"] if s["urn"].endswith(f"{prefix}-workers-pool-a-z1"))
+    old, new = (set(step[k]["inputs"]["objects"]) for k in ("oldState", "newState"))
+    [old_class], [new_class] = ({k for k in keys if k.startswith("machineclass-")} for keys in (old, new))
+    assert old_class != new_class and new_class.startswith(f"machineclass-{WEB}-pool-a-z1-")
 
     in_place = changes(preview_with(local_stack, tmp_path, {"workers": [{**pool, "maximum": 3}]}))
     # The record shows the new maximum too; nothing else changes.
-    assert in_place == {f"{prefix}-workers-deployment-pool-a-z1": "update", f"{prefix}-record": "update"}, in_place
+    assert in_place == {f"{prefix}-workers-pool-a-z1": "update", f"{prefix}-record": "update"}, in_place
