@@ -123,6 +123,14 @@ def remove(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
                 raise
 
 
+def _wait_gone(kube: Kube, path: str, deadline: float, poll_s: float, late: str) -> None:
+    """Polls until the object at `path` is gone; TimeoutError(`late`) once past `deadline` (monotonic)."""
+    while kube.find(path) is not None:
+        if time.monotonic() > deadline:
+            raise TimeoutError(late)
+        time.sleep(poll_s)
+
+
 def await_gone(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
     """Waits until the deleted objects of an AWAITED_DELETION kind are gone (a kind no longer served: gone)."""
     deadline = time.monotonic() + DELETION_TIMEOUT_S
@@ -131,10 +139,9 @@ def await_gone(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
             path = paths.of(obj)
         except KeyError:
             continue
-        while kube.find(path) is not None:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{obj['kind']} {obj['metadata']['name']} not gone in {DELETION_TIMEOUT_S} s")
-            time.sleep(POLL_S)
+        _wait_gone(
+            kube, path, deadline, POLL_S, f"{obj['kind']} {obj['metadata']['name']} not gone in {DELETION_TIMEOUT_S} s"
+        )
 
 
 def replace_changed(kube: Kube, paths: Paths, changed: Iterable[Object]) -> None:
@@ -142,9 +149,6 @@ def replace_changed(kube: Kube, paths: Paths, changed: Iterable[Object]) -> None
     for obj in [o for o in changed if o["kind"] in REPLACED]:
         path = paths.of(obj)
         kube.delete(path)
-        deadline = time.monotonic() + GONE_TIMEOUT_S
-        while kube.find(path) is not None:
-            if time.monotonic() > deadline:
-                where = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
-                raise TimeoutError(f"{obj['kind']} {where} not gone in {GONE_TIMEOUT_S} s, so it cannot be made anew")
-            time.sleep(POLL_S / 4)
+        where = f"{obj['metadata'].get('namespace', '')}/{obj['metadata']['name']}"
+        late = f"{obj['kind']} {where} not gone in {GONE_TIMEOUT_S} s, so it cannot be made anew"
+        _wait_gone(kube, path, time.monotonic() + GONE_TIMEOUT_S, POLL_S / 4, late)
