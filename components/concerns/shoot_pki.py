@@ -92,8 +92,7 @@ class SecretTarget:
         if credential.kind is not pki.Kind.CERT:
             return None
         layout = {s: {k: CERT_FIELDS[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout,
-                "published": self.published}  # fmt: skip
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout}
 
 
 @dataclass(frozen=True)
@@ -125,8 +124,12 @@ def _issue(
     rotation: int,
     writes: dict[str, Any] | None,
     opts: pulumi.ResourceOptions,
+    published: bool = True,
 ) -> tuple[CredentialOutputs, pulumi.CustomResource]:
-    """Registers one credential (a certificate writing its Secrets where `writes` says); its issuer is in `issued`."""
+    """Registers one credential, its issuer in `issued` (a certificate writes its Secrets where `writes` says).
+
+    A certificate's content stays in the state only when `published` (the program reads it).
+    """
     resource_name = f"{name}-pki-{credential.name}"
     if credential.kind is pki.Kind.CA:
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
@@ -135,7 +138,6 @@ def _issue(
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
-        published = writes is None or credential.name in writes["published"]
         cert = Certificate(
             resource_name, ca_cert=issuer.cert, ca_key=issuer.key, common_name=credential.common_name,
             organizations=list(credential.organizations), dns_names=list(credential.dns_names),
@@ -177,6 +179,9 @@ def issue_shoot_pki(
         writes = target.writes(credential) if target else None
         after = list(target.after) if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
-        issued[credential.name], resources[credential.name] = _issue(name, credential, issued, rotation, writes, opts)
+        published = target is None or credential.name in target.published
+        issued[credential.name], resources[credential.name] = _issue(
+            name, credential, issued, rotation, writes, opts, published
+        )
         writers |= dict.fromkeys(writes["secrets"] if writes else (), resources[credential.name])
     return ShootPki(credentials=issued, resources=resources, writers=writers)

@@ -53,9 +53,14 @@ def writes(props: Mapping[str, Any]) -> bool:
     return bool(props.get("kubeconfig") and props.get("secrets"))
 
 
+def string_data(fields: Mapping[str, str], outs: Mapping[str, Any]) -> dict[str, str]:
+    """A Secret's content: each key's output, as text."""
+    return {key: str(outs[field]) for key, field in fields.items()}
+
+
 def data_of(fields: Mapping[str, str], outs: Mapping[str, Any]) -> dict[str, str]:
     """A Secret's `data`: each key's output, base64-encoded as the API returns it."""
-    return {key: base64.b64encode(str(outs[field]).encode()).decode() for key, field in fields.items()}
+    return {key: base64.b64encode(text.encode()).decode() for key, text in string_data(fields, outs).items()}
 
 
 def content_hash(data: Mapping[str, str], keys: Any) -> str:
@@ -107,7 +112,7 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
             "data": data_of(fields, props),
         }
         kube.create_or_replace(secret_path(namespace), body)
-    sums = {name: objects.checksum({k: str(props[f]) for k, f in fields.items()}) for name, fields in layout.items()}
+    sums = {name: objects.checksum(string_data(fields, props)) for name, fields in layout.items()}
     return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
 
