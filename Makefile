@@ -36,31 +36,21 @@ state: tools ## the file state backend and the local stack
 	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
-up: setup ## converge the local landscape and print how to reach it (after clearing what a killed run left)
-	@$(ENV) .venv/bin/python hack/recover.py $(STACK)
-	@$(ENV) .venv/bin/python hack/state_moves.py $(STACK)
-	@$(ENV) .venv/bin/python hack/deletions.py $(STACK)
-	@$(ENV) pulumi up --stack $(STACK) --yes --refresh --skip-preview --suppress-progress
-	@$(ENV) .venv/bin/python hack/summary.py $(STACK)
+up: setup ## converge the local landscape (its seed stacks too, when sharded) and print how to reach it
+	@$(ENV) hack/up.sh $(STACK)
 
 down: ## destroy the local landscape, protected clusters and keys included; no cluster or process is left
+	@# A sharded landscape's seed stacks go first (docs/shards.md); they stay, empty, with their config files.
 	@$(ENV) if [ -x .bin/pulumi ] && pulumi stack ls --json 2>/dev/null | grep -q '"name": "$(STACK)"'; then \
-	  python3 hack/recover.py $(STACK) && \
-	  pulumi destroy --stack $(STACK) --yes --skip-preview --suppress-progress --ignore-protect; fi
+	  stacks=$(STACK); [ -x .venv/bin/python ] && stacks=$$(.venv/bin/python hack/shards.py stacks $(STACK) | tac); \
+	  for s in $$stacks; do pulumi stack ls --json | grep -q "\"name\": \"$$s\"" || continue; \
+	    python3 hack/recover.py $$s && \
+	    pulumi destroy --stack $$s --yes --skip-preview --suppress-progress --ignore-protect; done; fi
 	@hack/local-down.sh
 
-preview: setup ## out/preview.md (and .json): the change per layer and the policy pack's findings, for a PR
+preview: setup ## out/preview.md (and .json): the change per stack and layer and the policy pack's findings, for a PR
 	@mkdir -p $(OUT)
-	@# Streamed JSON: the only form that carries policy findings; the summary rebuilds preview.json from it.
-	@# Confirmed deletions are previewed past their protection; any other protected delete fails (hack/deletions.py).
-	@$(ENV) rc=0; flags=$$(.venv/bin/python hack/deletions.py $(STACK) --preview-flags); \
-	  PULUMI_ENABLE_STREAMING_JSON_PREVIEW=true pulumi preview --stack $(STACK) --json --refresh $$flags \
-	  $(if $(POLICY_PACK),--policy-pack $(POLICY_PACK)) $(if $(POLICY_CONFIG),--policy-pack-config $(POLICY_CONFIG)) \
-	  > $(OUT)/preview-events.json || rc=$$?; \
-	  .venv/bin/python hack/preview_summary.py $(OUT)/preview-events.json $(STACK) --digest $(OUT)/preview.json \
-	  > $(OUT)/preview.md; cat $(OUT)/preview.md; \
-	  if [ $$rc -eq 0 ]; then .venv/bin/python hack/deletions.py $(STACK) --verify $(OUT)/preview.json || rc=$$?; fi; \
-	  exit $$rc
+	@$(ENV) hack/preview.sh $(STACK) $(OUT) "$(POLICY_PACK)" "$(POLICY_CONFIG)"
 
 env: ## shell exports for the tools and the local stack (or STACK=...): eval "$(make -s env)"
 	@ARBOR_STACK=$(STACK) hack/print-env.sh

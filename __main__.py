@@ -1,20 +1,28 @@
-"""arbor: read config -> check (spec, plan, previous update) -> Landscape component -> exports."""
+"""arbor: read config -> check (spec, plan, previous update) -> Landscape component (this stack's part) -> exports."""
+
+import functools
 
 import pulumi
 
-from components import checks
+from components import checks, stacks
 from components.layers.landscape import Landscape
-from components.outputs import previous_outputs
+from components.outputs import previous_outputs, qualified, stack_outputs
 from components.providers.registry import provider_for
 from components.registration import keep_innermost_frame
 
+config = pulumi.Config("arbor")
+# This stack's outputs and another's (a seed stack's garden stack and sibling seed stacks), each read once.
+previous, others = functools.cache(previous_outputs), functools.cache(stack_outputs)
 try:
-    checked = checks.check(pulumi.Config("arbor").require_object("landscape"), pulumi.get_stack(), previous_outputs)
+    shard = stacks.shard_of(config.get_object("shard"), pulumi.get_stack())
+    raw = config.require_object("landscape") if shard.seed is None else stacks.document(shard)
+    checked = checks.check(raw, shard, previous, others)
 except checks.RefusalError as refused:
     # RunError ends the program with these lines and no traceback; nothing has been registered yet.
     raise pulumi.RunError(str(refused)) from None
 keep_innermost_frame()
-landscape = Landscape("arbor", checked.plan, provider_for)
+garden_stack = qualified(shard.landscape) if shard.seed else None
+landscape = Landscape("arbor", checked.plan, provider_for, garden_stack=garden_stack)
 # A rotation's preview says what it replaces and which components restart (the summary picks these lines up).
 for message in checked.notices:
     pulumi.log.info(message)
@@ -26,3 +34,7 @@ for name, record in checks.records(checked.plan).items():
     pulumi.export(name, record)
 pulumi.export("networkRanges", landscape.network_ranges())
 pulumi.export("networkPlan", landscape.network_plan())
+# What ties the landscape's stacks (docs/shards.md): the garden stack's identity and how a seed stack reaches the
+# garden, or the garden a seed stack converged against.
+for name, record in stacks.identity(shard, previous(), others, landscape).items():
+    pulumi.export(name, record)

@@ -91,6 +91,10 @@ class GardenAccess:
     api: list[pulumi.Resource]
     namespaces: dict[str, k8s.core.v1.Namespace]
 
+    def project(self, name: str) -> list[pulumi.Resource]:
+        """What a project's objects wait for: the API and its namespace, where this stack made them."""
+        return [*self.api, *([self.namespaces[name]] if name in self.namespaces else [])]
+
 
 @dataclass(frozen=True)
 class SeedAccess:

@@ -49,6 +49,13 @@ class CloudCredentials(StrEnum):
     SECRET = "secret"
 
 
+class StackLayout(StrEnum):
+    """How a landscape is split into stacks: one stack, or a garden stack and a stack per seed (Gardener's shards)."""
+
+    ONE = "one"
+    PER_SEED = "perSeed"
+
+
 class Role(StrEnum):
     """A project member's role: viewers read, admins manage shoots."""
 

@@ -15,6 +15,8 @@ import pulumi
 from pulumi.runtime import invoke
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
+# How the engine answers a read of a stack the backend does not have.
+UNKNOWN_STACK = "unknown stack"
 # The file backend may be writing this very stack's checkpoint (an update's refresh) while it is read, and then
 # answers with a truncated file: read again after a pause before giving up.
 RETRY_PAUSES_S = (0.5, 1.0, 2.0, 4.0)
@@ -31,12 +33,24 @@ def previous_outputs(read: Callable[[str], dict[str, Any]] = _read) -> dict[str,
 
     A read that keeps failing stops the program: without the previous outputs no change can be checked.
     """
-    stack = f"{pulumi.get_organization()}/{pulumi.get_project()}/{pulumi.get_stack()}"
+    return stack_outputs(pulumi.get_stack(), read)
+
+
+def qualified(stack: str) -> str:
+    """A stack of this project by its fully qualified name, as a StackReference names it."""
+    return f"{pulumi.get_organization()}/{pulumi.get_project()}/{stack}"
+
+
+def stack_outputs(stack: str, read: Callable[[str], dict[str, Any]] = _read) -> dict[str, Any]:
+    """Every output of the last update of a stack of this project; {} for a stack that does not exist (yet)."""
+    name = qualified(stack)
     for pause in (*RETRY_PAUSES_S, None):
         try:
-            return read(stack)
+            return read(name)
         except Exception as err:  # the engine reports every failure as a plain Exception
+            if UNKNOWN_STACK in str(err):
+                return {}
             if pause is None:
-                raise pulumi.RunError(f"cannot read the outputs of the previous update of {stack}: {err}") from None
+                raise pulumi.RunError(f"cannot read the outputs of the previous update of {name}: {err}") from None
             time.sleep(pause)
     return {}

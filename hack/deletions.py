@@ -29,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pulumi_cli import export, pulumi
+from shards import landscape_of, outputs_of
 
 from components import checks
 from components.layers.landscape import seed_component, shoot_component
@@ -76,10 +77,10 @@ def protected_under(resources: list[dict[str, Any]], components: Mapping[str, st
 
 def confirmed(stack: str) -> tuple[dict[str, str], dict[str, list[str]]]:
     """The components the checked landscape deletes, and the protected URNs under each ({} when it is refused)."""
-    raw = json.loads(pulumi(stack, "config", "get", "arbor:landscape", "--json")).get("objectValue")
     previous = json.loads(pulumi(stack, "stack", "output", "--json") or "{}")
     try:
-        plan = checks.check(raw, stack, lambda: previous).plan
+        raw, shard = landscape_of(stack)
+        plan = checks.check(raw, shard, lambda: previous, outputs_of).plan
     except checks.RefusalError:
         return {}, {}  # the program refuses it with its lines; nothing is unprotected
     components = components_to_delete(plan, previous)

@@ -30,7 +30,8 @@ export PULUMI_SKIP_UPDATE_CHECK=true
 # The stack the Makefile works on (its STACK). The local stack runs on the plugins tools.sh builds, so the
 # engine never downloads one for it; a cloud stack may fetch the aws or gcp plugin its program asks for.
 export ARBOR_STACK=${ARBOR_STACK:-local}
-if [ "$ARBOR_STACK" = local ]; then
+# A local landscape's seed stacks (local.<seed>, docs/shards.md) run on the same plugins.
+if [ "$ARBOR_STACK" = local ] || [[ "$ARBOR_STACK" == local.* ]]; then
   export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 else
   export PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=false

@@ -38,9 +38,11 @@ from components.checks.previous import (
     with_earlier_records,
     with_rotations,
 )
+from components.checks.shards import garden_problems, moved_shoots
 from components.checks.support import unsupported
 from components.checks.workers import user_data_problems, worker_problems
 from components.plan.planner import plan_landscape
+from components.plan.shards import Shard, checked_scope, scope, seed_stack
 from components.plan.values import LandscapePlan
 from components.render.pki import rotation_message
 from components.spec.fields import SpecError
@@ -94,26 +96,53 @@ class Checked:
     notices: list[str]
 
 
-def check(raw: object, stack: str, previous: Callable[[], Mapping[str, Any]]) -> Checked:
-    """The plan of a landscape that passes every check; raises RefusalError otherwise.
+def check(
+    raw: object,
+    shard: Shard | str,
+    previous: Callable[[], Mapping[str, Any]],
+    others: Callable[[str], Mapping[str, Any]] = lambda _: {},
+) -> Checked:
+    """The plan of the shard's part of a landscape that passes every check; raises RefusalError otherwise.
 
-    `previous` reads the previous update's outputs; it is called only once the spec and the plan passed.
+    `previous` reads the previous update's outputs, `others` another stack's (a seed stack reads its garden stack's
+    and its sibling seed stacks'); they are called only once the spec and the plan passed.
     """
     try:
         spec = parse_landscape(raw)
     except SpecError as err:
         raise RefusalError("invalid landscape", err.lines) from None
-    plan = plan_landscape(spec, stack)
+    shard = shard if isinstance(shard, Shard) else Shard(shard)
+    plan = plan_landscape(spec, shard.landscape)
     if lines := [line for check in PLAN_CHECKS for line in check(plan)]:
         raise RefusalError("landscape asks for what arbor does not run yet", lines)
     deployed = with_earlier_records(previous())
-    lines = [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]
+    shoots = deployed.get("shoots") or {}
+    compared = checked_scope(plan, shard, shoots, deployed.get("seeds") or {})
+    lines = [line for key, check in PREVIOUS_CHECKS for line in check(compared, deployed.get(key) or {})]
     lines += [line for key, spec_check in PREVIOUS_SPEC_CHECKS for line in spec_check(spec, deployed.get(key) or {})]
+    lines += _shard_problems(plan, shard, deployed, others)
     if lines:
         raise RefusalError("refused change (compared with the stack's previous update)", lines)
     # A shoot keeps an expired version it runs (Gardener's maintenance force-updates it); the preview says so.
-    kept = kept_expired(spec, deployed.get("shoots") or {})
-    return Checked(with_rotations(plan, deployed.get("credentials") or {}), notices(plan, deployed) + kept)
+    kept = kept_expired(spec, shoots)
+    part = scope(plan, shard)
+    return Checked(with_rotations(part, deployed.get("credentials") or {}), notices(compared, deployed) + kept)
+
+
+def _shard_problems(
+    plan: LandscapePlan, shard: Shard, deployed: Mapping[str, Any], others: Callable[[str], Mapping[str, Any]]
+) -> list[str]:
+    """A seed stack's refusals across stacks: its garden stack's identity, shoots another seed stack runs."""
+    if shard.seed is None:
+        return []
+    if lines := garden_problems(plan, shard, others(shard.landscape), deployed):
+        return lines
+    siblings = {
+        stack: others(stack).get("shoots") or {}
+        for s in plan.seeds
+        if s.name != shard.seed and (stack := seed_stack(shard.landscape, s.name))
+    }
+    return moved_shoots(plan, shard, deployed.get("shoots") or {}, siblings)
 
 
 def records(plan: LandscapePlan) -> dict[str, Any]:

@@ -107,3 +107,37 @@ class Garden(pulumi.ComponentResource):
                 ),
             )
         return namespace
+
+
+# The outputs of a garden stack a seed stack reads: every cluster's kubeconfig, and the garden's reference.
+KUBECONFIGS, GARDEN_REACH = "kubeconfigs", "gardenReach"
+
+
+class GardenReference(pulumi.ComponentResource):
+    """A seed stack's garden: the garden stack's, reached through a StackReference (`arbor:garden:Garden` too).
+
+    Its Kubernetes provider has the garden component's name and settings, so the garden objects a seed and its
+    shoots keep (their records, the client CAs' InternalSecrets) stay with the provider they were made with.
+    """
+
+    access: GardenAccess
+
+    def __init__(
+        self,
+        name: str,
+        values: GardenValues,
+        infra: InfrastructureProvider,
+        stack: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("arbor:garden:Garden", name, None, opts)
+        garden = pulumi.StackReference(f"{name}-stack", stack_name=stack, opts=pulumi.ResourceOptions(parent=self))
+        key = values.cluster.key
+        kubeconfig: pulumi.Output[str] = pulumi.Output.secret(garden.require_output(KUBECONFIGS)).apply(
+            lambda k: str(k[key])
+        )
+        # A local garden's kubeconfig file (a path, in the clear as in the garden stack); a cloud's provider ignores it.
+        reach = garden.get_output(GARDEN_REACH).apply(lambda r: str(r or ""))
+        cluster = infra.reference(values.cluster, self, kubeconfig, reach)
+        self.access = GardenAccess(cluster=cluster, api=[], namespaces={})
+        self.register_outputs({"stack": stack})

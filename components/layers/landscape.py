@@ -8,7 +8,7 @@ import pulumi
 
 from components.bundles import ClusterAccess
 from components.kinds import ProviderType
-from components.layers.garden import Garden
+from components.layers.garden import Garden, GardenReference
 from components.layers.seed import Seed
 from components.layers.shoot import Shoot
 from components.plan.values import LandscapePlan
@@ -52,10 +52,20 @@ class Landscape(pulumi.ComponentResource):
         plan: LandscapePlan,
         providers: Callable[[ProviderType], InfrastructureProvider],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        garden_stack: str | None = None,
     ) -> None:
+        """`plan` is this stack's part (plan/shards.py); a seed stack reaches its garden through `garden_stack`."""
         super().__init__("arbor:landscape:Landscape", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, transformations=[_own_fields])
-        garden = Garden(f"{name}-garden", plan.garden, providers(plan.garden.cluster.provider), child)
+        infra = providers(plan.garden.cluster.provider)
+        if garden_stack:
+            garden: Garden | GardenReference = GardenReference(
+                f"{name}-garden", plan.garden, infra, garden_stack, child
+            )
+        else:
+            garden = Garden(f"{name}-garden", plan.garden, infra, child)
+        self.garden = garden
         seeds = {
             s.name: Seed(
                 seed_component(name, s.name),
@@ -81,12 +91,17 @@ class Landscape(pulumi.ComponentResource):
         self.clusters = {
             a.key: a
             for a in [
-                garden.access.cluster,
+                *([] if garden_stack else [garden.access.cluster]),
                 *(s.cluster for s in seeds.values()),
                 *(s.access for s in self.shoots.values()),
             ]
         }
         self.register_outputs({"clusters": sorted(self.clusters)})
+
+    def garden_reach(self) -> pulumi.Output[str] | str:
+        """How a seed stack's reconcilers reach the garden this stack made: its kubeconfig file (local), else ""."""
+        reach = self.garden.access.cluster.kubeconfig_file if isinstance(self.garden, Garden) else None
+        return reach if reach is not None else ""
 
     def kubeconfigs(self) -> pulumi.Output[dict[str, str]]:
         """Every cluster's admin kubeconfig by key, as one secret map."""

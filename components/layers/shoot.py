@@ -116,7 +116,7 @@ class Shoot(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=garden.cluster.provider,
-                depends_on=[*garden.api, garden.namespaces[self.values.project]],
+                depends_on=garden.project(self.values.project),
             ),
         )
 
@@ -165,7 +165,7 @@ class Shoot(pulumi.ComponentResource):
             self.values,
             credentials[pki.CA_CLIENT],
             garden.cluster,
-            pulumi.ResourceOptions(parent=self, depends_on=[*garden.api, garden.namespaces[self.values.project]]),
+            pulumi.ResourceOptions(parent=self, depends_on=garden.project(self.values.project)),
         )
         return credentials
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from components import naming
-from components.kinds import CloudCredentials, ProviderType, Role
+from components.kinds import CloudCredentials, ProviderType, Role, StackLayout
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan, NetworkValues, NodeNetwork
 from components.plan.topology import Topology
@@ -270,6 +270,7 @@ class LandscapePlan:
     seeds: tuple[SeedValues, ...]
     shoots: tuple[ShootValues, ...] = ()
     deletions: DeletionValues = field(default_factory=DeletionValues)
+    layout: StackLayout = StackLayout.ONE
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,12 @@ class CloudProvider:
             return existing(values, parent)
         return self.created(values, parent, depends_on)
 
+    def reference(
+        self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]
+    ) -> ClusterAccess:
+        """A cluster another stack registered: its kubeconfig is the whole credential (an exec plugin's)."""
+        return access(values, parent, kubeconfig, pulumi.Output.unsecret(kubeconfig.apply(server_of)))
+
     def created(
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
     ) -> ClusterAccess:

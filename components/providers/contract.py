@@ -42,6 +42,15 @@ class InfrastructureProvider(Protocol):
         """
         ...
 
+    def reference(
+        self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]
+    ) -> ClusterAccess:
+        """A cluster another stack registered, reached by the kubeconfig (and file reference) that stack exports.
+
+        Its Kubernetes provider has the name and settings `cluster` gives it, so resources moved here keep theirs.
+        """
+        ...
+
     def network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's infrastructure network (VPC, subnets, gateways, routes, firewall), in place on migration."""
         ...

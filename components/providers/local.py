@@ -30,7 +30,7 @@ from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
-from components.reconciler.kube import kubeconfig_file
+from components.reconciler.kube import kubeconfig_file, server_of
 from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
 from components.reconciler.local_process import LocalProcess
@@ -135,6 +135,24 @@ def process_args(flags: Sequence[str], namespace: str, overrides: Sequence[str] 
     ]
 
 
+def _provider(
+    values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Input[str], depends_on: list[pulumi.Resource]
+) -> k8s.Provider:
+    """The Kubernetes provider of a local cluster, named after its component (`<component>-k8s`)."""
+    return k8s.Provider(
+        f"{parent._name}-k8s",
+        kubeconfig=kubeconfig,
+        # The identity of the cluster, not its credentials: a new kubeconfig must not replace resources.
+        cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
+        # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
+        delete_unreachable=True,
+        # ConfigMaps and Secrets change in place, as kubectl apply does: a replacement would recreate them.
+        enable_config_map_mutable=True,
+        enable_secret_mutable=True,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=depends_on),
+    )
+
+
 class LocalProvider:
     """InfrastructureProvider for the local landscape: every cluster is a kwokctl cluster."""
 
@@ -170,18 +188,7 @@ class LocalProvider:
             # version of the tools, another work directory) would start it empty; deletion needs a confirmation.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
-        provider = k8s.Provider(
-            f"{prefix}-k8s",
-            kubeconfig=cluster.kubeconfig,
-            # The identity of the cluster, not its credentials: a new kubeconfig must not replace resources.
-            cluster_identifier=naming.cluster_identifier(values.provider.value, values.name),
-            # A stopped local cluster is recorded as gone by refresh; `up` then starts it and re-applies.
-            delete_unreachable=True,
-            # ConfigMaps and Secrets change in place, as kubectl apply does: a replacement would recreate them.
-            enable_config_map_mutable=True,
-            enable_secret_mutable=True,
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[cluster]),
-        )
+        provider = _provider(values, parent, cluster.kubeconfig, [cluster])
         labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
         ready: list[pulumi.Resource] = []
         by_pool: dict[str, list[str]] = {}
@@ -205,6 +212,15 @@ class LocalProvider:
         """
         path = kwokctl.Cluster(name, str(Path(self.settings.workdir).resolve())).dir / "kubeconfig.yaml"
         return pulumi.Output.unsecret(cluster.kubeconfig.apply(lambda _: kubeconfig_file(str(path))))
+
+    def reference(
+        self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]
+    ) -> ClusterAccess:
+        """A local cluster another stack of this landscape registered (its garden, for a seed stack)."""
+        provider = _provider(values, parent, kubeconfig, [])
+        identifier = naming.cluster_identifier(values.provider.value, values.name)
+        endpoint = pulumi.Output.unsecret(kubeconfig.apply(server_of))
+        return ClusterAccess(values.key, endpoint, kubeconfig, provider, identifier=identifier, kubeconfig_file=reach)
 
     @staticmethod
     def _node(

@@ -14,7 +14,15 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
-from components.kinds import LOCAL_CLUSTER_MAX_NODES, DnsProviderType, IPFamily, MemberKind, ProviderType, Role
+from components.kinds import (
+    LOCAL_CLUSTER_MAX_NODES,
+    DnsProviderType,
+    IPFamily,
+    MemberKind,
+    ProviderType,
+    Role,
+    StackLayout,
+)
 from components.spec import cidrs
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import Extensions
@@ -187,6 +195,11 @@ class LandscapeSpec(Model):
     seeds: list[SeedSpec] = Field(default_factory=list)
     shoots: list[ShootSpec] = Field(default_factory=list)
     confirm_deletion: DeletionConfirmation = Field(default_factory=DeletionConfirmation, alias="confirmDeletion")
+    stacks: StackLayout = Field(
+        default=StackLayout.ONE,
+        description="one: the whole landscape in this stack; perSeed: this stack keeps the garden (and self-hosted "
+        "shoots) and each seed with its shoots gets a stack `<this stack>.<seed>` (docs/shards.md).",
+    )
     cloud_profiles: CloudProfiles = Field(
         default_factory=dict,
         alias="cloudProfiles",

@@ -15,7 +15,9 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 # What the program may reach: the checks, the landscape, the previous outputs and the provider registry.
 MAIN_IMPORTS = {
     "pulumi",
+    "functools",
     "components.checks",
+    "components.stacks",
     "components.layers.landscape",
     "components.outputs",
     "components.providers.registry",

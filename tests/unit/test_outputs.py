@@ -50,3 +50,12 @@ def test_a_backend_that_stays_busy_stops_the_program() -> None:
     with pytest.raises(pulumi.RunError, match=r"cannot read the outputs of the previous update of .*: .*EOF"):
         outputs.previous_outputs(backend.read)
     assert backend.reads == 5
+
+
+def test_a_stack_that_does_not_exist_has_no_outputs() -> None:
+    """GIVEN a stack the backend does not have WHEN another stack's outputs are read THEN {} at the first read."""
+
+    def read(stack: str) -> dict[str, Any]:
+        raise Exception(f'invocation of pulumi:pulumi:readStackOutputs returned an error: unknown stack "{stack}"')
+
+    assert outputs.stack_outputs("local.seed-1", read) == {}

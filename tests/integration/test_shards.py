@@ -1,0 +1,151 @@
+"""A one-stack landscape sharded per seed on the real engine, with nothing replaced (docs/shards.md).
+
+One small landscape (garden, a seed, a hosted shoot), its tests in order: converged as one stack by `make up`'s
+script; then `stacks: perSeed`, and the same script moves the seed's state into the seed stack, whose preview
+then creates, deletes and replaces nothing; the objects keep their UIDs; a
+second run changes nothing in either stack; a seed stack whose garden stack is another landscape's is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.engine import (
+    LOCAL_LANDSCAPE,
+    ROOT,
+    Stack,
+    items,
+    make_stack,
+    remove_stack,
+    require_environment,
+)
+
+SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
+WEB = LOCAL_LANDSCAPE["shoots"][0]
+# What a seed stack has that the one stack had not: the reference to its garden stack.
+NEW_IN_SEED_STACK = {"pulumi:pulumi:StackReference"}
+# The objects whose UIDs must survive the move: the seed's namespaces and workloads (the shoot's control plane).
+KEPT = [("seed/local-1", ["namespaces"]), ("seed/local-1", ["deployments", "-A"])]
+
+
+def landscape(**fields: Any) -> dict[str, Any]:
+    """The local garden (without encryption), its first seed and dev/web on it, with `fields` at the top."""
+    garden = {**LOCAL_LANDSCAPE["garden"]}
+    garden.pop("encryption", None)
+    return {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"][:1], "shoots": [WEB], **fields}
+
+
+def up_script(stack: Stack) -> str:
+    """`make up`'s script (hack/up.sh) on the landscape; its output."""
+    env = {**os.environ, **(stack.env or {})}
+    proc = subprocess.run(
+        [str(ROOT / "hack" / "up.sh"), stack.name], cwd=ROOT, env=env, capture_output=True, text=True, timeout=1500
+    )
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-4000:]
+    return proc.stdout
+
+
+def seed_stack(stack: Stack) -> Stack:
+    """The landscape's seed stack."""
+    return Stack(f"{stack.name}.{SEED}", stack.project_dir, stack.config_dir, stack.env)
+
+
+def uids(stack: Stack, tmp_path: Path) -> dict[str, str]:
+    """The UIDs of the objects in KEPT, by kind/namespace/name."""
+    out = {}
+    for key, args in KEPT:
+        for item in items(stack, key, tmp_path, *args):
+            meta = item["metadata"]
+            out[f"{item['kind']}/{meta.get('namespace', '')}/{meta['name']}"] = meta["uid"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    """The landscape, converged once as one stack."""
+    require_environment()
+    stack = make_stack(ROOT, ROOT / "stacks", {"arbor:landscape": landscape()})
+    try:
+        up_script(stack)
+        yield stack
+    finally:
+        seed = seed_stack(stack)
+        seed.run("stack", "rm", "--yes", "--force", check=False)
+        (seed.config_dir / f"Pulumi.{seed.name}.yaml").unlink(missing_ok=True)
+        remove_stack(stack, destroy=False)
+
+
+@pytest.fixture(scope="module")
+def before(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The UIDs of the kept objects while the landscape is one stack."""
+    found = uids(stack, tmp_path_factory.mktemp("uids"))
+    assert any(k.startswith("Deployment/") for k in found), found
+    return found
+
+
+def test_sharding_moves_the_seed_into_its_stack_and_replaces_nothing(
+    stack: Stack, before: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN a one-stack landscape WHEN it says stacks: perSeed and `make up` runs THEN nothing is replaced.
+
+    The seed's part moves to its stack, whose first update creates, deletes and replaces nothing; every object
+    keeps its UID, and the garden stack keeps none of the seed's resources.
+    """
+    stack.set_config({"arbor:landscape": landscape(stacks="perSeed")})
+    seed = seed_stack(stack)
+    out = up_script(stack)
+    assert "moved " in out and f"to {seed.name}" in out, out[-3000:]
+    # The seed stack's own history: its only update, with what it did.
+    history = json.loads(seed.run("stack", "history", "--json").stdout)
+    changes = history[0]["resourceChanges"]
+    assert set(changes) <= {"same", "update"}, changes
+    # Its StackReference is read, not created: the engine counts it with what stayed the same.
+    assert {r["type"] for r in seed.export()["deployment"]["resources"]} >= NEW_IN_SEED_STACK
+    garden_changes = json.loads(stack.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
+    assert set(garden_changes) <= {"same", "update"}, garden_changes
+    assert uids(seed, tmp_path) == before
+    # The seed's resources are the seed stack's now, and the garden stack keeps none of them.
+    garden_urns = {r["urn"] for r in stack.export()["deployment"]["resources"]}
+    assert not [u for u in garden_urns if "arbor:seed:Seed" in u or "arbor:shoot:Shoot" in u]
+    assert json.loads(seed.run("stack", "output", "shard", "--json").stdout)["seed"] == SEED
+
+
+def test_a_second_run_changes_nothing_in_either_stack(stack: Stack) -> None:
+    """GIVEN the sharded landscape WHEN `make up` runs again THEN neither stack changes anything."""
+    out = up_script(stack)
+    assert "moved " not in out
+    for s in (stack, seed_stack(stack)):
+        changes = json.loads(s.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
+        assert set(changes) == {"same"}, (s.name, changes)
+
+
+def test_a_seed_stack_refuses_another_landscapes_garden(stack: Stack) -> None:
+    """GIVEN another landscape's garden stack under the garden stack's name WHEN the seed stack previews THEN refused.
+
+    The garden stack's identity is replaced in its state; the refusal names arbor:shard.landscape and both uids.
+    """
+    exported = stack.export()
+    resources = exported["deployment"]["resources"]
+    root = next(r for r in resources if r["type"] == "pulumi:pulumi:Stack")
+    original = json.loads(json.dumps(root["outputs"]))
+    root["outputs"]["landscape"]["uid"] = "another-landscape"
+    path = Path(stack.config_dir).parent / f".{stack.name}-other.json"
+    try:
+        path.write_text(json.dumps(exported))
+        stack.run("stack", "import", "--file", str(path))
+        proc = seed_stack(stack).run("preview", check=False)
+        assert proc.returncode != 0
+        assert "arbor:shard.landscape:" in proc.stdout + proc.stderr
+        assert "another-landscape" in proc.stdout + proc.stderr
+    finally:
+        root["outputs"] = original
+        path.write_text(json.dumps(exported))
+        stack.run("stack", "import", "--file", str(path))
+        path.unlink(missing_ok=True)
