@@ -1,23 +1,41 @@
 #!/usr/bin/env bash
 # `make preview`: each stack of the landscape previewed with the policy pack, the garden stack first, then its seed
-# stacks (docs/shards.md). <out>/preview.md is their summaries one after the other (a section per stack), each
-# stack's digest <out>/preview[-<stack>].json. Confirmed deletions are previewed past their protection; any other
-# protected delete fails (hack/deletions.py). A landscape whose seeds' state `make up` has yet to move is refused:
-# the garden stack's preview would show their resources deleted.
+# stacks (docs/shards.md). <out>/preview.md is the summary: for a sharded landscape, one table of every stack's
+# changes with the landscape's totals, then each stack's changes per layer. Each stack's digest is
+# <out>/preview[-<stack>].json. Confirmed deletions are previewed past their protection; any other protected
+# delete fails (hack/deletions.py). Seeds whose state `make up` has yet to move into their stacks are moved in a
+# copy of the (file) backend first, so the preview shows the landscape as `make up` leaves it; the state is
+# not touched.
 # Usage: hack/preview.sh <landscape stack> <out dir> [policy pack] [policy pack config]
 set -euo pipefail
 landscape=$1 out=$2 pack=${3:-} pack_config=${4:-}
 # shellcheck source=hack/env.sh
 source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 py() { "$ARBOR_VENV/bin/python" "$ARBOR_ROOT/hack/$1" "${@:2}"; }
-waiting=$(py shards.py pending "$landscape")
-if [ -n "$waiting" ]; then
-  printf '%s\n' "$waiting" >&2
-  exit 1
+
+moves=""
+if [ -n "$(py shards.py pending "$landscape")" ]; then
+  if [[ "$PULUMI_BACKEND_URL" != file://* ]]; then
+    py shards.py pending "$landscape" >&2
+    echo "preview: run \`make up\` first; a preview of moved state needs a file backend to copy" >&2
+    exit 1
+  fi
+  copy=$(mktemp -d)
+  before=$(ls "$ARBOR_ROOT/stacks")
+  cleanup() {
+    rm -rf "$copy"
+    # The seed stacks' config files the move wrote for this preview only: `make up` writes them again.
+    for f in $(comm -13 <(echo "$before" | sort) <(ls "$ARBOR_ROOT/stacks" | sort)); do rm -f "$ARBOR_ROOT/stacks/$f"; done
+  }
+  trap cleanup EXIT
+  mkdir -p "$copy/.pulumi"
+  cp -r "${PULUMI_BACKEND_URL#file://}/.pulumi/"{meta.yaml,stacks} "$copy/.pulumi/"
+  export PULUMI_BACKEND_URL="file://$copy"
+  moves=$(py shards.py split "$landscape")
 fi
 mapfile -t stacks < <(py shards.py stacks "$landscape")
 rc=0
-: > "$out/preview.md"
+parts=()
 for stack in "${stacks[@]}"; do
   suffix=$([ "$stack" = "$landscape" ] || echo "-$stack")
   flags=$(py deletions.py "$stack" --preview-flags)
@@ -28,9 +46,20 @@ for stack in "${stacks[@]}"; do
     ${pack:+--policy-pack "$pack"} ${pack_config:+--policy-pack-config "$pack_config"} \
     > "$out/preview-events$suffix.json" || one=$?
   py preview_summary.py "$out/preview-events$suffix.json" "$stack" --digest "$out/preview$suffix.json" \
-    >> "$out/preview.md"
+    > "$out/preview$suffix.md"
   if [ "$one" -eq 0 ]; then py deletions.py "$stack" --verify "$out/preview$suffix.json" || one=$?; fi
   [ "$one" -eq 0 ] || rc=$one
+  parts+=(--part "$stack=$out/preview-events$suffix.json")
 done
+if [ ${#stacks[@]} -gt 1 ]; then
+  {
+    py preview_summary.py - --landscape "$landscape" "${parts[@]}"
+    if [ -n "$moves" ]; then
+      printf '\n### state moved by `make up` first (nothing in a cluster changes)\n\n'
+      while read -r line; do echo "- ${line#shards: }"; done <<< "$moves"
+    fi
+  } > "$out/preview.md.new"
+  mv "$out/preview.md.new" "$out/preview.md"
+fi
 cat "$out/preview.md"
 exit "$rc"

@@ -1,6 +1,7 @@
 """Renders `pulumi preview --json` as a Markdown summary per layer, fit for a pull-request comment.
 
 Usage: python hack/preview_summary.py PREVIEW [STACK] [--digest out/preview.json] [--errors]
+       python hack/preview_summary.py - --landscape LANDSCAPE --part STACK=PREVIEW [--part ...]
 
 PREVIEW is the digest of `pulumi preview --json`, or the event stream of the same command with
 PULUMI_ENABLE_STREAMING_JSON_PREVIEW=true (what `make preview` writes: only it carries the policy pack's
@@ -124,21 +125,30 @@ def network_plans(preview: dict[str, Any]) -> list[str]:
     return logged(preview, NETWORK_PLAN)
 
 
-def render(preview: dict[str, Any], stack: str = "") -> str:
-    """The Markdown summary of one preview."""
+Changes = dict[str, list[tuple[str, dict[str, Any]]]]
+
+
+def _changes(preview: dict[str, Any]) -> tuple[Changes, dict[str, str], dict[str, str]]:
+    """The preview's operations per layer, each resource's type, and what `make up` hands over first."""
     steps = preview.get("steps") or []
     parents = {s["urn"]: _state(s).get("parent", "") for s in steps}
     types = {s["urn"]: _state(s).get("type", "") for s in steps}
     # What `make up` hands over to another resource first (hack/state_moves.py): no delete, the object stays.
     handed = moved({**_state(s), "urn": s["urn"]} for s in steps)
-    changes: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    changes: Changes = defaultdict(list)
     for step in steps:
         op = OP_ALIASES.get(step["op"], step["op"])
         if op == "delete" and step["urn"] in handed:
             op = MOVE
         if op:
             changes[_layer(step["urn"], parents, types)].append((op, step))
+    return changes, types, handed
 
+
+def render(preview: dict[str, Any], stack: str = "") -> str:
+    """The Markdown summary of one preview."""
+    steps = preview.get("steps") or []
+    changes, types, handed = _changes(preview)
     title = f"## arbor preview{f': stack `{stack}`' if stack else ''}"
     plans = network_plans(preview)
     networks = ["", "### networks", "", *(f"```\n{p}\n```" for p in plans)] if plans else []
@@ -230,6 +240,39 @@ def summary(preview: dict[str, Any], found: list[Violation], stack: str = "") ->
     return render(preview, stack) + ("\n".join(section) + "\n" if section else "")
 
 
+def landscape_summary(landscape: str, parts: list[tuple[str, dict[str, Any], list[Violation]]]) -> str:
+    """One summary of a sharded landscape: each stack's changes in a row, the totals, then each stack's summary."""
+    ops = (*OPS, MOVE)
+    rows, total = [], Counter[str]()
+    for stack, preview, found in parts:
+        if failed(preview, found):
+            rows.append(f"| `{stack}` | " + " | ".join("failed" if op == OPS[0] else "" for op in ops) + " |")
+            continue
+        counts = Counter(op for items in _changes(preview)[0].values() for op, _ in items)
+        total += counts
+        rows.append(f"| `{stack}` | " + " | ".join(str(counts.get(op, 0)) for op in ops) + " |")
+    lines = [
+        f"## arbor preview: landscape `{landscape}`, {len(parts)} stacks",
+        "",
+        "The garden stack, then each seed's stack (docs/shards.md); each stack's changes per layer follow.",
+        "",
+        "| stack | " + " | ".join(ops) + " |",
+        "|---|" + "---:|" * len(ops),
+        *rows,
+        "| **landscape** | " + " | ".join(f"**{total.get(op, 0)}**" for op in ops) + " |",
+        "",
+    ]
+    return "\n".join(lines) + "\n" + "\n".join(summary(preview, found, stack) for stack, preview, found in parts)
+
+
+def _read(path: str) -> tuple[dict[str, Any], list[Violation]]:
+    """A preview file: its digest (rebuilt from an event stream) and the policy findings the stream carries."""
+    with open(path) as f:
+        text = f.read()
+    events = parse(text) if is_stream(text) else []
+    return (digest(events) if events else json.loads(text) if text.strip() else NOTHING), violations(events)
+
+
 def main() -> None:
     """Reads the preview file named on the command line and prints the summary, or its errors."""
     parser = argparse.ArgumentParser(description="The Markdown summary of a pulumi preview.")
@@ -237,12 +280,14 @@ def main() -> None:
     parser.add_argument("stack", nargs="?", default="", help="the stack's name, for the title")
     parser.add_argument("--digest", help="also write the preview's digest (one JSON object) to this file")
     parser.add_argument("--errors", action="store_true", help="print only the errors, to stderr")
+    parser.add_argument("--landscape", help="the summary of a sharded landscape; then PREVIEW and STACK are ignored")
+    parser.add_argument("--part", action="append", default=[], help="with --landscape: STACK=PREVIEW, in order")
     args = parser.parse_args()
-    with open(args.preview) as f:
-        text = f.read()
-    events = parse(text) if is_stream(text) else []
-    preview = digest(events) if events else json.loads(text) if text.strip() else NOTHING
-    found = violations(events)
+    if args.landscape:
+        parts = [(stack, *_read(path)) for stack, _, path in (p.partition("=") for p in args.part)]
+        print(landscape_summary(args.landscape, parts), end="")
+        return
+    preview, found = _read(args.preview)
     if args.digest:
         with open(args.digest, "w") as out:
             json.dump(preview, out, indent=2)

@@ -1,9 +1,10 @@
 """A one-stack landscape sharded per seed on the real engine, with nothing replaced (docs/shards.md).
 
 One small landscape (garden, a seed, a hosted shoot), its tests in order: converged as one stack by `make up`'s
-script; then `stacks: perSeed`, and the same script moves the seed's state into the seed stack, whose preview
-then creates, deletes and replaces nothing; the objects keep their UIDs; a
-second run changes nothing in either stack; a seed stack whose garden stack is another landscape's is refused.
+script; then `stacks: perSeed`: `make preview`'s script shows the move in a copy of the backend and changes no
+state; `make up`'s script moves the seed's state into the seed stack, whose first update creates, deletes and
+replaces nothing; the objects keep their UIDs; a second run changes nothing in either stack; a seed stack whose
+garden stack is another landscape's is refused.
 """
 
 from __future__ import annotations
@@ -88,6 +89,37 @@ def before(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     found = uids(stack, tmp_path_factory.mktemp("uids"))
     assert any(k.startswith("Deployment/") for k in found), found
     return found
+
+
+def preview_script(stack: Stack, out: Path) -> subprocess.CompletedProcess[str]:
+    """`make preview`'s script (hack/preview.sh) on the landscape, without the policy pack."""
+    env = {**os.environ, **(stack.env or {})}
+    cmd = [str(ROOT / "hack" / "preview.sh"), stack.name, str(out)]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_the_preview_of_sharding_shows_the_move_and_changes_no_state(
+    stack: Stack, before: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN a one-stack landscape set to stacks: perSeed WHEN `make preview` runs THEN it shows the move, no state.
+
+    The summary has a row per stack and a line for the seed's moved state, and nothing is deleted or replaced;
+    afterwards the seed stack does not exist and the one stack still holds the seed.
+    """
+    stack.set_config({"arbor:landscape": landscape(stacks="perSeed")})
+    seed = seed_stack(stack)
+    proc = preview_script(stack, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    summary = (tmp_path / "preview.md").read_text()
+    assert f"## arbor preview: landscape `{stack.name}`, 2 stacks" in summary
+    assert f"resources of seed {SEED} from {stack.name} to {seed.name}" in summary
+    assert "| **landscape** | **0** | " in summary
+    for digest in (tmp_path / "preview.json", tmp_path / f"preview-{seed.name}.json"):
+        ops = {s["op"] for s in json.loads(digest.read_text())["steps"]}
+        assert not ops & {"create", "delete", "replace", "create-replacement", "delete-replaced"}, (digest, ops)
+    assert seed.name not in stack.run("stack", "ls", "--json").stdout
+    assert not (seed.config_dir / f"Pulumi.{seed.name}.yaml").exists()
+    assert any("arbor:seed:Seed" in r["urn"] for r in stack.export()["deployment"]["resources"])
 
 
 def test_sharding_moves_the_seed_into_its_stack_and_replaces_nothing(

@@ -221,3 +221,22 @@ def test_a_mandatory_violation_fails_the_summary_with_its_message() -> None:
         "## arbor preview: stack `local`: failed\n\nThe preview stopped; fix these before merging:\n\n```\n"
         "[mandatory] admin-kubeconfig-lifetime: web-admin: admin kubeconfig web-admin is valid for 24h\n```\n"
     )
+
+
+def test_a_sharded_landscape_is_one_summary_with_a_row_per_stack() -> None:
+    """GIVEN the previews of a garden stack and a seed stack WHEN summed up THEN one table, totals, then each."""
+    failed = {"diagnostics": [{"severity": "error", "message": "error: landscape.shoots[0].seed: refused"}]}
+    parts: list[tuple[str, dict[str, Any], list[preview_events.Violation]]] = [
+        ("prod", preview(), []),
+        ("prod.local-1", preview(), []),
+        ("prod.local-2", failed, []),
+    ]
+    text = preview_summary.landscape_summary("prod", parts)
+    assert text.startswith("## arbor preview: landscape `prod`, 3 stacks\n")
+    assert "| `prod` | 1 | 1 | 1 | 1 | 0 |" in text
+    assert "| `prod.local-1` | 1 | 1 | 1 | 1 | 0 |" in text
+    assert "| `prod.local-2` | failed |" in text
+    assert "| **landscape** | **2** | **2** | **2** | **2** | **0** |" in text
+    # Each stack's own summary follows, the failed one with its error.
+    assert text.count("## arbor preview: stack `prod.local-1`") == 1
+    assert "landscape.shoots[0].seed: refused" in text
