@@ -1,10 +1,11 @@
 """A one-stack landscape sharded per seed on the real engine, with nothing replaced (docs/shards.md).
 
-One small landscape (garden, a seed, a hosted shoot), its tests in order: converged as one stack by `make up`'s
-script; then `stacks: perSeed`: `make preview`'s script shows the move in a copy of the backend and changes no
-state; `make up`'s script moves the seed's state into the seed stack, whose first update creates, deletes and
-replaces nothing; the objects keep their UIDs; a second run changes nothing in either stack; a seed stack whose
-garden stack is another landscape's is refused.
+One small landscape (garden, two seeds, a hosted shoot on the first), its tests in order: converged as one stack
+by `make up`'s script; then `stacks: perSeed`: `make preview`'s script shows the moves in a copy of the backend and
+changes no state; `make up`'s script moves each seed's state into its stack (the two run side by side), whose
+first update creates, deletes and replaces nothing; the objects keep their UIDs; a second run changes nothing in
+any stack; a seed stack whose garden stack is another landscape's is refused, and so is a shoot moving to the
+other seed's stack.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from tests.integration.engine import (
 )
 
 SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
+# A second, smaller seed with no shoot: two seed stacks run side by side, and a shoot may try to move to it.
+OTHER = {"name": "local-2", "provider": "local", "zones": ["local-a"], "cluster": {"nodes": 1}}
 WEB = LOCAL_LANDSCAPE["shoots"][0]
 # What a seed stack has that the one stack had not: the reference to its garden stack.
 NEW_IN_SEED_STACK = {"pulumi:pulumi:StackReference"}
@@ -37,10 +40,10 @@ KEPT = [("seed/local-1", ["namespaces"]), ("seed/local-1", ["deployments", "-A"]
 
 
 def landscape(**fields: Any) -> dict[str, Any]:
-    """The local garden (without encryption), its first seed and dev/web on it, with `fields` at the top."""
+    """The local garden (without encryption), its first seed with dev/web, seed local-2; `fields` at the top."""
     garden = {**LOCAL_LANDSCAPE["garden"]}
     garden.pop("encryption", None)
-    return {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"][:1], "shoots": [WEB], **fields}
+    return {"garden": garden, "seeds": [LOCAL_LANDSCAPE["seeds"][0], OTHER], "shoots": [WEB], **fields}
 
 
 def up_script(stack: Stack) -> str:
@@ -53,9 +56,9 @@ def up_script(stack: Stack) -> str:
     return proc.stdout
 
 
-def seed_stack(stack: Stack) -> Stack:
-    """The landscape's seed stack."""
-    return Stack(f"{stack.name}.{SEED}", stack.project_dir, stack.config_dir, stack.env)
+def seed_stack(stack: Stack, seed: str = SEED) -> Stack:
+    """A seed stack of the landscape (dev/web's seed's by default)."""
+    return Stack(f"{stack.name}.{seed}", stack.project_dir, stack.config_dir, stack.env)
 
 
 def uids(stack: Stack, tmp_path: Path) -> dict[str, str]:
@@ -77,9 +80,9 @@ def stack() -> Iterator[Stack]:
         up_script(stack)
         yield stack
     finally:
-        seed = seed_stack(stack)
-        seed.run("stack", "rm", "--yes", "--force", check=False)
-        (seed.config_dir / f"Pulumi.{seed.name}.yaml").unlink(missing_ok=True)
+        for seed in (seed_stack(stack), seed_stack(stack, OTHER["name"])):
+            seed.run("stack", "rm", "--yes", "--force", check=False)
+            (seed.config_dir / f"Pulumi.{seed.name}.yaml").unlink(missing_ok=True)
         remove_stack(stack, destroy=False)
 
 
@@ -107,18 +110,19 @@ def test_the_preview_of_sharding_shows_the_move_and_changes_no_state(
     afterwards the seed stack does not exist and the one stack still holds the seed.
     """
     stack.set_config({"arbor:landscape": landscape(stacks="perSeed")})
-    seed = seed_stack(stack)
+    seeds = [seed_stack(stack), seed_stack(stack, OTHER["name"])]
     proc = preview_script(stack, tmp_path)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     summary = (tmp_path / "preview.md").read_text()
-    assert f"## arbor preview: landscape `{stack.name}`, 2 stacks" in summary
-    assert f"resources of seed {SEED} from {stack.name} to {seed.name}" in summary
+    assert f"## arbor preview: landscape `{stack.name}`, 3 stacks" in summary
     assert "| **landscape** | **0** | " in summary
-    for digest in (tmp_path / "preview.json", tmp_path / f"preview-{seed.name}.json"):
+    for seed in seeds:
+        assert f"resources of seed {seed.name.rsplit('.', 1)[1]} from {stack.name} to {seed.name}" in summary
+        assert seed.name not in stack.run("stack", "ls", "--json").stdout
+        assert not (seed.config_dir / f"Pulumi.{seed.name}.yaml").exists()
+    for digest in [tmp_path / "preview.json", *(tmp_path / f"preview-{s.name}.json" for s in seeds)]:
         ops = {s["op"] for s in json.loads(digest.read_text())["steps"]}
         assert not ops & {"create", "delete", "replace", "create-replacement", "delete-replaced"}, (digest, ops)
-    assert seed.name not in stack.run("stack", "ls", "--json").stdout
-    assert not (seed.config_dir / f"Pulumi.{seed.name}.yaml").exists()
     assert any("arbor:seed:Seed" in r["urn"] for r in stack.export()["deployment"]["resources"])
 
 
@@ -134,10 +138,10 @@ def test_sharding_moves_the_seed_into_its_stack_and_replaces_nothing(
     seed = seed_stack(stack)
     out = up_script(stack)
     assert "moved " in out and f"to {seed.name}" in out, out[-3000:]
-    # The seed stack's own history: its only update, with what it did.
-    history = json.loads(seed.run("stack", "history", "--json").stdout)
-    changes = history[0]["resourceChanges"]
-    assert set(changes) <= {"same", "update"}, changes
+    # Each seed stack's own history (the two ran side by side): its only update, with what it did.
+    for each in (seed, seed_stack(stack, OTHER["name"])):
+        changes = json.loads(each.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
+        assert set(changes) <= {"same", "update"}, (each.name, changes)
     # Its StackReference is read, not created: the engine counts it with what stayed the same.
     assert {r["type"] for r in seed.export()["deployment"]["resources"]} >= NEW_IN_SEED_STACK
     garden_changes = json.loads(stack.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
@@ -149,11 +153,11 @@ def test_sharding_moves_the_seed_into_its_stack_and_replaces_nothing(
     assert json.loads(seed.run("stack", "output", "shard", "--json").stdout)["seed"] == SEED
 
 
-def test_a_second_run_changes_nothing_in_either_stack(stack: Stack) -> None:
-    """GIVEN the sharded landscape WHEN `make up` runs again THEN neither stack changes anything."""
+def test_a_second_run_changes_nothing_in_any_stack(stack: Stack) -> None:
+    """GIVEN the sharded landscape WHEN `make up` runs again THEN no stack changes anything."""
     out = up_script(stack)
     assert "moved " not in out
-    for s in (stack, seed_stack(stack)):
+    for s in (stack, seed_stack(stack), seed_stack(stack, OTHER["name"])):
         changes = json.loads(s.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
         assert set(changes) == {"same"}, (s.name, changes)
 
@@ -181,3 +185,19 @@ def test_a_seed_stack_refuses_another_landscapes_garden(stack: Stack) -> None:
         path.write_text(json.dumps(exported))
         stack.run("stack", "import", "--file", str(path))
         path.unlink(missing_ok=True)
+
+
+def test_a_shoot_never_moves_between_seed_stacks(stack: Stack, tmp_path: Path) -> None:
+    """GIVEN dev/web on local-1 WHEN the document puts it on local-2 THEN both seed stacks refuse, before any change.
+
+    Its own stack refuses the seed change; the other refuses a shoot that a sibling seed stack records.
+    """
+    stack.set_config({"arbor:landscape": landscape(stacks="perSeed", shoots=[{**WEB, "seed": OTHER["name"]}])})
+    try:
+        source = seed_stack(stack).run("preview", check=False)
+        target = seed_stack(stack, OTHER["name"]).run("preview", check=False)
+    finally:
+        stack.set_config({"arbor:landscape": landscape(stacks="perSeed")})
+    assert source.returncode != 0 and target.returncode != 0
+    assert f"landscape.shoots[0].seed: {SEED} -> {OTHER['name']}" in source.stdout + source.stderr
+    assert f"dev/web runs on seed {SEED} (stack {seed_stack(stack).name})" in target.stdout + target.stderr
