@@ -31,7 +31,7 @@ from tests.integration.engine import (
 
 SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
 # A second, smaller seed with no shoot: two seed stacks run side by side, and a shoot may try to move to it.
-OTHER = {"name": "local-2", "provider": "local", "zones": ["local-a"], "cluster": {"nodes": 1}}
+OTHER: dict[str, Any] = {"name": "local-2", "provider": "local", "zones": ["local-a"], "cluster": {"nodes": 1}}
 WEB = LOCAL_LANDSCAPE["shoots"][0]
 # What a seed stack has that the one stack had not: the reference to its garden stack.
 NEW_IN_SEED_STACK = {"pulumi:pulumi:StackReference"}
