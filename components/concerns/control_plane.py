@@ -31,6 +31,22 @@ from components.render import controlplane, nodeagent, staticpods
 Sources = Mapping[str, pulumi.Output[dict[str, str]]]
 
 
+def control_plane_secrets(
+    name: str, values: ShootValues, seed: SeedAccess, kept: Sources, parent: pulumi.Resource
+) -> SecretSet:
+    """The Secrets the credentials do not write themselves (CAs, keys, encryption, backup): one resource, once each.
+
+    The leaves are issued from the CAs' signer Secrets it writes.
+    """
+    return SecretSet(
+        f"{name}-secrets",
+        kubeconfig=seed.cluster.reach,
+        namespace=values.seed_namespace,
+        secrets=kept,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
+    )
+
+
 def hosted_control_plane(
     name: str,
     values: ShootValues,
@@ -40,25 +56,16 @@ def hosted_control_plane(
     written: Mapping[str, pulumi.Resource],
     parent: pulumi.Resource,
 ) -> HostedControlPlane:
-    """Secrets, ConfigMaps and workloads in the seed namespace, each component after what it talks to.
+    """ConfigMaps and workloads in the seed namespace, each component after what it talks to and mounts.
 
-    The Secrets `written` names are written by those resources (the credentials' own); the rest of `sources` are
-    Secrets here. kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a
-    certificate with new names (domains) exists before the API server rolls to it.
+    `written` names the resource that writes each Secret in `sources` (the credentials' own, the SecretSet).
+    kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a certificate with new
+    names (domains) exists before the API server rolls to it.
     """
     namespace = seed.namespaces[values.seed_namespace]
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
-    # The Secrets the credentials do not write themselves, as one resource that keeps each content once.
-    kept = {secret: data for secret, data in sources.items() if secret not in written}
-    secret_set = SecretSet(
-        f"{name}-secrets",
-        kubeconfig=seed.cluster.reach,
-        namespace=values.seed_namespace,
-        secrets=kept,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[namespace]),
-    )
-    secrets: dict[str, pulumi.Resource] = {**dict.fromkeys(kept, secret_set), **written}
+    secrets: dict[str, pulumi.Resource] = dict(written)
     # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     done: dict[str, pulumi.Resource] = {}

@@ -10,14 +10,14 @@ shoot's namespace there, so the state holds its content once (reconciler/credent
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 
 from components.plan.values import ShootValues
-from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
+from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey, ca_hash
 from components.render import objects, pki
 
 
@@ -128,7 +128,8 @@ def _issue(
 ) -> tuple[CredentialOutputs, pulumi.CustomResource]:
     """Registers one credential, its issuer in `issued` (a certificate writes its Secrets where `writes` says).
 
-    A certificate's content stays in the state only when `published` (the program reads it).
+    A certificate's content stays in the state only when `published` (the program reads it). One that writes its
+    Secrets is issued from its CA's signer Secret beside them, named by the CA's hash, not given the CA's key.
     """
     resource_name = f"{name}-pki-{credential.name}"
     if credential.kind is pki.Kind.CA:
@@ -138,8 +139,12 @@ def _issue(
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
+        signer = pki.signer(issuer.credential.name) if writes and issuer.credential.key_in_secret else None
+        given = (None, None) if signer else (issuer.cert, issuer.key)
         cert = Certificate(
-            resource_name, ca_cert=issuer.cert, ca_key=issuer.key, common_name=credential.common_name,
+            resource_name, ca_cert=given[0], ca_key=given[1], ca_secret=signer,
+            ca_digest=pulumi.Output.unsecret(issuer.cert.apply(ca_hash)) if signer else None,
+            common_name=credential.common_name,
             organizations=list(credential.organizations), dns_names=list(credential.dns_names),
             ip_addresses=list(credential.ip_addresses), usages=[u.value for u in credential.usages],
             validity_s=credential.validity_seconds, rotation=rotation, writes=writes, published=published, opts=opts,
@@ -154,30 +159,39 @@ def _issue(
 
 
 def issue_shoot_pki(
-    name: str, shoot: ShootValues, parent: pulumi.Resource, target: SecretTarget | None = None
+    name: str,
+    shoot: ShootValues,
+    parent: pulumi.Resource,
+    target: SecretTarget | None = None,
+    signers: Callable[[ShootPki], Sequence[pulumi.Resource]] | None = None,
 ) -> ShootPki:
     """Registers every credential of the shoot (children of `parent`) and returns their outputs.
 
     CAs and keys are protected (what they signed is trusted by every node and client); a rotation lifts the
     protection of those it replaces, for that update. Leaf certificates are issued again from their CA on renewal.
-    With a `target`, each writes its Secrets there, once what the target needs first exists.
+    With a `target`, each writes its Secrets there, once what the target needs first exists. CAs, keys and tokens
+    come first; `signers` then writes their Secrets (the CAs' keys among them), which the leaves are issued from.
     """
     issued: dict[str, CredentialOutputs] = {}
     resources: dict[str, pulumi.CustomResource] = {}
     writers: dict[str, pulumi.CustomResource] = {}
     domains = (shoot.dns.external, shoot.dns.internal) if shoot.dns else ()
-    for credential in pki.credentials(
+    every = pki.credentials(
         shoot.seed_namespace,
         shoot.networking.services,
         shoot.control_plane_ips,
         hosted=not shoot.self_hosted,
         domains=domains,
         nodes=(shoot.control_plane_machine.name,) if shoot.control_plane_machine else (),
-    ):
+    )
+    signed: list[pulumi.Resource] | None = None
+    for credential in sorted(every, key=lambda c: c.kind is pki.Kind.CERT):
+        if credential.kind is pki.Kind.CERT and signers is not None and signed is None:
+            signed = list(signers(ShootPki(credentials=dict(issued))))
         rotation = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
         writes = target.writes(credential) if target else None
-        after = list(target.after) if target and writes else []
+        after = [*target.after, *(signed or [])] if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
         published = target is None or credential.name in target.published
         issued[credential.name], resources[credential.name] = _issue(

@@ -27,6 +27,7 @@ from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import (
     NodeCas,
     Sources,
+    control_plane_secrets,
     hosted_control_plane,
     node_cas,
     node_configuration,
@@ -77,6 +78,8 @@ class Shoot(pulumi.ComponentResource):
     encryption: EtcdEncryption
     admin_kubeconfig: pulumi.Output[str]
     status: ShootStatus
+    # What writes each of a hosted control plane's Secrets that its certificates do not: the SecretSet.
+    written: dict[str, pulumi.Resource]
 
     def __init__(
         self,
@@ -91,12 +94,13 @@ class Shoot(pulumi.ComponentResource):
         self.values = values
         record = self._record(name, garden)
         self.network = self._infrastructure(infra)
-        self.credentials = self._credentials(name, garden, seed)
         self.encryption = etcd_encryption(name, values.encryption, parent=self)
-        sources = self._sources(self.credentials)
+        extra: dict[str, pulumi.Output[dict[str, str]]] = {}
         if seed is not None and seed.backup is not None:
             # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
-            sources[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
+            extra[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
+        self.credentials = self._credentials(name, garden, seed, extra)
+        sources = {**self._sources(self.credentials), **extra}
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
@@ -150,16 +154,25 @@ class Shoot(pulumi.ComponentResource):
         pulumi.log.info(network.PLAN_PREFIX + self.network_table, resource=self)
         return infra.network(self.values.network_plan, parent=self)
 
-    def _credentials(self, name: str, garden: GardenAccess, seed: SeedAccess | None) -> ShootPki:
+    def _credentials(self, name: str, garden: GardenAccess, seed: SeedAccess | None, extra: Sources) -> ShootPki:
         """The shoot's PKI (writing its Secrets in the seed namespace when hosted); the client CA also in the garden.
 
-        The garden's copy is where the project's members cannot read it.
+        A hosted shoot's other Secrets (`extra` besides its CAs', keys' and encryption's) are one SecretSet, written
+        before the leaves, which are issued from the CAs it writes. The garden's copy of the client CA is where the
+        project's members cannot read it.
         """
-        target = None
+        target, signers = None, None
         if seed is not None:
             namespace = self.values.seed_namespace
             target = SecretTarget(seed.cluster.reach, namespace, after=[seed.namespaces[namespace]])
-        credentials = issue_shoot_pki(name, self.values, parent=self, target=target)
+
+            def signers(issued: ShootPki) -> list[pulumi.Resource]:
+                kept = {**self._sources(issued), **extra}
+                secret_set = control_plane_secrets(name, self.values, seed, kept, parent=self)
+                self.written = dict.fromkeys(kept, secret_set)
+                return [secret_set]
+
+        credentials = issue_shoot_pki(name, self.values, parent=self, target=target, signers=signers)
         register_client_ca(
             f"{name}-ca-client",
             self.values,
@@ -234,7 +247,8 @@ class Shoot(pulumi.ComponentResource):
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
     ) -> list[pulumi.Resource]:
         """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
-        written = self.credentials.writers
+        # Each Secret by what writes it: a certificate its own, the SecretSet every other one.
+        written = {**self.written, **self.credentials.writers}
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
         control_plane = list(done.values())

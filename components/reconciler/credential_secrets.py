@@ -77,6 +77,14 @@ def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
     return {name: content_hash(data_of(fields, props), fields) for name, fields in layout.items()}
 
 
+def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
+    """Another Secret's content in the namespace the resource writes to, decoded (None when it is gone)."""
+    secret = Kube.from_kubeconfig(props["kubeconfig"]).find(secret_path(props["namespace"], name))
+    if secret is None:
+        return None
+    return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+
+
 def _found(props: Mapping[str, Any]) -> dict[str, dict[str, str] | None]:
     """Each Secret's `data` as the cluster has it (None when it is gone or cannot be reached)."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])

@@ -32,6 +32,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.reconciler import credential_secrets
 from components.reconciler.credential_secrets import Writes, writing
+from components.reconciler.kube import KubeError
 from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
 from components.render import pki
 
@@ -125,6 +126,34 @@ def _issuer_hash(outs: dict[str, Any]) -> str:
     return str(outs["caHash"]) if outs.get("caHash") else ca_hash(outs.get("caCert"))
 
 
+def _new_issuer_hash(news: dict[str, Any]) -> str:
+    """The hash of the CA the new inputs name: given with its signer Secret, else of the CA's certificate."""
+    return str(news.get("caHash")) if news.get(CA_SECRET) else ca_hash(news.get("caCert"))
+
+
+# The input naming the Secret in the seed namespace a certificate's CA is read from (`<ca>-signer`), where it has one.
+CA_SECRET = "caSecret"
+
+
+def with_ca(props: dict[str, Any]) -> dict[str, Any]:
+    """The properties with the issuing CA's certificate and key, read from its signer Secret where they name one.
+
+    A hosted shoot's leaf is issued from the CA its seed namespace holds, so the state keeps no copy of the CA's key.
+    """
+    if not props.get(CA_SECRET):
+        return props
+    data = credential_secrets.read_secret(props, props[CA_SECRET])
+    if data is None or pki.KEY_CA_KEY not in data or pki.KEY_CA_CERT not in data:
+        raise KubeError(f"the CA Secret {props['namespace']}/{props[CA_SECRET]} is missing")
+    found = {"caCert": data[pki.KEY_CA_CERT], "caKey": data[pki.KEY_CA_KEY]}
+    if ca_hash(found["caCert"]) != props.get("caHash"):
+        raise KubeError(
+            f"the CA Secret {props['namespace']}/{props[CA_SECRET]} holds another CA than the one this certificate "
+            "is issued from (its SecretSet is written first)"
+        )
+    return {**props, **found}
+
+
 def _issue_props(props: dict[str, Any]) -> Issued:
     """Issues the certificate the properties describe."""
     return issue(
@@ -142,6 +171,7 @@ class CertificateProvider(_Credential):
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
+        props = with_ca(props)
         cert = _issue_props(props)
         outs = {k: v for k, v in props.items() if k != "caKey"}
         outs |= {"cert": cert.cert, "key": cert.key, "notBefore": cert.not_before, "notAfter": cert.not_after}
@@ -151,7 +181,7 @@ class CertificateProvider(_Credential):
         """As any credential; replaced by a new CA (`caCert`), once due (`renewal`), or to publish what it dropped."""
         result = super().diff(id_, olds, news)
         replaces = list(result.replaces or [])
-        if _issuer_hash(olds) != ca_hash(news.get("caCert")):
+        if _issuer_hash(olds) != _new_issuer_hash(news):
             replaces.insert(0, "caCert")
         if _holds_content(news) and not _holds_content(olds):
             replaces.append("published")
@@ -163,8 +193,8 @@ class CertificateProvider(_Credential):
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
-        """The certificate kept, without the CA key (an input only)."""
-        outs = super().kept(olds, news)
+        """The certificate kept (its CA's certificate read where the Secret it writes needs it), without the CA key."""
+        outs = with_ca(super().kept(olds, news)) if _holds_content(olds) else super().kept(olds, news)
         outs.pop("caKey", None)
         return outs
 
@@ -261,8 +291,8 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         self,
         name: str,
         *,
-        ca_cert: pulumi.Input[str],
-        ca_key: pulumi.Input[str],
+        ca_cert: pulumi.Input[str] | None,
+        ca_key: pulumi.Input[str] | None,
         common_name: str,
         usages: list[str],
         validity_s: int,
@@ -272,10 +302,16 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         ip_addresses: list[str] | None = None,
         writes: Writes | None = None,
         published: bool = True,
+        ca_secret: str | None = None,
+        ca_digest: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        # Its CA: given (certificate and key), or read from the signer Secret `ca_secret` where it writes its own
+        # Secrets, named by the hash of the CA's certificate (`ca_digest`), which a new CA changes.
+        issuer = {CA_SECRET: ca_secret, "caHash": ca_digest} if ca_secret else {
+            "caCert": ca_cert, "caKey": pulumi.Output.secret(ca_key)}  # fmt: skip
         props = {
-            "caCert": ca_cert, "caKey": pulumi.Output.secret(ca_key), "commonName": common_name,
+            **issuer, "commonName": common_name,
             "organizations": organizations or [], "dnsNames": dns_names or [], "ipAddresses": ip_addresses or [],
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
             "cert": None, "key": None, "notBefore": None, "notAfter": None,

@@ -41,7 +41,7 @@ BOOTSTRAP_TOKEN = "bootstrap-token"
 ARBOR_CLIENT = "arbor"
 # The client CA with its key: only kube-controller-manager signs (kubelets' client certificates, which
 # kube-apiserver checks against the client CA), so only it mounts the key; kube-apiserver gets `ca-client` without.
-CA_CLIENT_SIGNER = f"{CA_CLIENT}-signer"
+CA_CLIENT_SIGNER = f"{CA_CLIENT}-signer"  # signer(CA_CLIENT)
 
 # Keys of those Secrets (Gardener's).
 KEY_CA_CERT = "ca.crt"
@@ -221,10 +221,13 @@ def credentials(
     shoot's first control-plane machine, where no API can sign a bootstrap request before kubelet runs it.
     """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
-    ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT))
+    # A hosted shoot's CAs keep their keys in the seed namespace (`<ca>-signer`, mounted by no component but
+    # kube-controller-manager's client CA), as Gardener's secrets manager keeps a shoot's CAs: its leaves are issued
+    # from there, so no leaf keeps a copy of its CA's key.
+    ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT), key_in_secret=hosted)
     ca_client = _ca(CA_CLIENT, Group.CA, "kubernetes-client", (api, kcm, KUBELET_COMPONENT), key_in_secret=True)
-    ca_etcd = _ca(CA_ETCD, Group.ETCD_CA, "etcd", (*ETCD_COMPONENTS, api))
-    ca_front_proxy = _ca(CA_FRONT_PROXY, Group.FRONT_PROXY_CA, "front-proxy", (api,))
+    ca_etcd = _ca(CA_ETCD, Group.ETCD_CA, "etcd", (*ETCD_COMPONENTS, api), key_in_secret=hosted)
+    ca_front_proxy = _ca(CA_FRONT_PROXY, Group.FRONT_PROXY_CA, "front-proxy", (api,), key_in_secret=hosted)
     api_dns, api_ips = apiserver_sans(namespace, services)
     api_dns += domains
     server, client, both = (Usage.SERVER,), (Usage.CLIENT,), (Usage.SERVER, Usage.CLIENT)
@@ -277,6 +280,11 @@ def secret_keys(credential: Credential) -> tuple[str, ...]:
     return (KEY_TOKEN_ID, KEY_TOKEN_SECRET)
 
 
+def signer(ca: str) -> str:
+    """The Secret that holds a CA's key (and certificate) in the seed namespace."""
+    return f"{ca}-signer"
+
+
 def secrets_of(credential: Credential) -> dict[str, tuple[str, ...]]:
     """The credential's Secrets in the seed namespace and their keys.
 
@@ -285,7 +293,7 @@ def secrets_of(credential: Credential) -> dict[str, tuple[str, ...]]:
     """
     keys = secret_keys(credential)
     if credential.kind is Kind.CA and credential.key_in_secret:
-        return {credential.name: (KEY_CA_CERT,), f"{credential.name}-signer": keys}
+        return {credential.name: (KEY_CA_CERT,), signer(credential.name): keys}
     return {credential.name: keys}
 
 

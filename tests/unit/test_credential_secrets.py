@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from cryptography import x509
 
 from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
@@ -200,3 +201,48 @@ def test_a_published_leaf_becoming_unpublished_is_updated_in_place(cluster: Clus
     updated = provider.update("id", older, unpublished).outs or {}
     assert "key" not in updated and updated["checksums"] == {"etcd-peer": objects.checksum(cluster.data("etcd-peer"))}
     assert cluster.data("etcd-peer")["tls.crt"] == outs["cert"]
+
+
+def signer_inputs(ca: signing.Issued) -> dict[str, Any]:
+    """A hosted leaf's inputs as the program sends them now: its CA named by its signer Secret and hash."""
+    props = {k: v for k, v in leaf_inputs(ca).items() if k not in ("caCert", "caKey")}
+    return {**props, pki.CA_SECRET: "ca-etcd-signer", "caHash": pki.ca_hash(ca.cert)}
+
+
+def write_signer(cluster: Cluster, ca: signing.Issued) -> None:
+    """The CA's signer Secret in the seed namespace, as the shoot's SecretSet writes it."""
+    data = {"ca.crt": ca.cert, "ca.key": ca.key}
+    encoded = {k: base64.b64encode(v.encode()).decode() for k, v in data.items()}
+    cluster.create_or_replace(COLLECTION, {"metadata": {"name": "ca-etcd-signer", "namespace": NAMESPACE},
+                                           "data": encoded})  # fmt: skip
+
+
+def test_a_hosted_leaf_is_issued_from_its_cas_signer_secret_and_keeps_no_copy(
+    cluster: Cluster, ca: signing.Issued
+) -> None:
+    """GIVEN the CA's signer Secret WHEN a leaf names it THEN it is signed by that CA; its inputs hold no CA key."""
+    write_signer(cluster, ca)
+    inputs = signer_inputs(ca)
+    outs = pki.CertificateProvider().create(inputs).outs or {}
+    issued = x509.load_pem_x509_certificate(cluster.data("etcd-peer")["tls.crt"].encode())
+    assert issued.issuer == x509.load_pem_x509_certificate(ca.cert.encode()).subject
+    assert cluster.data("etcd-peer")["ca.crt"] == ca.cert
+    for text in (json.dumps(inputs), json.dumps(outs)):
+        assert ca.key.splitlines()[1] not in text and ca.cert.splitlines()[1] not in text
+    # A leaf of an older state (its CA given) is the same CA: no change; a new CA's hash replaces it.
+    provider = pki.CertificateProvider()
+    assert not provider.diff("id", provider.create(leaf_inputs(ca)).outs or {}, inputs).changes
+    other = signing.self_signed_ca("etcd", 3600)
+    assert provider.diff("id", outs, {**inputs, "caHash": pki.ca_hash(other.cert)}).replaces == ["caCert"]
+
+
+@pytest.mark.parametrize("signer", ["missing", "another CA"])
+def test_a_leaf_is_not_issued_from_a_signer_secret_that_is_not_its_ca(
+    cluster: Cluster, ca: signing.Issued, signer: str
+) -> None:
+    """GIVEN a missing signer Secret, or one of another CA WHEN the leaf is issued THEN it fails, naming the Secret."""
+    if signer == "another CA":
+        write_signer(cluster, signing.self_signed_ca("etcd", 3600))
+    with pytest.raises(KubeError, match=f"{NAMESPACE}/ca-etcd-signer"):
+        pki.CertificateProvider().create(signer_inputs(ca))
+    assert f"{COLLECTION}/etcd-peer" not in cluster.objects

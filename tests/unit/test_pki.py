@@ -19,9 +19,10 @@ from components.layers.garden import ROLE_RULES
 from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
 from components.reconciler import signing
-from components.render import api, pki
+from components.render import api, controlplane, pki
 from components.spec.fields import SpecError
 from components.spec.shoot import RotationSpec
+from tests.unit.spec_cases import base
 
 NAMESPACE = "shoot--dev--web"
 SERVICES = ("100.104.0.0/13",)
@@ -260,7 +261,7 @@ def test_bootstrap_token_has_the_kubernetes_format() -> None:
 @pytest.mark.parametrize(
     ("name", "keys"),
     [
-        (pki.CA, ("ca.crt",)),
+        (pki.CA, ("ca.crt", "ca.key")),
         (pki.CA_CLIENT, ("ca.crt", "ca.key")),
         (pki.KUBE_APISERVER, ("ca.crt", "tls.crt", "tls.key")),
         (pki.SERVICE_ACCOUNT_KEY, ("id_rsa", "id_rsa.pub")),
@@ -268,8 +269,20 @@ def test_bootstrap_token_has_the_kubernetes_format() -> None:
     ],
 )
 def test_secret_keys(name: str, keys: tuple[str, ...]) -> None:
-    """GIVEN a credential WHEN its Secret is built THEN it has these keys; only the client CA keeps its key."""
+    """GIVEN a hosted shoot's credential WHEN its Secret is built THEN it has these keys (a CA's key its signer's)."""
     assert pki.secret_keys(pki.by_name(CREDS)[name]) == keys
+
+
+def test_a_hosted_shoots_ca_keys_are_in_signer_secrets_no_component_mounts() -> None:
+    """GIVEN a CA WHEN its Secrets are laid out THEN hosted: `<ca>` (certificate) and `<ca>-signer`; else `<ca>`."""
+    hosted = pki.by_name(CREDS)[pki.CA_ETCD]
+    assert pki.secrets_of(hosted) == {"ca-etcd": ("ca.crt",), "ca-etcd-signer": ("ca.crt", "ca.key")}
+    self_hosted = pki.by_name(pki.credentials("shoot--dev--web", ("10.0.0.0/16",), hosted=False))[pki.CA_ETCD]
+    assert pki.secrets_of(self_hosted) == {"ca-etcd": ("ca.crt",)}
+    web = plan_landscape(parse_landscape(base()), "local").shoots[0]
+    mounted = {n for w in controlplane.control_plane(web) for n in controlplane.mounted(w)}
+    assert pki.CA in mounted  # the certificate alone, as before
+    assert not {pki.signer(c) for c in (pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY)} & mounted
 
 
 def test_rotation_groups_of_the_spec_are_pkis() -> None:
