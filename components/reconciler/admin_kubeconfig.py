@@ -4,6 +4,7 @@ Like Gardener's AdminKubeconfigRequest, the certificate names the user (CN) and 
 `system:masters`) and expires after `expirationSeconds`, at most 24 hours. `diff()` compares its validity with
 the current time: once less than half of it remains, the preview shows a replacement with the reason `renewal`
 and `pulumi up` issues a new one. New inputs (CA, server, user, groups, expiration) also issue a new one.
+The state names the CAs by hashes, not copies.
 Nothing external exists: `read()` keeps the state, `delete()` removes nothing (the certificate simply expires).
 
 The engine stores the provider pickled by reference to this module: moving or renaming it needs a shim.
@@ -12,6 +13,7 @@ The engine stores the provider pickled by reference to this module: moving or re
 from __future__ import annotations
 
 import base64
+import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,9 @@ DEFAULT_GROUPS = ("system:masters",)
 # Issued again once less than this fraction of the validity remains: arbor's rule for admin kubeconfigs, not
 # Gardener's rule for leaf certificates (components/render/pki.py: leaf_renewal_due).
 RENEW_REMAINING = 0.5
-REPLACE_ON = ("clientCaCert", "server", "serverCa", "user", "groups", "expirationSeconds", "version")
+REPLACE_ON = ("server", "user", "groups", "expirationSeconds", "version")
+# The CAs it names, kept in the state as a hash each (`<input>Hash`), not as copies of the certificates.
+HASHED = ("clientCaCert", "serverCa")
 
 
 def expiration_problem(seconds: object) -> str | None:
@@ -62,6 +66,22 @@ def kubeconfig(server: str, server_ca: str, user: str, cert: str, key: str) -> s
     return yaml_text.dump(config, sort_keys=False)
 
 
+def _hash(pem: object) -> str:
+    """The SHA-256 (first 16 hex digits) of a CA's certificate; an unknown one (preview) hashes apart."""
+    return hashlib.sha256(str(pem).encode()).hexdigest()[:16]
+
+
+def _hashes(props: dict[str, Any]) -> dict[str, str]:
+    """The hash of each CA the properties name: from the hash an output keeps, or of the certificate an input has."""
+    return {k: str(props.get(f"{k}Hash") or _hash(props.get(k))) for k in HASHED}
+
+
+def lean(outs: dict[str, Any]) -> dict[str, Any]:
+    """The outputs as the state keeps them: the CAs as hashes."""
+    hashes = {f"{k}Hash": v for k, v in _hashes(outs).items()}
+    return {**{k: v for k, v in outs.items() if k not in HASHED}, **hashes}
+
+
 class AdminKubeconfigProvider(ResourceProvider):
     """Issues admin kubeconfigs and renews them in time; the client CA key is used, never kept in the outputs."""
 
@@ -81,11 +101,12 @@ class AdminKubeconfigProvider(ResourceProvider):
             "notBefore": cert.not_before,
             "notAfter": cert.not_after,
         }
-        return CreateResult(id_=f"{props['user']}-{int(cert.not_before)}", outs=outs)
+        return CreateResult(id_=f"{props['user']}-{int(cert.not_before)}", outs=lean(outs))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Issues again on new inputs, or with the reason `renewal` once less than half the validity remains."""
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
+        replaces += [k for k, v in _hashes(olds).items() if v != _hashes(news)[k]]
         if olds.get("notAfter") and admin_kubeconfig_renewal_due(
             float(olds["notBefore"]), float(olds["notAfter"]), time.time()
         ):
@@ -93,8 +114,8 @@ class AdminKubeconfigProvider(ResourceProvider):
         return DiffResult(changes=bool(replaces), replaces=replaces, delete_before_replace=False)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """Nothing external to look at."""
-        return ReadResult(id_=id_, outs=props)
+        """Nothing external to look at; an older state's copies of the CAs become their hashes."""
+        return ReadResult(id_=id_, outs=lean(props))
 
     def delete(self, _id: str, _props: dict[str, Any]) -> None:
         """Nothing to remove: the certificate expires by itself."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import time
 from typing import Any
 
@@ -115,3 +116,17 @@ def test_diff_reissues_on_new_inputs_or_when_due(
     result = admin.AdminKubeconfigProvider().diff("id", base | olds, _props(client_ca) | news)
     assert (result.replaces or []) == replaces
     assert bool(result.changes) is bool(replaces)
+
+
+def test_the_state_names_the_cas_by_hashes_and_leans_an_older_one(client_ca: Issued) -> None:
+    """GIVEN an issued kubeconfig WHEN its outputs are kept THEN no CA certificate in them; an older state is leaned."""
+    provider = admin.AdminKubeconfigProvider()
+    props = _props(client_ca)
+    outs = provider.create(props).outs or {}
+    assert "clientCaCert" not in outs and "serverCa" not in outs
+    assert client_ca.cert.splitlines()[1] not in json.dumps({k: v for k, v in outs.items() if k != "kubeconfig"})
+    assert not provider.diff("id", outs, props).changes
+    older = {**{k: v for k, v in outs.items() if not k.endswith("Hash")}, "clientCaCert": client_ca.cert,
+             "serverCa": client_ca.cert}  # fmt: skip
+    assert not provider.diff("id", older, props).changes
+    assert provider.read("id", older).outs == outs
