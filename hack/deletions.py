@@ -29,14 +29,11 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pulumi_cli import export, pulumi
-from shards import landscape_of, outputs_of
+from shards import COMPONENT_TYPES, ROOT, landscape_of, outputs_of
 
 from components import checks
 from components.layers.landscape import seed_component, shoot_component
 from components.plan.values import LandscapePlan
-
-ROOT = "arbor"  # the Landscape's name in __main__.py
-COMPONENT_TYPES = ("arbor:shoot:Shoot", "arbor:seed:Seed")
 
 
 def components_to_delete(plan: LandscapePlan, previous: Mapping[str, Any]) -> dict[str, str]:

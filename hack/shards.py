@@ -40,7 +40,8 @@ from components.spec.landscape import LandscapeSpec
 
 PROJECT = "arbor"
 ROOT = "arbor"  # the Landscape's name in __main__.py
-COMPONENT_TYPES = ("arbor:seed:Seed", "arbor:shoot:Shoot")
+# The components a seed's part is made of (hack/deletions.py unprotects under the same ones).
+COMPONENT_TYPES = ("arbor:shoot:Shoot", "arbor:seed:Seed")
 # What a seed stack keeps of its landscape stack's config file: the secrets settings its state is encrypted with.
 SECRETS_SETTINGS = ("secretsprovider", "encryptedkey", "encryptionsalt")
 
@@ -176,11 +177,11 @@ def move(landscape: str) -> None:
     existing, spec = existing_stacks(), spec_of(landscape)
     if spec is None or spec.stacks is not StackLayout.PER_SEED:
         return
+    # The landscape's state, read once and kept as each move leaves it.
+    exported = export(landscape, who="shards")
     for seed in seeds_of(spec, landscape, existing):
         stack = ensure_stack(landscape, seed, existing)
-        exported = export(landscape, who="shards")
-        resources = exported.get("deployment", {}).get("resources") or []
-        moving = subtree(resources, seed_roots(spec, seed))
+        moving = subtree(exported.get("deployment", {}).get("resources") or [], seed_roots(spec, seed))
         if not moving:
             continue
         if exported["deployment"].get("pending_operations"):
@@ -189,7 +190,8 @@ def move(landscape: str) -> None:
             raise SystemExit(f"shards: {stack} already has resources; {len(moving)} of seed {seed} are in {landscape}")
         source, dest = split(exported["deployment"], moving, landscape, stack)
         import_state(stack, {**exported, "deployment": dest}, who="shards")
-        import_state(landscape, {**exported, "deployment": source}, who="shards")
+        exported = {**exported, "deployment": source}
+        import_state(landscape, exported, who="shards")
         print(f"shards: moved {len(moving)} resources of seed {seed} from {landscape} to {stack}")
 
 

@@ -137,11 +137,8 @@ def _shard_problems(
         return []
     if lines := garden_problems(plan, shard, others(shard.landscape), deployed):
         return lines
-    siblings = {
-        stack: others(stack).get("shoots") or {}
-        for s in plan.seeds
-        if s.name != shard.seed and (stack := seed_stack(shard.landscape, s.name))
-    }
+    stacks = [seed_stack(shard.landscape, s.name) for s in plan.seeds if s.name != shard.seed]
+    siblings = {stack: others(stack).get("shoots") or {} for stack in stacks}
     return moved_shoots(plan, shard, deployed.get("shoots") or {}, siblings)
 
 
