@@ -31,6 +31,11 @@ INVALID: list[tuple[str, object, list[str]]] = [
         ["landscape.garden.provider: 'azure' is not one of 'local', 'gcp' or 'aws'"],
     ),
     (
+        "unknown stack layout",
+        landscape(stacks="perShoot"),
+        ["landscape.stacks: 'perShoot' is not one of 'one' or 'perSeed'"],
+    ),
+    (
         "negative nodes",
         landscape(garden={"cluster": {"nodes": -1}}),
         ["landscape.garden.cluster.nodes: must be at least 0, not -1"],
