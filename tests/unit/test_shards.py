@@ -176,3 +176,31 @@ def test_a_seeds_state_moves_with_what_it_needs_and_nothing_else() -> None:
     record = dest["resources"][-1]
     assert record["provider"] == f"{renamed[2]}::p1" and record["dependencies"] == []
     assert dest["resources"][3]["dependencies"] == []  # the provider's garden cluster stays in the garden stack
+
+
+@pytest.mark.parametrize(
+    ("raw", "lines"),
+    [
+        ("local-1", ["arbor:shard: must be a mapping {landscape: ..., seed: ...}"]),
+        (
+            {"landscape": "prod", "seed": "Local_1", "zone": "a"},
+            [
+                "arbor:shard.zone: unknown field (landscape, seed)",
+                "arbor:shard.seed: must name a seed of the landscape (a DNS label)",
+            ],
+        ),
+        (
+            {"seed": "local-1"},
+            ["arbor:shard.landscape: must name the landscape's garden stack (letters, digits, `_.-`)"],
+        ),
+        (
+            {"landscape": "staging", "seed": "local-1"},
+            ["arbor:shard: names the stack staging.local-1, but this is prod.local-1"],
+        ),
+    ],
+)
+def test_a_bad_shard_config_is_refused_with_its_lines(raw: Any, lines: list[str]) -> None:
+    """GIVEN a bad arbor:shard value WHEN read THEN refused with exactly these lines."""
+    with pytest.raises(checks.RefusalError) as refused:
+        stacks.shard_of(raw, "prod.local-1")
+    assert refused.value.lines == lines
