@@ -14,18 +14,24 @@ source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 py() { "$ARBOR_VENV/bin/python" "$ARBOR_ROOT/hack/$1" "${@:2}"; }
 
 moves=""
-if [ -n "$(py shards.py pending "$landscape")" ]; then
+pending=$(py shards.py pending "$landscape")
+if [ -n "$pending" ]; then
   if [[ "$PULUMI_BACKEND_URL" != file://* ]]; then
-    py shards.py pending "$landscape" >&2
+    echo "$pending" >&2
     echo "preview: run \`make up\` first; a preview of moved state needs a file backend to copy" >&2
     exit 1
   fi
   copy=$(mktemp -d)
-  before=$(ls "$ARBOR_ROOT/stacks")
+  # Only this landscape's seed stacks' files: other stacks' files may come and go meanwhile (tests run side by side).
+  shopt -s nullglob
+  before=("$ARBOR_ROOT/stacks/Pulumi.$landscape."*.yaml)
+  shopt -u nullglob
   cleanup() {
     rm -rf "$copy"
     # The seed stacks' config files the move wrote for this preview only: `make up` writes them again.
-    for f in $(comm -13 <(echo "$before" | sort) <(ls "$ARBOR_ROOT/stacks" | sort)); do rm -f "$ARBOR_ROOT/stacks/$f"; done
+    for f in "$ARBOR_ROOT/stacks/Pulumi.$landscape."*.yaml; do
+      [[ " ${before[*]} " == *" $f "* ]] || rm -f "$f"
+    done
   }
   trap cleanup EXIT
   mkdir -p "$copy/.pulumi"
