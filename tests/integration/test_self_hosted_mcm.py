@@ -21,8 +21,9 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.plan.bootstrap import pool_user_data
 from components.plan.network import local_node_ranges
-from components.plan.nodes import node_values, zone_deployments
+from components.plan.nodes import POOL_LABEL, node_values, zone_deployments
 from components.plan.planner import plan_landscape
 from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.local import (
@@ -43,11 +44,12 @@ NS = "kube-system"
 SETTLE_S = 180.0
 
 
-def _values(stack: Stack) -> tuple[ShootValues, ZoneDeployment]:
-    """The local landscape's self-hosted shoot, and one zone of a further pool of one machine."""
+def _values(stack: Stack) -> tuple[ShootValues, ZoneDeployment, str]:
+    """The local landscape's self-hosted shoot, one zone of a further pool of one machine, and its user data."""
     root = next(s for s in plan_landscape(parse_landscape(LOCAL_LANDSCAPE), stack.name).shoots if s.self_hosted)
     pool = dataclasses.replace(root.workers[0], name="worker", control_plane=False, minimum=1, maximum=1)
-    return root, zone_deployments(root, pool, node_values(root, pool))[0]
+    node = node_values(root, pool)
+    return root, zone_deployments(root, pool, node)[0], pool_user_data(node)
 
 
 def _apply(kubeconfig: str, tmp_path: Path, objects: list[dict[str, Any]]) -> None:
@@ -72,10 +74,10 @@ def _get(kubeconfig: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path, ShootValues, ZoneDeployment]]:
+def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path, ShootValues, ZoneDeployment, str]]:
     """MCM's objects in the shoot and MCM with the kwok sidecar running as its ServiceAccount; all gone afterwards."""
     admin = local_stack.outputs()["kubeconfigs"][ROOT]
-    root, zone = _values(local_stack)
+    root, zone, user_data = _values(local_stack)
     sidecar = machine_providers.SIDECARS["local"](NS)
     identity = [
         o for o in machines.seed_objects(root, sidecar) if o["kind"] in ("ServiceAccount", "Role", "RoleBinding")
@@ -93,7 +95,7 @@ def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path
         for program, args in programs.items():
             processes.append({"dir": str(tmp_path / program), "program": program, "args": args, "files": files})
             local_process.start(processes[-1])
-        yield admin, tmp_path, root, zone
+        yield admin, tmp_path, root, zone, user_data
     finally:
         # The pool goes first (MCM deletes its machine and node), then MCM, then what was installed for it.
         kubectl(admin, tmp_path, "delete", "machinedeployments.machine.sapcloud.io", "-n", NS, "--all", "--wait=false")
@@ -102,7 +104,7 @@ def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path
             time.sleep(2)
         for props in processes:
             local_process.stop(props)
-        kubectl(admin, tmp_path, "delete", "nodes", "-l", f"name={zone.name}", "--ignore-not-found")
+        kubectl(admin, tmp_path, "delete", "nodes", "-l", f"{POOL_LABEL}={zone.pool}", "--ignore-not-found")
         for obj in reversed(installed):
             ns = obj["metadata"].get("namespace")
             scope = ["-n", ns] if ns else []
@@ -113,14 +115,19 @@ def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path
 
 
 def test_a_pool_of_a_self_hosted_shoot_is_made_by_mcm_in_its_kube_system(
-    in_shoot_mcm: tuple[str, Path, ShootValues, ZoneDeployment],
+    in_shoot_mcm: tuple[str, Path, ShootValues, ZoneDeployment, str],
 ) -> None:
     """GIVEN MCM in the shoot's kube-system as its ServiceAccount WHEN a pool is applied THEN a Machine and a Node."""
-    admin, tmp_path, root, zone = in_shoot_mcm
+    admin, tmp_path, root, zone, user_data = in_shoot_mcm
     before = {n["metadata"]["name"] for n in _get(admin, tmp_path, "nodes")}
-    user_data = machine_pools.user_data_secret(NS, zone, "#!/bin/bash\n")
-    machine_class = machine_providers.local_machine_class(NS, zone, local_node_ranges(root.networking))
-    _apply(admin, tmp_path, [user_data, machine_class, machine_pools.machine_deployment(NS, zone)])
+    # The pool's objects as arbor applies them (concerns/workers.py): credentials, user data, class, deployment.
+    pool = [
+        machine_pools.credentials_secret(NS),
+        machine_pools.user_data_secret(NS, zone, user_data),
+        machine_providers.local_machine_class(NS, zone, local_node_ranges(root.networking)),
+        machine_pools.machine_deployment(NS, zone),
+    ]
+    _apply(admin, tmp_path, pool)
     deadline = time.monotonic() + SETTLE_S
     running: list[dict[str, Any]] = []
     while not running and time.monotonic() < deadline:
@@ -130,7 +137,7 @@ def test_a_pool_of_a_self_hosted_shoot_is_made_by_mcm_in_its_kube_system(
     assert [m["metadata"]["name"] for m in running], _logs(tmp_path)
     [machine] = running
     nodes = {n["metadata"]["name"] for n in _get(admin, tmp_path, "nodes")}
-    assert nodes - before == {machine["status"]["node"]}
+    assert nodes - before == {machine["metadata"]["labels"]["node"]}
     # Its rights were enough: neither process was refused anything by the shoot's API server.
     assert "forbidden" not in _logs(tmp_path).lower()
     assert {s["metadata"]["name"] for s in _get(admin, tmp_path, "machinesets.machine.sapcloud.io", "-n", NS)}
