@@ -151,6 +151,11 @@ def split(
     return without(deployment, moved), renamed(dest_deployment, source, dest)
 
 
+def holds(present: Sequence[Mapping[str, Any]], dest: Mapping[str, Any]) -> bool:
+    """Whether a seed stack's resources are exactly the part a move gives it (same URNs, same IDs)."""
+    return {(r["urn"], r.get("id")) for r in present} == {(r["urn"], r.get("id")) for r in dest["resources"]}
+
+
 def seed_roots(spec: LandscapeSpec, seed: str) -> set[str]:
     """The components of a seed's part: the Seed and the Shoots it hosts (by the document)."""
     hosted = {shoot_component(ROOT, s.project, s.name) for s in spec.shoots if s.seed == seed}
@@ -186,10 +191,13 @@ def move(landscape: str) -> None:
             continue
         if exported["deployment"].get("pending_operations"):
             raise SystemExit(f"shards: {landscape} has operations pending; `make up` clears them first")
-        if export(stack, who="shards").get("deployment", {}).get("resources"):
-            raise SystemExit(f"shards: {stack} already has resources; {len(moving)} of seed {seed} are in {landscape}")
         source, dest = split(exported["deployment"], moving, landscape, stack)
-        import_state(stack, {**exported, "deployment": dest}, who="shards")
+        present = export(stack, who="shards").get("deployment", {}).get("resources") or []
+        if present and not holds(present, dest):
+            raise SystemExit(f"shards: {stack} already has resources; {len(moving)} of seed {seed} are in {landscape}")
+        if not present:
+            import_state(stack, {**exported, "deployment": dest}, who="shards")
+        # Else an earlier move stopped between the two imports: the seed's stack holds its part, the rest follows.
         exported = {**exported, "deployment": source}
         import_state(landscape, exported, who="shards")
         print(f"shards: moved {len(moving)} resources of seed {seed} from {landscape} to {stack}")

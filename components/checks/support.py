@@ -50,14 +50,9 @@ def _self_hosted_on_cloud(i: int, shoot: ShootValues) -> list[str]:
             f"{at}.selfHosted: a self-hosted shoot on {provider} is reached at api.<shoot>.<project>.<domain>, "
             "a load balancer in front of its control-plane machine: set landscape.garden.dns"
         )
+    # Further pools are machine-controller-manager's, inside the shoot (concerns/workers.py).
     for j, pool in enumerate(shoot.workers):
-        if not pool.control_plane:
-            lines.append(
-                f"{at}.workers[{j}].controlPlane: a self-hosted shoot on {provider} runs only its control-plane "
-                "machine yet: other pools need machine-controller-manager inside the shoot, which arbor does not "
-                "run yet; host the shoot on a seed for more pools"
-            )
-        elif (pool.minimum, pool.maximum) != (1, 1):
+        if pool.control_plane and (pool.minimum, pool.maximum) != (1, 1):
             lines.append(
                 f"{at}.workers[{j}].minimum: a self-hosted shoot on {provider} runs its control plane on exactly "
                 f"one machine (one etcd member; minimum and maximum 1), not {pool.minimum}..{pool.maximum}"

@@ -1,4 +1,6 @@
-"""The Workers component (`arbor:shoot:Workers`): a hosted shoot's worker machinery, wired in flow order.
+"""The Workers component (`arbor:shoot:Workers`): a shoot's worker machinery, wired in flow order.
+
+For a self-hosted cloud shoot the shoot is its own seed (`in_shoot_workers`): the same objects in its kube-system.
 
 Rendering is pure and lives elsewhere: machine-controller-manager and the machine objects in
 components/render/machines.py, each provider's sidecar and MachineClass behind the provider (components/providers/).
@@ -31,13 +33,13 @@ from components.plan.values import ShootValues, ZoneDeployment
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.machines_released import MachinesReleased
 from components.reconciler.object_set import ObjectSet
-from components.render import controlplane, machines
+from components.render import controlplane, machine_crds, machine_pools, machines
 from components.render.machine_providers import credentials_data
 
 
 def credentials_secret(shoot: ShootValues, managed: MachineCredentials | None = None) -> machines.Object:
     """The `cloudprovider` Secret: pasted credentials from secret config, those arbor made, or none (local)."""
-    secret = machines.credentials_secret(shoot.seed_namespace)
+    secret = machine_pools.credentials_secret(shoot.machine_namespace)
     if key := shoot.cloud_credentials_secret:
         raw = pulumi.Config("arbor").require_secret(key)
         provider = shoot.networking.provider.value
@@ -71,7 +73,7 @@ class Workers(pulumi.ComponentResource):
         # Each object waits for what it needs, no more: the engine orders the rest through these edges, and every
         # edge costs the SDK time at registration (bench/scale.py).
         in_seed = pulumi.ResourceOptions(
-            parent=self, provider=seed.cluster.provider, depends_on=[seed.namespaces[shoot.seed_namespace]]
+            parent=self, provider=seed.cluster.provider, depends_on=_namespace(seed, shoot)
         )
         # Pasted credentials when the spec names them; else those arbor makes (none on local), applied after them.
         managed = None if shoot.cloud_credentials_secret else infra.machine_credentials(shoot, network, self)
@@ -83,24 +85,25 @@ class Workers(pulumi.ComponentResource):
         released = MachinesReleased(
             f"{name}-mcm-released",
             kubeconfig=seed.cluster.reach,
-            namespace=shoot.seed_namespace,
+            namespace=shoot.machine_namespace,
             opts=pulumi.ResourceOptions(parent=self, depends_on=manager),
         )
         after_key = pulumi.ResourceOptions.merge(after_key, pulumi.ResourceOptions(depends_on=[released]))
         credentials = KubeObject(f"{name}-cloudprovider", credentials_secret(shoot, managed), after_key)
         # Machines are made in the network, by MCM, from classes that reference the credentials, once MCM runs and
         # what a machine needs in the shoot is there.
-        first = [seed.namespaces[shoot.seed_namespace], released, credentials, *seed.machine_crds, *network.ready]
+        first = [*_namespace(seed, shoot), released, credentials, *seed.machine_crds, *network.ready]
         machines_opts = pulumi.ResourceOptions(parent=self, depends_on=[*first, *manager, *self._joinable])
         self.deployments = []
         names = []
-        for pool in shoot.workers:
+        # A self-hosted shoot's control-plane machine is arbor's own (concerns/first_machine.py), not MCM's.
+        for pool in (p for p in shoot.workers if not p.control_plane):
             for d in shoot.deployments[pool.name]:
                 names.append(d.name)
                 objects = (
                     _user_data_secret(shoot, d, user_data(shoot, pool.name, cas)),
                     infra.machine_class(shoot, d, network),
-                    machines.machine_deployment(shoot.seed_namespace, d),
+                    machine_pools.machine_deployment(shoot.machine_namespace, d),
                 )
                 zone = f"{pool.name}-z{d.zone_index + 1}"
                 self.deployments.append(_machines(f"{name}-{zone}", seed, objects, machines_opts))
@@ -120,16 +123,14 @@ class Workers(pulumi.ComponentResource):
         # MCM watches the machine kinds and works against the shoot's API, which the control plane serves.
         objects = [
             _with_checksums(o, shoot, sources)
-            for o in machines.seed_objects(shoot, infra.machine_sidecar(shoot.seed_namespace))
+            for o in machines.seed_objects(shoot, infra.machine_sidecar(shoot.machine_namespace))
         ]
         manager = ObjectSet(
             f"{name}-mcm",
             kubeconfig=seed.cluster.reach,
             cluster=seed.cluster.identifier,
             manifests=pulumi.Output.from_input(objects),
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *after]
-            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*_namespace(seed, shoot), *seed.machine_crds, *after]),
         )
         return [manager, *self._in_shoot(name, shoot, infra, seed, shoot_api)]
 
@@ -138,17 +139,46 @@ class Workers(pulumi.ComponentResource):
     ) -> list[pulumi.Resource]:
         """MCM's rights in the shoot; where no kubelet runs its Deployment (local), MCM and its sidecar as processes."""
         processes = infra.machine_controller(
-            shoot, seed, shoot_api, self, [seed.namespaces[shoot.seed_namespace], *seed.machine_crds, *shoot_api.ready]
+            shoot, seed, shoot_api, self, [*_namespace(seed, shoot), *seed.machine_crds, *shoot_api.ready]
         )
         rights = ObjectSet(
             f"{name}-mcm-shoot",
             kubeconfig=shoot_api.reach,
             cluster=shoot_api.identifier,
-            manifests=list(machines.shoot_objects()),
+            manifests=list(machines.shoot_objects(shoot)),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
             opts=pulumi.ResourceOptions(parent=self, depends_on=[shoot_api.provider, *shoot_api.ready]),
         )
         return [*processes, rights]
+
+
+def in_shoot_workers(
+    name: str,
+    shoot: ShootValues,
+    infra: InfrastructureProvider,
+    network: NetworkAccess,
+    shoot_api: ClusterAccess,
+    cas: NodeCas,
+    joinable: Sequence[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> list[pulumi.Resource]:
+    """A self-hosted cloud shoot's further pools: MCM and its machine kinds inside the shoot, as gardenadm runs it."""
+    if not any(not p.control_plane for p in shoot.workers):
+        return []
+    in_shoot = pulumi.ResourceOptions(parent=parent, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
+    crds = [KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, in_shoot) for crd in machine_crds.crds()]
+    # The shoot is its own seed: MCM works in its kube-system, against the API it runs behind.
+    itself = SeedAccess(shoot.name, shoot_api, namespaces={}, machine_crds=crds)
+    opts = pulumi.ResourceOptions(parent=parent)
+    after = list(shoot_api.ready)
+    return Workers(
+        f"{name}-workers", shoot, infra, itself, network, shoot_api, {}, after, opts, cas=cas, joinable=joinable
+    ).deployments
+
+
+def _namespace(seed: SeedAccess, shoot: ShootValues) -> list[pulumi.Resource]:
+    """The seed namespace MCM lives in, to wait for; none in a self-hosted shoot (kube-system, which it always has)."""
+    return [] if shoot.self_hosted else [seed.namespaces[shoot.machine_namespace]]
 
 
 def _machines(
@@ -169,17 +199,17 @@ def _machines(
 def _user_data_secret(shoot: ShootValues, d: ZoneDeployment, data: str | pulumi.Output[str]) -> machines.Object:
     """A zone's user-data Secret; its data once the user data is known (with the CAs, at apply time)."""
     if isinstance(data, str):
-        return machines.user_data_secret(shoot.seed_namespace, d, data)
-    secret = machines.user_data_secret(shoot.seed_namespace, d, "")
+        return machine_pools.user_data_secret(shoot.machine_namespace, d, data)
+    secret = machine_pools.user_data_secret(shoot.machine_namespace, d, "")
     return {**secret, "data": data.apply(
-        lambda u: machines.user_data_secret(shoot.seed_namespace, d, u)["data"])}  # fmt: skip
+        lambda u: machine_pools.user_data_secret(shoot.machine_namespace, d, u)["data"])}  # fmt: skip
 
 
 def _with_checksums(
     obj: machines.Object, shoot: ShootValues, sources: Mapping[str, pulumi.Output[dict[str, str]]]
 ) -> machines.Object:
     """The object; MCM's Deployment with a checksum of each Secret and ConfigMap it mounts (`sources` hold them)."""
-    if obj["kind"] != "Deployment":
+    if obj["kind"] != "Deployment" or shoot.self_hosted:
         return obj
     workload = controlplane.Workload(component=machines.MCM_NAME, kind="Deployment", object=obj)
     kubeconfig = machines.target_kubeconfig(shoot)

@@ -42,7 +42,7 @@ from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
 from components.concerns.system import system_components
-from components.concerns.workers import Workers
+from components.concerns.workers import Workers, in_shoot_workers
 from components.plan import network
 from components.plan.bootstrap import secret_name
 from components.plan.values import ShootValues
@@ -241,7 +241,10 @@ class Shoot(pulumi.ComponentResource):
         published: list[pulumi.Resource] = []
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
-        return [*published, *self.access.ready, *node_configs]
+        pools = [] if first is None or cas is None else in_shoot_workers(
+            name, self.values, infra, self.network, self.access, cas, node_configs, parent=self
+        )  # fmt: skip
+        return [*published, *self.access.ready, *node_configs, *pools]
 
     def _hosted(
         self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources

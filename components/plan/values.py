@@ -249,6 +249,12 @@ class ShootValues:
         return self.technical_id
 
     @property
+    def machine_namespace(self) -> str:
+        """Where machine-controller-manager and the machine objects live: the seed namespace, or kube-system."""
+        # A self-hosted shoot has no seed: Gardener runs its MCM inside the shoot, in kube-system.
+        return "kube-system" if self.self_hosted else self.seed_namespace
+
+    @property
     def ref(self) -> str:
         """`<project>/<name>`: how stack outputs, records and confirmations name the shoot."""
         return f"{self.project}/{self.name}"

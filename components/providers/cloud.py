@@ -15,8 +15,9 @@ from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
 from components.reconciler.kube import server_of
+from components.render.machine_pools import machine_class
 from components.render.machine_providers import nodes_subnet
-from components.render.machines import Object, machine_class
+from components.render.machines import Object
 
 
 def access(
@@ -113,7 +114,7 @@ class CloudProvider:
         spec = pulumi.Output.all(network.subnets, network.nodes, self.machine_image(shoot, d)).apply(
             lambda got: self.provider_spec(shoot, d, got[0][subnet], got[1], got[2])
         )
-        return machine_class(shoot.seed_namespace, d, self.class_provider, spec)
+        return machine_class(shoot.machine_namespace, d, self.class_provider, spec)
 
     def machine_image(self, shoot: ShootValues, d: ZoneDeployment) -> pulumi.Input[str]:
         """The cloud image of a pool's machines: the one its profile pins, else the one its lookup finds."""

@@ -329,7 +329,7 @@ class LocalProvider:
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""
-        return machine_providers.local_machine_class(shoot.seed_namespace, d, local_node_ranges(shoot.networking))
+        return machine_providers.local_machine_class(shoot.machine_namespace, d, local_node_ranges(shoot.networking))
 
     def machine_controller(
         self,
@@ -352,12 +352,12 @@ class LocalProvider:
             (
                 "mcm-process",
                 machines.MCM_NAME,
-                process_args(machines.MCM_FLAGS, shoot.seed_namespace, LOCAL_PROCESS_FLAGS),
+                process_args(machines.MCM_FLAGS, shoot.machine_namespace, LOCAL_PROCESS_FLAGS),
             ),
             (
                 "sidecar-process",
                 machine_providers.KWOK_SIDECAR,
-                process_args(machines.SIDECAR_FLAGS, shoot.seed_namespace, KWOK_SIDECAR_FLAGS),
+                process_args(machines.SIDECAR_FLAGS, shoot.machine_namespace, KWOK_SIDECAR_FLAGS),
             ),
         )
         return [

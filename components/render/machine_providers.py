@@ -19,7 +19,8 @@ from components.pins import MCM_PROVIDERS
 from components.plan.network import NetworkPlan
 from components.plan.nodes import POOL_LABEL
 from components.plan.values import ZoneDeployment
-from components.render.machines import ALL_VERBS, Object, Sidecar, machine_class, sidecar_container
+from components.render.machine_pools import machine_class
+from components.render.machines import ALL_VERBS, Object, Sidecar, sidecar_container
 
 # The `provider` of each MachineClass, which picks the sidecar that serves it (the sidecars' own names).
 AWS_CLASS_PROVIDER, GCP_CLASS_PROVIDER, LOCAL_CLASS_PROVIDER = "AWS", "GCP", "local"

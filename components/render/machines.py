@@ -1,6 +1,7 @@
-"""Worker machinery of a hosted shoot, rendered pure: machine-controller-manager and a pool's machines.
+"""Worker machinery of a shoot, rendered pure: machine-controller-manager and a pool's machines.
 
-MCM (one generic Deployment per shoot, in its seed namespace) reconciles MachineDeployments into MachineSets and
+MCM (one generic Deployment per shoot, in its seed namespace; a self-hosted shoot's in its own kube-system, reaching
+it in-cluster and bound by ServiceAccount, as upstream runs it there) reconciles MachineDeployments into MachineSets and
 Machines; the provider sidecar injected beside it (`Sidecar`, from components/render/machine_providers.py) creates the
 VMs. Flags of both live here; their images are Gardener's pins (components/pins.py). What MCM may do:
 
@@ -12,36 +13,18 @@ VMs. Flags of both live here; their images are Gardener's pins (components/pins.
   evictions, volume attachments, workloads), and Secrets in kube-system; ClusterRole and Role objects for the
   shoot's API.
 
-Per worker pool and zone there is one MachineDeployment `<technical id>-<pool>-z<N>` and one MachineClass named
-`<deployment>-<hash>` (Gardener's names). The user-data Secret is named like the class, as Gardener's workers
-name it (not `user-data-<pool>`): a rolled class brings its own user data, and old machines keep theirs.
-
-The plan derives these names (plan/nodes.py). The hash (five hex digits of Gardener's WorkerPoolHashV2 scheme:
-sha256 of the concatenated sha256s) covers exactly what must replace machines, so such a change rolls the pool
-and nothing else does:
-
-- rolls: everything node-agent's OSC key covers (secret_name: Kubernetes minor, machine type, image
-  name and version, CRI, CA rotation, kubelet reservations, eviction thresholds, CPU manager policy), the zone
-  name (arbor's addition: reordering a pool's zones moves `z<N>` to another zone, and its machines must follow),
-  and the root volume's size, type and encryption.
-- does not roll: minimum, maximum, maxSurge, maxUnavailable (the deployment scales or rolls by its strategy),
-  the Kubernetes patch version, maxPods and other kubelet settings, registry mirrors, sysctls, node-agent's
-  version (node-agent applies these in place), and the infrastructure a class points at (subnet, security
-  group, instance profile, service account, tags, the image ID a name and version map to): the class is
-  updated in place and new machines get them.
+A pool's machines (MachineDeployment, MachineClass, user data) are components/render/machine_pools.py.
 """
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import Any
 
-from components import naming, pins
-from components.plan.nodes import POOL_LABEL, ZONE_LABEL
-from components.plan.values import ShootValues, ZoneDeployment
+from components import pins
+from components.plan.values import ShootValues
 from components.render import controlplane, pki
-from components.render.machine_crds import GROUP, VERSION
+from components.render.machine_crds import GROUP
 
 Object = dict[str, Any]
 # Also the name of its client certificate's Secret, mounted where its kubeconfig's paths point.
@@ -73,15 +56,6 @@ SIDECAR_FLAGS = (
     "--machine-safety-orphan-vms-period=30m",
     "--v=3",
 )
-# The Secret in the seed namespace with the cloud credentials every class of the shoot uses (Gardener's name).
-CREDENTIALS_SECRET = "cloudprovider"
-# A rolled pool's old class and user data stay in use until MCM has replaced their machines: MCM holds them with a
-# finalizer meanwhile. The update deletes them without waiting for that, and MCM lets them go once the roll is done.
-RETIRED_BY_MCM = {"pulumi.com/skipAwait": "true"}
-# Deleted in the background, as Gardener does. With foreground (the provider's default), MCM v0.62.1 keeps retrying
-# to write back the `foregroundDeletion` finalizer it had cached, which the API server refuses (422) once the
-# object is being deleted: the deletion would never end.
-DELETED_IN_BACKGROUND = {"pulumi.com/deletionPropagationPolicy": "background"}
 ALL_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
 
@@ -102,7 +76,7 @@ def _labels() -> dict[str, str]:
 
 def _metadata(shoot: ShootValues, name: str = MCM_NAME) -> Object:
     """Metadata in the shoot's seed namespace."""
-    return {"name": name, "namespace": shoot.seed_namespace, "labels": _labels()}
+    return {"name": name, "namespace": shoot.machine_namespace, "labels": _labels()}
 
 
 def _probe(port: int) -> Object:
@@ -135,6 +109,22 @@ def sidecar_container(provider: str, image: str, namespace: str) -> Object:
     }
 
 
+def _target(shoot: ShootValues) -> str:
+    """The shoot's kubeconfig for MCM and its sidecar: mounted, or in-cluster (empty) where they run in the shoot."""
+    # Upstream's choice for a self-hosted shoot's MCM in kube-system: the target is the cluster it runs in.
+    return "" if shoot.self_hosted else TARGET_KUBECONFIG
+
+
+def _in_shoot(container: Object, shoot: ShootValues) -> Object:
+    """A container of MCM's Deployment: reaching the shoot through its mounted kubeconfig, or in-cluster."""
+    if not shoot.self_hosted:
+        return _with_target_mounts(container)
+    key = "command" if "command" in container else "args"
+    flag = "--target-kubeconfig="
+    args = [a if not a.startswith(flag) else flag + _target(shoot) for a in container[key]]
+    return {**container, key: args}
+
+
 def _mcm_container(shoot: ShootValues) -> Object:
     """The generic MCM container."""
     return {
@@ -144,9 +134,9 @@ def _mcm_container(shoot: ShootValues) -> Object:
         "command": [
             "./machine-controller-manager",
             *MCM_FLAGS,
-            f"--namespace={shoot.seed_namespace}",
+            f"--namespace={shoot.machine_namespace}",
             f"--port={MCM_METRICS_PORT}",
-            f"--target-kubeconfig={TARGET_KUBECONFIG}",
+            f"--target-kubeconfig={_target(shoot)}",
         ],
         "ports": [{"name": "metrics", "containerPort": MCM_METRICS_PORT, "protocol": "TCP"}],
         "livenessProbe": _probe(MCM_METRICS_PORT),
@@ -170,8 +160,14 @@ def _target_volumes() -> list[Object]:
 
 def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
     """MCM's Deployment in the seed namespace with the provider's sidecar injected beside it."""
-    containers = [_with_target_mounts(_mcm_container(shoot)), _with_target_mounts(sidecar.container)]
+    containers = [_in_shoot(_mcm_container(shoot), shoot), _in_shoot(sidecar.container, shoot)]
     labels = _labels()
+    pod: Object = {"serviceAccountName": MCM_NAME, "terminationGracePeriodSeconds": 5, "containers": containers}
+    if shoot.self_hosted:
+        # Inside the shoot its first node may be the control-plane machine, which upstream's MCM tolerates.
+        pod["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]
+    else:
+        pod["volumes"] = _target_volumes()
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -182,12 +178,7 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
             "selector": {"matchLabels": dict(labels)},
             "template": {
                 "metadata": {"labels": dict(labels)},
-                "spec": {
-                    "serviceAccountName": MCM_NAME,
-                    "terminationGracePeriodSeconds": 5,
-                    "containers": containers,
-                    "volumes": _target_volumes(),
-                },
+                "spec": pod,
             },
         },
     }
@@ -258,20 +249,15 @@ def seed_role_binding(shoot: ShootValues) -> Object:
         "kind": "RoleBinding",
         "metadata": _metadata(shoot),
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": MCM_NAME},
-        "subjects": [{"kind": "ServiceAccount", "name": MCM_NAME, "namespace": shoot.seed_namespace}],
+        "subjects": [{"kind": "ServiceAccount", "name": MCM_NAME, "namespace": shoot.machine_namespace}],
     }
 
 
 def seed_objects(shoot: ShootValues, sidecar: Sidecar) -> tuple[Object, ...]:
-    """Everything of MCM in the seed namespace, in apply order (identity, rights, kubeconfig, workload, Service)."""
-    return (
-        service_account(shoot),
-        seed_role(shoot, sidecar),
-        seed_role_binding(shoot),
-        target_kubeconfig(shoot),
-        mcm_deployment(shoot, sidecar),
-        metrics_service(shoot, sidecar),
-    )
+    """Everything of MCM in its namespace, in apply order (identity, rights, kubeconfig, workload, Service)."""
+    kubeconfig = () if shoot.self_hosted else (target_kubeconfig(shoot),)
+    identity = (service_account(shoot), seed_role(shoot, sidecar), seed_role_binding(shoot))
+    return (*identity, *kubeconfig, mcm_deployment(shoot, sidecar), metrics_service(shoot, sidecar))
 
 
 SHOOT_ROLE = f"gardener.cloud:target:{MCM_NAME}"
@@ -286,20 +272,23 @@ SHOOT_RULES = (
 )  # fmt: skip
 
 
-def _binding(kind: str, namespace: str | None = None) -> Object:
-    """A (Cluster)RoleBinding of MCM's shoot role to its client-certificate user."""
+def _binding(shoot: ShootValues, kind: str, namespace: str | None = None) -> Object:
+    """A (Cluster)RoleBinding of MCM's shoot role to its client-certificate user, or its ServiceAccount in the shoot."""
     metadata: Object = {"name": SHOOT_ROLE} | ({"namespace": namespace} if namespace else {})
+    subject: Object = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": MCM_USER}
+    if shoot.self_hosted:
+        subject = {"kind": "ServiceAccount", "name": MCM_NAME, "namespace": shoot.machine_namespace}
     return {
         "apiVersion": "rbac.authorization.k8s.io/v1",
         "kind": f"{kind}Binding",
         "metadata": metadata,
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": SHOOT_ROLE},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": MCM_USER}],
+        "subjects": [subject],
     }
 
 
-def shoot_objects() -> tuple[Object, ...]:
-    """MCM's rights in the shoot, reached through its target kubeconfig: nodes and draining, kube-system Secrets."""
+def shoot_objects(shoot: ShootValues) -> tuple[Object, ...]:
+    """MCM's rights in the shoot: nodes and draining, kube-system Secrets (through its target kubeconfig)."""
     cluster_role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                     "metadata": {"name": SHOOT_ROLE}, "rules": list(SHOOT_RULES)}  # fmt: skip
     role = {
@@ -308,91 +297,4 @@ def shoot_objects() -> tuple[Object, ...]:
         "metadata": {"name": SHOOT_ROLE, "namespace": "kube-system"},
         "rules": [_rule("", ["secrets"], ["create", "delete", "get", "list"])],
     }
-    return cluster_role, _binding("ClusterRole"), role, _binding("Role", "kube-system")
-
-
-# --- a pool's machines ----------------------------------------------------------------------------------
-
-
-def machine_deployment(namespace: str, d: ZoneDeployment) -> Object:
-    """The MachineDeployment of a pool in one zone, at its minimum, rolling by the pool's budget.
-
-    Its replicas are the pool's minimum in this zone (arbor runs no cluster-autoscaler); minimum and maximum are
-    recorded as annotations, where an autoscaler would read them.
-    """
-    selector = {"name": d.name}
-    annotations = {naming.label("minimum"): str(d.minimum), naming.label("maximum"): str(d.maximum)}
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "MachineDeployment",
-        "metadata": {
-            "name": d.name,
-            "namespace": namespace,
-            "labels": {POOL_LABEL: d.pool},
-            "annotations": {**annotations, **DELETED_IN_BACKGROUND},
-        },
-        "spec": {
-            "replicas": d.minimum,
-            "minReadySeconds": d.min_ready_seconds,
-            "selector": {"matchLabels": dict(selector)},
-            "strategy": {
-                "type": "RollingUpdate",
-                "rollingUpdate": {"maxSurge": d.max_surge, "maxUnavailable": d.max_unavailable},
-            },
-            "template": {
-                "metadata": {"labels": {**selector, POOL_LABEL: d.pool}},
-                "spec": {
-                    "class": {"kind": "MachineClass", "name": d.class_name},
-                    # No taints: an empty spec, which MCM writes when absent (applied as kept: no drift).
-                    "nodeTemplate": {"metadata": {"labels": dict(d.labels)}, "spec": {}},
-                },
-            },
-        },
-    }
-
-
-def machine_class(namespace: str, d: ZoneDeployment, provider: str, provider_spec: Any) -> Object:
-    """A MachineClass: the provider's spec, the shoot's credentials and the class's own user-data Secret.
-
-    `provider_spec` is an object, or whatever stands for one until the cloud's IDs in it are known.
-    """
-    name, version = d.image
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "MachineClass",
-        "metadata": {
-            "name": d.class_name,
-            "namespace": namespace,
-            # Gardener's labels: the OS the machines boot, their zone (the GA label; Gardener writes the beta one).
-            "labels": {"operatingSystemName": name, "operatingSystemVersion": version.replace("+", "_"),
-                       ZONE_LABEL: d.zone},
-            "annotations": dict(RETIRED_BY_MCM),
-        },
-        "provider": provider,
-        "providerSpec": provider_spec,
-        "credentialsSecretRef": {"name": CREDENTIALS_SECRET, "namespace": namespace},
-        "secretRef": {"name": d.class_name, "namespace": namespace},
-    }  # fmt: skip
-
-
-def credentials_secret(namespace: str) -> Object:
-    """The Secret every class of the shoot references for the cloud's credentials (its data is added where wired)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": CREDENTIALS_SECRET, "namespace": namespace,
-                     "labels": {"gardener.cloud/purpose": "cloudprovider"}},
-        "type": "Opaque",
-    }  # fmt: skip
-
-
-def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Object:
-    """The Secret a class's machines boot from: the provision OSC's script (bootstrap.user_data) as `userData`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": d.class_name, "namespace": namespace,
-                     "labels": {"gardener.cloud/purpose": "machineclass"}, "annotations": dict(RETIRED_BY_MCM)},
-        "type": "Opaque",
-        "data": {"userData": base64.b64encode(user_data.encode()).decode()},
-    }  # fmt: skip
+    return cluster_role, _binding(shoot, "ClusterRole"), role, _binding(shoot, "Role", "kube-system")

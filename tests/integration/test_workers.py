@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from components.plan.nodes import INSTANCE_TYPE_LABEL, POOL_LABEL, ZONE_LABEL
-from components.render import machines
+from components.render import machine_pools, machines
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl, preview_with
 
 pytestmark = pytest.mark.integration
@@ -67,7 +67,7 @@ def test_mcm_and_machine_deployments_run_in_each_hosted_shoots_namespace(local_s
         assert deployment["spec"]["template"]["spec"]["class"]["name"] == machine_class["metadata"]["name"]
         assert machine_class["provider"] == "local"
         secrets = names(get(local_stack, SEED, tmp_path, "secrets", "-n", namespace))
-        assert {machine_class["secretRef"]["name"], machines.CREDENTIALS_SECRET, machines.MCM_NAME} <= set(secrets)
+        assert {machine_class["secretRef"]["name"], machine_pools.CREDENTIALS_SECRET, machines.MCM_NAME} <= set(secrets)
     # The self-hosted shoot has no seed, so no MCM: its nodes are its own.
     namespaces = names(get(local_stack, SEED, tmp_path, "namespaces"))
     assert "shoot--ops--root" not in namespaces

@@ -17,7 +17,7 @@ import pytest
 
 from components.checks.workers import worker_problems
 from components.kinds import CloudCredentials, ProviderType
-from components.render import cloud_credentials, machines
+from components.render import cloud_credentials, machine_pools
 from components.render.cloud_credentials import AwsScope
 from tests.unit.test_capacity import _pools, _refused
 from tests.unit.test_cloud_stacks import MOCK_ACCESS_SECRET, MOCK_KEY_FILE, CloudMocks
@@ -43,7 +43,7 @@ WORKERS = "dev-web-workers"
 
 def cloudprovider(mocks: CloudMocks) -> dict[str, Any]:
     """The registered `cloudprovider` Secret."""
-    return next(s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
+    return next(s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machine_pools.CREDENTIALS_SECRET)
 
 
 def only(mocks: CloudMocks, typ: str) -> tuple[str, dict[str, Any]]:

@@ -339,10 +339,51 @@ def test_the_self_hosted_shoot_runs_on_one_machine_arbor_makes_behind_a_balancer
     assert "kind: Pod" in files["/etc/kubernetes/manifests/kube-apiserver.yaml"]
     assert files["/var/lib/gardener-node-agent/credentials/bootstrap-token"] == "abcdef.<secret>"
     assert files["/var/lib/kubelet/pki/kubelet-client-current.pem"] == "<cert><key>"
-    # The API behind the balancer, named in the zone; node-agent's token in the shoot; no seed, no MCM.
+    # The API behind the balancer, named in the zone; node-agent's token in the shoot; MCM never makes this machine.
     assert set(example.of(RECORD_TYPES[cloud], p)) == {"dns-external", "dns-internal"}
     assert example.of(SECRET, p)["bootstrap-token"]["metadata"]["name"] == "bootstrap-token-abcdef"
-    assert not example.of(MACHINE_DEPLOYMENT, p) and "workers-mcm" not in example.of(OBJECT_SET, p)
+    assert not [d for d in example.of(MACHINE_DEPLOYMENT, p).values() if "control-plane" in d["metadata"]["name"]]
+
+
+def test_the_self_hosted_shoots_further_pool_is_made_by_mcm_inside_the_shoot(example: Example) -> None:
+    """GIVEN the self-hosted shoot's worker pool WHEN registered THEN MCM runs in its kube-system, in-cluster."""
+    p, cloud = EDGE, example.provider
+    shoot = next(s for s in example.plan.shoots if s.name == "edge")
+    zones = [d.name for d in shoot.deployments["worker"]]
+    deployments = example.of(MACHINE_DEPLOYMENT, p)
+    assert sorted(d["metadata"]["name"] for d in deployments.values()) == sorted(zones) and len(zones) >= 2
+    for machine_class in example.of(MACHINE_CLASS, p).values():
+        assert machine_class["metadata"]["namespace"] == "kube-system"
+        assert machine_class["credentialsSecretRef"] == {"name": "cloudprovider", "namespace": "kube-system"}
+    assert {d["metadata"]["namespace"] for d in deployments.values()} == {"kube-system"}
+    # As upstream's MCM of a self-hosted shoot: in-cluster for both clusters, no mounted kubeconfig, the
+    # control-plane node tolerated; its rights in the shoot bound to its ServiceAccount, not a certificate's user.
+    manager = example.of(OBJECT_SET, p)["workers-mcm"]["manifests"]
+    assert [o["kind"] for o in manager] == ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"]
+    assert {o["metadata"]["namespace"] for o in manager} == {"kube-system"}
+    pod = manager[3]["spec"]["template"]["spec"]
+    assert "volumes" not in pod and pod["tolerations"] == [
+        {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}
+    ]
+    for container in pod["containers"]:
+        flags = container.get("command", container.get("args"))
+        assert {"--target-kubeconfig=", "--namespace=kube-system"} <= set(flags) and "volumeMounts" not in container
+    rights = example.of(OBJECT_SET, p)["workers-mcm-shoot"]["manifests"]
+    service_account = {"kind": "ServiceAccount", "name": "machine-controller-manager", "namespace": "kube-system"}
+    assert [o["subjects"] for o in rights if o["kind"].endswith("Binding")] == [[service_account]] * 2
+    # The machine kinds in the shoot itself, from the pinned module's CRDs.
+    crds = {n for n in example.of("kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", p)}
+    assert crds == {f"crd-{k}" for k in ("machineclasses", "machinedeployments", "machines", "machinesets")}
+    # MCM starts once the API serves behind the balancer; machines once their OSC and the join RBAC are there.
+    assert (API_SERVING, f"{p}-api-serving") in example.waits_for(OBJECT_SET, f"{p}-workers-mcm")
+    for zone in (n for n in example.of(OBJECT_SET, p) if re.fullmatch(r"workers-worker-z\d+", n)):
+        assert {
+            (OBJECT_SET, f"{p}-workers-mcm"),
+            (SECRET, f"{p}-workers-cloudprovider"),
+            (OSC, f"{p}-osc-worker"),
+            (CLUSTER_ROLE_BINDING, f"{p}-join-clusterrolebinding-system-node-bootstrapper"),
+            (INSTANCE[cloud], f"{p}-cp-instance"),
+        } <= example.waits_for(OBJECT_SET, f"{p}-{zone}")
 
 
 def test_the_self_hosted_graph_boots_the_machine_before_anything_reaches_its_api(example: Example) -> None:

@@ -16,7 +16,7 @@ from components.plan.network import local_node_ranges
 from components.plan.nodes import distribute, node_values, roll_hash, with_nodes, zone_deployments
 from components.plan.planner import plan_landscape
 from components.plan.values import PoolValues, ShootValues, VolumeValues, ZoneDeployment
-from components.render import machine_crds, machine_providers, machines
+from components.render import machine_crds, machine_pools, machine_providers, machines
 from tests.unit.spec_cases import base
 from tests.unit.test_rendering import dump
 
@@ -68,21 +68,31 @@ CLASSES: dict[str, Callable[[ZoneDeployment], dict[str, Any]]] = {
 def test_mcm_golden(provider: str, golden: Callable[[str, str], None]) -> None:
     """GIVEN a provider WHEN MCM is rendered with its sidecar THEN seed and shoot objects match the golden files."""
     sidecar = machine_providers.SIDECARS[provider](NS)
-    objects = [*machines.seed_objects(WEB, sidecar), *machines.shoot_objects()]
+    objects = [*machines.seed_objects(WEB, sidecar), *machines.shoot_objects(WEB)]
     golden(f"mcm-{provider}.yaml", dump(objects))
+
+
+@pytest.mark.parametrize("provider", ["aws", "gcp"])
+def test_mcm_in_a_self_hosted_shoot_golden(provider: str, golden: Callable[[str, str], None]) -> None:
+    """GIVEN a self-hosted shoot WHEN MCM is rendered THEN in its kube-system, in-cluster, as the golden files."""
+    root = next(s for s in PLAN.shoots if s.self_hosted)
+    sidecar = machine_providers.SIDECARS[provider](root.machine_namespace)
+    golden(
+        f"mcm-self-hosted-{provider}.yaml", dump([*machines.seed_objects(root, sidecar), *machines.shoot_objects(root)])
+    )
 
 
 @pytest.mark.parametrize("provider", sorted(CLASSES))
 def test_machine_class_golden(provider: str, golden: Callable[[str, str], None]) -> None:
     """GIVEN a 3-zone pool WHEN its first zone's class and user data are rendered THEN they match the golden."""
     d = _deployments()[0]
-    objects = [CLASSES[provider](d), machines.user_data_secret(NS, d, "#!/bin/bash\necho hello\n")]
+    objects = [CLASSES[provider](d), machine_pools.user_data_secret(NS, d, "#!/bin/bash\necho hello\n")]
     golden(f"machine-class-{provider}.yaml", dump(objects))
 
 
 def test_machine_deployments_golden(golden: Callable[[str, str], None]) -> None:
     """GIVEN a pool over three zones WHEN its MachineDeployments are rendered THEN they match the golden."""
-    golden("machine-deployments-3-zones.yaml", dump([machines.machine_deployment(NS, d) for d in _deployments()]))
+    golden("machine-deployments-3-zones.yaml", dump([machine_pools.machine_deployment(NS, d) for d in _deployments()]))
 
 
 # --- MCM and its sidecars --------------------------------------------------------------------------------
@@ -177,7 +187,7 @@ def _schema(kind: str) -> dict[str, Any]:
 def test_nothing_arbor_writes_is_pruned_by_mcms_crds(provider: str) -> None:
     """GIVEN a zone's class and deployment WHEN held against MCM's CRDs THEN every field arbor writes is kept."""
     d = _deployments()[0]
-    for obj in (CLASSES[provider](d), machines.machine_deployment(NS, d)):
+    for obj in (CLASSES[provider](d), machine_pools.machine_deployment(NS, d)):
         # The API server keeps an object's metadata by its own rules, not by the CRD's schema.
         body = {k: v for k, v in obj.items() if k != "metadata"}
         assert _pruned(body, _schema(obj["kind"])) == [], obj["kind"]
@@ -210,7 +220,7 @@ def test_class_references_its_user_data_and_the_shoots_credentials(provider: str
     """GIVEN a zone's class WHEN rendered THEN its user-data Secret is named like the class, credentials shared."""
     d = _deployments()[1]
     cls = CLASSES[provider](d)
-    secret = machines.user_data_secret(NS, d, "script")
+    secret = machine_pools.user_data_secret(NS, d, "script")
     assert cls["secretRef"] == {"name": secret["metadata"]["name"], "namespace": NS}
     assert cls["credentialsSecretRef"] == {"name": "cloudprovider", "namespace": NS}
     assert base64.b64decode(secret["data"]["userData"]) == b"script"
@@ -220,7 +230,7 @@ def test_class_references_its_user_data_and_the_shoots_credentials(provider: str
 def test_deployment_selects_its_machines_and_labels_their_nodes() -> None:
     """GIVEN a zone's MachineDeployment WHEN rendered THEN its selector matches its template, nodes get labels."""
     d = _deployments()[2]
-    spec = machines.machine_deployment(NS, d)["spec"]
+    spec = machine_pools.machine_deployment(NS, d)["spec"]
     assert spec["selector"]["matchLabels"].items() <= spec["template"]["metadata"]["labels"].items()
     assert spec["template"]["spec"]["class"] == {"kind": "MachineClass", "name": d.class_name}
     assert spec["template"]["spec"]["nodeTemplate"]["metadata"]["labels"] == {
@@ -314,7 +324,7 @@ def test_zone_deployments_spread_replicas_and_budget() -> None:
     """GIVEN minimum 4, maximum 7, maxSurge 2, maxUnavailable 1 over 3 zones WHEN planned THEN each is spread."""
     got = [(d.minimum, d.maximum, d.max_surge, d.max_unavailable) for d in _deployments()]
     assert got == [(2, 3, 1, 1), (1, 2, 1, 0), (1, 2, 0, 0)]
-    strategy = machines.machine_deployment(NS, _deployments()[1])["spec"]["strategy"]
+    strategy = machine_pools.machine_deployment(NS, _deployments()[1])["spec"]["strategy"]
     assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
 
 

@@ -178,6 +178,66 @@ def test_a_seeds_state_moves_with_what_it_needs_and_nothing_else() -> None:
     assert dest["resources"][3]["dependencies"] == []  # the provider's garden cluster stays in the garden stack
 
 
+class Backend:
+    """Stacks' states in memory, standing in for the backend `hack/shards.py` exports from and imports into."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, resources: list[dict[str, Any]]) -> None:
+        self.states: dict[str, dict[str, Any]] = {"prod": {"version": 3, "deployment": {"resources": resources}}}
+        self.imports: list[str] = []
+        self.fail_on: str | None = None
+        monkeypatch.setattr(shards, "existing_stacks", lambda: list(self.states))
+        monkeypatch.setattr(shards, "spec_of", lambda _: checks.parse_landscape(sharded()))
+        monkeypatch.setattr(shards, "ensure_stack", self.ensure)
+        monkeypatch.setattr(shards, "export", lambda stack, who: self.states[stack])
+        monkeypatch.setattr(shards, "import_state", self.import_state)
+
+    def ensure(self, landscape: str, seed: str, existing: Any) -> str:
+        """A seed stack, empty when new."""
+        stack = f"{landscape}.{seed}"
+        self.states.setdefault(stack, {"version": 3, "deployment": {}})
+        return stack
+
+    def import_state(self, stack: str, state: dict[str, Any], who: str) -> None:
+        """Replaces a stack's state; the one named by `fail_on` is killed before it is written, once."""
+        if stack == self.fail_on:
+            self.fail_on = None
+            raise KeyboardInterrupt("killed")
+        self.imports.append(stack)
+        self.states[stack] = state
+
+    def urns(self, stack: str) -> list[str]:
+        """The URNs a stack holds."""
+        return [r["urn"] for r in self.states[stack]["deployment"].get("resources") or []]
+
+
+def test_a_move_killed_between_its_two_imports_is_finished_by_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a move killed after the seed stack's import WHEN it runs again THEN it finishes; nothing twice or lost."""
+    backend = Backend(monkeypatch, [STACK, LANDSCAPE, GARDEN_C, CLUSTER, PROVIDER, SEED, RECORD, OTHER])
+    backend.fail_on = "prod"
+    with pytest.raises(KeyboardInterrupt):
+        shards.move("prod")
+    # Killed: the seed's part is in both stacks.
+    assert SEED["urn"] in backend.urns("prod") and backend.imports == ["prod.local-1"]
+    shards.move("prod")
+    # Not imported again into local-1's stack; the landscape's stack lets go of it, and local-2 moves too.
+    assert backend.imports == ["prod.local-1", "prod", "prod.local-2", "prod"]
+    assert backend.urns("prod") == [r["urn"] for r in (STACK, LANDSCAPE, GARDEN_C, CLUSTER, PROVIDER)]
+    assert backend.urns("prod.local-1")[-2:] == [
+        str(r["urn"]).replace("urn:pulumi:prod::", "urn:pulumi:prod.local-1::") for r in (SEED, RECORD)
+    ]
+
+
+def test_a_seed_stack_with_other_resources_is_never_overwritten(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a seed stack holding something else WHEN its seed's part would move THEN refused, nothing imported."""
+    backend = Backend(monkeypatch, [STACK, LANDSCAPE, GARDEN_C, CLUSTER, PROVIDER, SEED, RECORD, OTHER])
+    stray = {"urn": "urn:pulumi:prod.local-1::arbor::x::stray", "type": "x", "id": "i"}
+    backend.states["prod.local-1"] = {"version": 3, "deployment": {"resources": [stray]}}
+    with pytest.raises(SystemExit) as refused:
+        shards.move("prod")
+    assert str(refused.value) == "shards: prod.local-1 already has resources; 2 of seed local-1 are in prod"
+    assert backend.imports == [] and backend.urns("prod.local-1") == [stray["urn"]]
+
+
 @pytest.mark.parametrize(
     ("raw", "lines"),
     [

@@ -29,7 +29,7 @@ from components.providers.aws import AwsProvider
 from components.providers.contract import InfrastructureProvider
 from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
-from components.render import machine_providers, machines, pki
+from components.render import machine_pools, machine_providers, machines, pki
 from tests.unit.object_sets import expanded
 from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import AMI, GCP_IMAGE, WEB
@@ -166,14 +166,18 @@ def test_classes_per_zone_point_at_the_shoots_infrastructure(
     # Every class boots from its own user data, with the shoot's credentials.
     secrets = {s["metadata"]["name"]: s for s in of_type(mocks, SECRET).values()}
     for c in classes:
-        assert c["secretRef"]["name"] in secrets and c["credentialsSecretRef"]["name"] == machines.CREDENTIALS_SECRET
+        assert (
+            c["secretRef"]["name"] in secrets and c["credentialsSecretRef"]["name"] == machine_pools.CREDENTIALS_SECRET
+        )
 
 
 @pytest.mark.parametrize("provider", [ProviderType.AWS, ProviderType.GCP, ProviderType.LOCAL])
 def test_the_cloudprovider_secret_holds_the_shoots_credentials(provider: ProviderType) -> None:
     """GIVEN the shoot's credentials in secret config WHEN registered THEN `cloudprovider` holds them (none locally)."""
     mocks = register(provider)
-    secret = next(s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machines.CREDENTIALS_SECRET)
+    secret = next(
+        s for s in of_type(mocks, SECRET).values() if s["metadata"]["name"] == machine_pools.CREDENTIALS_SECRET
+    )
     if provider in CREDENTIALS:
         # The mocks see the secret's wrapper: the value inside it is what the Secret holds.
         assert secret["stringData"]["value"] == CREDENTIALS[provider]
