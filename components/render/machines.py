@@ -164,7 +164,8 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
     labels = _labels()
     pod: Object = {"serviceAccountName": MCM_NAME, "terminationGracePeriodSeconds": 5, "containers": containers}
     if shoot.self_hosted:
-        # Inside the shoot its first node may be the control-plane machine, which upstream's MCM tolerates.
+        # Inside the shoot its first node may be the control-plane machine, which upstream's MCM tolerates. Upstream
+        # also selects `worker.gardener.cloud/system-components` nodes; arbor's nodes carry no such label yet.
         pod["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]
     else:
         pod["volumes"] = _target_volumes()
