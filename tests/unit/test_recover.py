@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from components.reconciler.local_cluster import LocalCluster
+
 sys.path.insert(0, str(Path(__file__).parents[2] / "hack"))
 import recover
 
@@ -163,18 +165,20 @@ def test_a_damaged_lock_file_is_unreadable_and_kept(text: str) -> None:
 
 
 def test_only_pending_creates_that_adopt_are_dropped() -> None:
-    """GIVEN pending creates (kubernetes, dynamic, gcp), an update and a delete WHEN cleared THEN the first two go."""
+    """GIVEN pending creates (kubernetes, dynamic, gcp), an update and a delete WHEN cleared THEN the first ones go."""
 
     def op(kind: str, name: str, typ: str = "kubernetes:core/v1:Secret") -> dict[str, object]:
         return {"resource": {"urn": f"urn:pulumi:local::arbor::t::{name}", "type": typ}, "type": kind}
 
     cloud = op("creating", "gke", "gcp:container/cluster:Cluster")
+    # arbor's local cluster as the engine types it (`dynamic/arbor:LocalCluster`), and an older state's untyped one.
+    typed = op("creating", "lc", f"pulumi-python:{LocalCluster._resource_type_name}")
     dynamic = op("creating", "d", "pulumi-python:dynamic:Resource")
     deployment = {
         "resources": [],
-        "pending_operations": [op("creating", "a"), dynamic, cloud, op("updating", "b"), op("deleting", "c")],
+        "pending_operations": [op("creating", "a"), typed, dynamic, cloud, op("updating", "b"), op("deleting", "c")],
     }
-    assert recover.pending_creates(deployment) == ["urn:pulumi:local::arbor::t::a", "urn:pulumi:local::arbor::t::d"]
+    assert recover.pending_creates(deployment) == [f"urn:pulumi:local::arbor::t::{n}" for n in ("a", "lc", "d")]
     assert recover.pending_creates(deployment, adopting=False) == ["urn:pulumi:local::arbor::t::gke"]
     cleared = recover.without_pending_creates(deployment)
     assert cleared["pending_operations"] == [cloud, op("updating", "b"), op("deleting", "c")]
