@@ -50,7 +50,7 @@ def credentials_secret(shoot: ShootValues, managed: MachineCredentials | None = 
 
 
 class Workers(pulumi.ComponentResource):
-    """machine-controller-manager and the machines of one hosted shoot."""
+    """machine-controller-manager and the machines of one shoot (in its seed, or inside a self-hosted cloud shoot)."""
 
     deployments: list[pulumi.Resource]
 
@@ -152,6 +152,11 @@ class Workers(pulumi.ComponentResource):
         return [*processes, rights]
 
 
+def machine_kinds(name: str, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+    """MCM's CRDs (machine.sapcloud.io, the pinned module's) in the cluster MCM watches: a seed, or a shoot itself."""
+    return [KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, opts) for crd in machine_crds.crds()]
+
+
 def in_shoot_workers(
     name: str,
     shoot: ShootValues,
@@ -166,7 +171,7 @@ def in_shoot_workers(
     if not any(not p.control_plane for p in shoot.workers):
         return []
     in_shoot = pulumi.ResourceOptions(parent=parent, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
-    crds = [KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, in_shoot) for crd in machine_crds.crds()]
+    crds = machine_kinds(name, in_shoot)
     # The shoot is its own seed: MCM works in its kube-system, against the API it runs behind.
     itself = SeedAccess(shoot.name, shoot_api, namespaces={}, machine_crds=crds)
     opts = pulumi.ResourceOptions(parent=parent)

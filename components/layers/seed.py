@@ -18,9 +18,10 @@ from components import naming
 from components.bundles import BackupAccess, GardenAccess, SeedAccess
 from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
+from components.concerns.workers import machine_kinds
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, machine_crds, resource_manager, storage
+from components.render import api, resource_manager, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -57,9 +58,7 @@ class Seed(pulumi.ComponentResource):
             for ns in values.shoot_namespaces
         }
         on_cluster = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready))
-        crds = [
-            KubeObject(f"{name}-crd-{crd['spec']['names']['plural']}", crd, on_cluster) for crd in machine_crds.crds()
-        ]
+        crds = machine_kinds(name, on_cluster)
         # gardener-resource-manager's always-on controllers watch ManagedResources, though none is made.
         resource_crds = [
             KubeObject(f"{name}-crd-managedresources", resource_manager.managed_resource_crd(), on_cluster)

@@ -75,7 +75,7 @@ def _labels() -> dict[str, str]:
 
 
 def _metadata(shoot: ShootValues, name: str = MCM_NAME) -> Object:
-    """Metadata in the shoot's seed namespace."""
+    """Metadata in MCM's namespace (the seed namespace, or a self-hosted shoot's kube-system)."""
     return {"name": name, "namespace": shoot.machine_namespace, "labels": _labels()}
 
 
@@ -109,20 +109,14 @@ def sidecar_container(provider: str, image: str, namespace: str) -> Object:
     }
 
 
-def _target(shoot: ShootValues) -> str:
-    """The shoot's kubeconfig for MCM and its sidecar: mounted, or in-cluster (empty) where they run in the shoot."""
-    # Upstream's choice for a self-hosted shoot's MCM in kube-system: the target is the cluster it runs in.
-    return "" if shoot.self_hosted else TARGET_KUBECONFIG
-
-
-def _in_shoot(container: Object, shoot: ShootValues) -> Object:
+def _reaching_shoot(container: Object, shoot: ShootValues) -> Object:
     """A container of MCM's Deployment: reaching the shoot through its mounted kubeconfig, or in-cluster."""
     if not shoot.self_hosted:
         return _with_target_mounts(container)
+    # Upstream's choice for a self-hosted shoot's MCM in kube-system: an empty target, the cluster it runs in.
     key = "command" if "command" in container else "args"
     flag = "--target-kubeconfig="
-    args = [a if not a.startswith(flag) else flag + _target(shoot) for a in container[key]]
-    return {**container, key: args}
+    return {**container, key: [flag if a.startswith(flag) else a for a in container[key]]}
 
 
 def _mcm_container(shoot: ShootValues) -> Object:
@@ -136,7 +130,7 @@ def _mcm_container(shoot: ShootValues) -> Object:
             *MCM_FLAGS,
             f"--namespace={shoot.machine_namespace}",
             f"--port={MCM_METRICS_PORT}",
-            f"--target-kubeconfig={_target(shoot)}",
+            f"--target-kubeconfig={TARGET_KUBECONFIG}",
         ],
         "ports": [{"name": "metrics", "containerPort": MCM_METRICS_PORT, "protocol": "TCP"}],
         "livenessProbe": _probe(MCM_METRICS_PORT),
@@ -159,8 +153,8 @@ def _target_volumes() -> list[Object]:
 
 
 def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
-    """MCM's Deployment in the seed namespace with the provider's sidecar injected beside it."""
-    containers = [_in_shoot(_mcm_container(shoot), shoot), _in_shoot(sidecar.container, shoot)]
+    """MCM's Deployment in its namespace with the provider's sidecar injected beside it."""
+    containers = [_reaching_shoot(_mcm_container(shoot), shoot), _reaching_shoot(sidecar.container, shoot)]
     labels = _labels()
     pod: Object = {"serviceAccountName": MCM_NAME, "terminationGracePeriodSeconds": 5, "containers": containers}
     if shoot.self_hosted:

@@ -160,10 +160,14 @@ def kubectl(kubeconfig: str, tmp_path: Path, *args: str) -> str:
     return out.stdout
 
 
+def kube_items(kubeconfig: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
+    """`kubectl get <args> -o json` in the cluster of a kubeconfig (as text), as its items."""
+    return list(json.loads(kubectl(kubeconfig, tmp_path, "get", *args, "-o", "json"))["items"])
+
+
 def items(stack: Stack, key: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
     """`kubectl get <args> -o json` in the cluster `key` of the stack's kubeconfigs output, as its items."""
-    out = kubectl(stack.outputs()["kubeconfigs"][key], tmp_path, "get", *args, "-o", "json")
-    return list(json.loads(out)["items"])
+    return kube_items(stack.outputs()["kubeconfigs"][key], tmp_path, *args)
 
 
 class KubectlError(subprocess.CalledProcessError):

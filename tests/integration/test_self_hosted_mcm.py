@@ -11,7 +11,6 @@ right beyond what arbor grants, and go again when the deployment is deleted.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +34,7 @@ from components.providers.local import (
 )
 from components.reconciler import local_process
 from components.render import machine_crds, machine_pools, machine_providers, machines
-from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
+from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kube_items, kubectl
 
 pytestmark = pytest.mark.integration
 ROOT = "shoot/ops/root"
@@ -68,11 +67,6 @@ def _token_kubeconfig(admin: str, token: str) -> str:
     return yaml.safe_dump(config)
 
 
-def _get(kubeconfig: str, tmp_path: Path, *args: str) -> list[dict[str, Any]]:
-    """`kubectl get <args> -o json` items."""
-    return list(json.loads(kubectl(kubeconfig, tmp_path, "get", *args, "-o", "json"))["items"])
-
-
 @pytest.fixture
 def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path, ShootValues, ZoneDeployment, str]]:
     """MCM's objects in the shoot and MCM with the kwok sidecar running as its ServiceAccount; all gone afterwards."""
@@ -100,7 +94,7 @@ def in_shoot_mcm(local_stack: Stack, tmp_path: Path) -> Iterator[tuple[str, Path
         # The pool goes first (MCM deletes its machine and node), then MCM, then what was installed for it.
         kubectl(admin, tmp_path, "delete", "machinedeployments.machine.sapcloud.io", "-n", NS, "--all", "--wait=false")
         deadline = time.monotonic() + SETTLE_S
-        while _get(admin, tmp_path, "machines.machine.sapcloud.io", "-n", NS) and time.monotonic() < deadline:
+        while kube_items(admin, tmp_path, "machines.machine.sapcloud.io", "-n", NS) and time.monotonic() < deadline:
             time.sleep(2)
         for props in processes:
             local_process.stop(props)
@@ -119,7 +113,7 @@ def test_a_pool_of_a_self_hosted_shoot_is_made_by_mcm_in_its_kube_system(
 ) -> None:
     """GIVEN MCM in the shoot's kube-system as its ServiceAccount WHEN a pool is applied THEN a Machine and a Node."""
     admin, tmp_path, root, zone, user_data = in_shoot_mcm
-    before = {n["metadata"]["name"] for n in _get(admin, tmp_path, "nodes")}
+    before = {n["metadata"]["name"] for n in kube_items(admin, tmp_path, "nodes")}
     # The pool's objects as arbor applies them (concerns/workers.py): credentials, user data, class, deployment.
     pool = [
         machine_pools.credentials_secret(NS),
@@ -131,16 +125,16 @@ def test_a_pool_of_a_self_hosted_shoot_is_made_by_mcm_in_its_kube_system(
     deadline = time.monotonic() + SETTLE_S
     running: list[dict[str, Any]] = []
     while not running and time.monotonic() < deadline:
-        found = _get(admin, tmp_path, "machines.machine.sapcloud.io", "-n", NS)
+        found = kube_items(admin, tmp_path, "machines.machine.sapcloud.io", "-n", NS)
         running = [m for m in found if m.get("status", {}).get("currentStatus", {}).get("phase") == "Running"]
         time.sleep(2)
     assert [m["metadata"]["name"] for m in running], _logs(tmp_path)
     [machine] = running
-    nodes = {n["metadata"]["name"] for n in _get(admin, tmp_path, "nodes")}
+    nodes = {n["metadata"]["name"] for n in kube_items(admin, tmp_path, "nodes")}
     assert nodes - before == {machine["metadata"]["labels"]["node"]}
     # Its rights were enough: neither process was refused anything by the shoot's API server.
     assert "forbidden" not in _logs(tmp_path).lower()
-    assert {s["metadata"]["name"] for s in _get(admin, tmp_path, "machinesets.machine.sapcloud.io", "-n", NS)}
+    assert {s["metadata"]["name"] for s in kube_items(admin, tmp_path, "machinesets.machine.sapcloud.io", "-n", NS)}
 
 
 def _logs(tmp_path: Path) -> str:
