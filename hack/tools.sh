@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
 # command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
-# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
+# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, minio, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
 # nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
 # version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
 # $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
@@ -222,6 +222,17 @@ build_grm() {
   cd / && rm -rf "$src"
 }
 
+# --- MinIO --------------------------------------------------------------------------------------------
+
+# The local landscape's S3-compatible object store (its seeds' backup buckets). The module has no replace lines,
+# so `go install` builds it; the release commits are not served, so the pin is the newest commit that is. Its hash
+# is checked first, and `go install` then checks every dependency against the checksum database.
+build_minio() {
+  local out=$1 v=$2
+  checked "github.com/minio/minio@$v" "$MINIO_SUM" >/dev/null
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/minio/minio@$v"
+}
+
 # --- machine-controller-manager-provider-kwok -----------------------------------------------------------
 
 # arbor's own provider sidecar for local (hack/machine-controller-kwok): MCM's machine-controller library with a
@@ -417,6 +428,8 @@ provide_tool() {
   # MCM prints no version (its --version flag is absent), so only the cache answers for it.
   mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
   # A build from the module carries no version stamp, so only the cache answers for it.
+  # A `go install` build reports no release (DEVELOPMENT.GOGET), so only the cache answers for it.
+  minio) provide minio "$MINIO_VERSION" no_version build_minio minio ;;
   grm) provide gardener-resource-manager "$(gardener_version)" no_version build_grm gardener-resource-manager ;;
   pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
     'pulumi_version "$1"' build_pulumi \
@@ -451,7 +464,7 @@ main() {
   # Every tool `make up` needs (nodeagent-validate is only for its test, which asks for it), in two lanes side by
   # side: downloads, code generation and links run on one core, and the other lane's compiling fills the rest.
   # On two cores compiling alone keeps both busy, so the lanes gain nothing there (bench/README.md); they do on more.
-  lane kubernetes etcd kwok mcm kwok-driver &
+  lane kubernetes etcd kwok mcm kwok-driver minio &
   local runtime=$!
   lane pulumi kubernetes-plugin command-plugin cloud-plugins grm &
   local engine=$! rc=0
