@@ -140,8 +140,8 @@ def server_version() -> str:
 
 
 @contextlib.contextmanager
-def _ports_lock(workdir: str) -> Iterator[None]:
-    """Serialises cluster starts in a work directory.
+def ports_lock(workdir: str) -> Iterator[None]:
+    """Serialises cluster starts (and the object store's port choice) in a work directory.
 
     kwokctl picks free ports when it creates a cluster, but only binds them when the processes start: two
     clusters created at once (the garden and a seed, say) pick the same ports and one fails to start.
@@ -164,7 +164,7 @@ def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
     for flag, value in (apiserver_flags or {}).items():
         flags += ["--extra-args", f"kube-apiserver={flag.removeprefix('--')}={value}"]
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         chosen = ports.for_new_cluster(cluster.dir)
         config = Path(cluster.workdir) / f".{cluster.name}.ports.yaml"
         if chosen is not None:
@@ -197,7 +197,7 @@ def start(cluster: Cluster) -> None:
     which its caller answers by making it anew. One whose etcd holds data fails with ClusterNotReadyError instead,
     which no caller catches: the error names its logs, and its files stay for the user to look at.
     """
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         try:
             _kwokctl(cluster, "start", "cluster")
             wait_ready(cluster)
@@ -213,7 +213,7 @@ def start(cluster: Cluster) -> None:
 
 def restart(cluster: Cluster) -> None:
     """Stops every process of the cluster and starts them again from its kwok.yaml; etcd keeps its data."""
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         _kwokctl(cluster, "stop", "cluster")
         _kwokctl(cluster, "start", "cluster")
         wait_ready(cluster)
