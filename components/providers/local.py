@@ -1,7 +1,7 @@
-"""The local provider: every cluster is a kwokctl cluster on loopback, with kwok nodes.
+"""The local provider: every cluster is a kwokctl cluster on loopback, with kwok nodes; backups in a local MinIO.
 
-Binaries come from PATH (hack/tools.sh); the work directory and Kubernetes version from the environment that
-hack/env.sh sets, so the program is the same in `make up`, in tests and in a user's shell.
+Binaries come from PATH (hack/tools.sh); the work directory and Kubernetes version from hack/env.sh's environment,
+so the program is the same in `make up`, in tests and in a user's shell.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from components.bundles import (
 )
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.providers import local_backup
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
 from components.reconciler.kube import kubeconfig_file, server_of
@@ -158,6 +159,7 @@ class LocalProvider:
 
     def __init__(self, settings: LocalSettings) -> None:
         self.settings = settings
+        self._store: local_backup.ObjectStore | None = None
 
     def cluster(
         self,
@@ -323,9 +325,15 @@ class LocalProvider:
         """None: kwok machines call no cloud."""
         return None
 
+    def object_store(self) -> local_backup.ObjectStore:
+        """The stack's object store (local_backup.py), registered once however many seeds keep buckets in it."""
+        if self._store is None:
+            self._store = local_backup.object_store(self.settings.workdir, pulumi.get_stack())
+        return self._store
+
     def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """Not yet: local backups are refused by the checks (components/checks/support.py) before anything runs."""
-        raise NotImplementedError(f"seed {values.seed}: local backup buckets are not run yet")
+        """The seed's bucket in the stack's object store."""
+        return local_backup.store_bucket(values, self.object_store(), parent)
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""

@@ -1,0 +1,166 @@
+"""Local backups on the real engine: the landscape's object store (real MinIO over TLS), the seed's bucket and key.
+
+The local landscape's seed asks for `backup: {provider: local}`: `up` starts the store, makes the seed's bucket with
+aws's settings and a user limited to it, records BackupBucket and BackupEntry in the garden and hands each hosted
+shoot the `etcd-backup` Secret. These tests use that Secret as etcd-backup-restore would, and the root user only to
+play the operator who changes the bucket behind arbor's back.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import signal
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+from minio import Minio, S3Error
+from minio.error import InvalidResponseError
+from minio.versioningconfig import VersioningConfig
+
+from components.reconciler import local_process
+from tests.integration.engine import Stack, items, steps_by_type
+
+SEED = "seed/local-1"
+HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
+
+
+def secret_data(stack: Stack, tmp_path: Path, namespace: str) -> dict[str, str]:
+    """The `etcd-backup` Secret of a hosted shoot's seed namespace, decoded."""
+    (secret,) = items(
+        stack, SEED, tmp_path, "secrets", "-n", namespace, "--field-selector", "metadata.name=etcd-backup"
+    )
+    return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+
+
+def client(endpoint: str, ca: str, access_key: str, secret_key: str) -> Minio:
+    """An S3 client of the store that trusts only its CA (the environment's AWS_CA_BUNDLE plays no part)."""
+    http = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca, retries=urllib3.Retry(total=2))
+    return Minio(endpoint.removeprefix("https://"), access_key, secret_key, secure=True, http_client=http)
+
+
+@pytest.fixture(scope="module")
+def backup(local_stack: Stack) -> Iterator[dict[str, str]]:
+    """dev/web's `etcd-backup` Secret."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield secret_data(local_stack, Path(tmp), "shoot--dev--web")
+
+
+def seed_client(data: dict[str, str]) -> Minio:
+    """The store as the seed's user, from the Secret's keys."""
+    return client(data["endpoint"], data["trustedCaCert"], data["accessKeyID"], data["secretAccessKey"])
+
+
+def store_outputs(stack: Stack) -> dict[str, Any]:
+    """The ObjectStore's outputs in the stack's state, secrets shown (the root user's password among them)."""
+    state = json.loads(stack.run("stack", "export", "--show-secrets").stdout)
+    (store,) = [r for r in state["deployment"]["resources"] if r["type"] == "pulumi-python:dynamic/arbor:ObjectStore"]
+    # A secret shown by the export is a wrapper holding the value as JSON text.
+    return {k: json.loads(v["plaintext"]) if isinstance(v, dict) and "plaintext" in v else v
+            for k, v in store["outputs"].items()}  # fmt: skip
+
+
+def root_client(stack: Stack) -> Minio:
+    """The store as its root user: the operator who changes things behind arbor's back."""
+    store = store_outputs(stack)
+    return client(store["endpoint"], store["caCert"], store["rootUser"], store["rootPassword"])
+
+
+def test_the_seeds_bucket_is_recorded_and_handed_to_each_hosted_shoot(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the local landscape WHEN converged THEN the garden records its bucket and each hosted shoot its entry.
+
+    Each hosted shoot's seed namespace holds `etcd-backup` naming the bucket, the store and the entry's prefix.
+    """
+    (bucket,) = items(local_stack, "garden", tmp_path, "backupbuckets")
+    assert bucket["spec"]["provider"] == {"type": "local", "region": bucket["spec"]["provider"]["region"]}
+    assert bucket["spec"]["seedName"] == "local-1"
+    entries = {e["metadata"]["name"]: e for e in items(local_stack, "garden", tmp_path, "backupentries", "-A")}
+    shoots = {s["metadata"]["name"]: s for s in items(local_stack, "garden", tmp_path, "shoots", "-A")}
+    for namespace, (project, name) in HOSTED.items():
+        uid = shoots[name]["metadata"]["uid"]
+        entry = entries[f"{namespace}--{uid}"]
+        assert entry["metadata"]["namespace"] == f"garden-{project}"
+        assert entry["spec"]["bucketName"] == bucket["metadata"]["name"]
+        data = secret_data(local_stack, tmp_path, namespace)
+        assert data["bucketName"] == bucket["metadata"]["name"]
+        assert data["storePrefix"] == f"{namespace}--{uid}/etcd-main"
+        assert data["endpoint"].startswith("https://127.0.0.1:")
+        assert data["s3ForcePathStyle"] == "true"
+        assert "BEGIN CERTIFICATE" in data["trustedCaCert"]
+
+
+def test_the_seeds_key_may_use_its_bucket_and_nothing_else(local_stack: Stack, backup: dict[str, str]) -> None:
+    """GIVEN the seed's key WHEN it writes, reads and overwrites a snapshot THEN it may, and nothing else.
+
+    Each write is a version encrypted at rest; deleting a version for good, another bucket, listing or making
+    buckets, changing or reading the bucket's settings are refused, and plain HTTP gets no answer.
+    """
+    s3, bucket = seed_client(backup), backup["bucketName"]
+    key = f"{backup['storePrefix']}/test-{os.getpid()}"
+    # Another seed's bucket, with a snapshot in it.
+    root, other = root_client(local_stack), f"{bucket}-other"
+    if not root.bucket_exists(other):
+        root.make_bucket(other)
+    root.put_object(other, "snapshot", io.BytesIO(b"theirs"), 6)
+    for body in (b"first", b"second"):
+        s3.put_object(bucket, key, io.BytesIO(body), len(body))
+    assert s3.get_object(bucket, key).read() == b"second"
+    versions = [o for o in s3.list_objects(bucket, prefix=key, include_version=True)]
+    assert len(versions) == 2
+    assert (s3.stat_object(bucket, key).metadata or {}).get("x-amz-server-side-encryption") == "AES256"
+    refused: list[Callable[[], object]] = [
+        lambda: s3.remove_object(bucket, key, version_id=versions[-1].version_id),
+        lambda: s3.make_bucket("arbor-another"),
+        lambda: list(s3.list_objects(other)),
+        lambda: s3.get_object(other, "snapshot"),
+        lambda: s3.put_object(other, "snapshot", io.BytesIO(b"mine"), 4),
+        lambda: s3.set_bucket_versioning(bucket, VersioningConfig("Suspended")),
+        lambda: s3.get_bucket_policy(bucket),
+    ]
+    for i, attempt in enumerate(refused):
+        with pytest.raises(S3Error) as denied:
+            attempt()
+        assert denied.value.code == "AccessDenied", i
+    # MinIO lists the buckets a user may use instead of refusing the listing: its own alone.
+    assert [b.name for b in s3.list_buckets()] == [bucket]
+    # Only TLS: the store's port does not speak plain HTTP at all.
+    plain = Minio(backup["endpoint"].removeprefix("https://"), backup["accessKeyID"], backup["secretAccessKey"],
+                  secure=False, http_client=urllib3.PoolManager(retries=urllib3.Retry(total=0)))  # fmt: skip
+    with pytest.raises(InvalidResponseError, match="HTTP request to an HTTPS server"):
+        plain.get_object(bucket, key).read()
+
+
+def test_drift_and_a_stopped_store_are_put_right_with_every_object_kept(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN bucket settings changed behind arbor's back and the store stopped WHEN converged THEN both are right.
+
+    Versioning suspended and the bucket policy removed, then the server killed: the preview updates the bucket and
+    the store, `up` restores both on the same endpoint, and the objects written before are still there.
+    """
+    s3, bucket = seed_client(backup), backup["bucketName"]
+    key = f"{backup['storePrefix']}/kept-{os.getpid()}"
+    s3.put_object(bucket, key, io.BytesIO(b"kept"), 4)
+    store = store_outputs(local_stack)
+    root = root_client(local_stack)
+    root.set_bucket_versioning(bucket, VersioningConfig("Suspended"))
+    root.delete_bucket_policy(bucket)
+    pid = local_process.running_pid(store)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert steps.get("pulumi-python:dynamic/arbor:StoreBucket") == ["update"]
+    assert steps.get("pulumi-python:dynamic/arbor:ObjectStore") == ["update"]
+    local_stack.up()
+
+    assert root.get_bucket_versioning(bucket).status == "Enabled"
+    assert "DenyInsecureTransport" in root.get_bucket_policy(bucket)
+    assert seed_client(backup).get_object(bucket, key).read() == b"kept"
+    assert store_outputs(local_stack)["endpoint"] == store["endpoint"]
