@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
-# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
+# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, etcdutl, kwok,
 # kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, minio, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
 # nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
 # version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
@@ -143,10 +143,12 @@ build_etcd() {
   commit=$(mod_field "go.etcd.io/etcd/server/v3@$v" Hash)
   wrapper "$mod" "$(mod_field "go.etcd.io/etcd/server/v3@$v" GoMod)"
   cd "$mod"
-  go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v"
+  go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v" "go.etcd.io/etcd/etcdutl/v3@$v"
   local ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${commit:0:9}"
   go build -trimpath -ldflags "$ldflags" -o "$out/etcd" go.etcd.io/etcd/server/v3
   go build -trimpath -ldflags "$ldflags" -o "$out/etcdctl" go.etcd.io/etcd/etcdctl/v3
+  # etcdutl restores a snapshot into a new data directory (etcdctl's restore went to it in etcd 3.6).
+  go build -trimpath -ldflags "$ldflags" -o "$out/etcdutl" go.etcd.io/etcd/etcdutl/v3
 }
 
 etcd_version() { "$1" --version | sed -n 's/^etcd Version: \(.*\)$/v\1/p'; }
@@ -423,7 +425,7 @@ provide_tool() {
   case $1 in
   kubernetes) provide kubernetes "$KUBERNETES_VERSION" 'kube_version "$1"' build_kubernetes \
     kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
-  etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
+  etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl etcdutl ;;
   kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
   # MCM prints no version (its --version flag is absent), so only the cache answers for it.
   mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
