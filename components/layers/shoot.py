@@ -106,6 +106,7 @@ class Shoot(pulumi.ComponentResource):
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
         entry = self._backup_entry(name, garden, record, seed)
+        entry += self._snapshots(infra, garden, record, extra, entry)
         grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
         self.register_outputs(
@@ -139,6 +140,22 @@ class Shoot(pulumi.ComponentResource):
         metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, planned, m["uid"])["metadata"])
         opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=[record])
         return [KubeObject(f"{name}-backup-entry", {**entry, "metadata": metadata}, opts)]
+
+    def _snapshots(
+        self,
+        infra: InfrastructureProvider,
+        garden: GardenAccess,
+        record: Record,
+        extra: dict[str, pulumi.Output[dict[str, str]]],
+        entry: list[pulumi.Resource],
+    ) -> list[pulumi.Resource]:
+        """Full snapshots of etcd into the shoot's entry, where its provider takes them (local), after the entry."""
+        if not entry:
+            return []
+        tid = self.values.technical_id
+        name = record.metadata.apply(lambda m: naming.backup_entry(tid, m["uid"]))
+        data = extra[backup.ETCD_BACKUP_SECRET]
+        return list(infra.etcd_snapshots(self.values, data, name, garden.cluster, self, [*entry, *self.access.ready]))
 
     def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
         """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""

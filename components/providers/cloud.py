@@ -163,6 +163,18 @@ class CloudProvider:
         """Nothing: the seed's kubelets run its Deployment (components/concerns/resource_manager_deployment.py)."""
         return None
 
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """Nothing: etcd-backup-restore beside etcd main takes them (components/render/backup_restore.py)."""
+        return []
+
     def control_plane_machine(
         self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource
     ) -> ExposedControlPlane:

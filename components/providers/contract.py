@@ -153,3 +153,19 @@ class InfrastructureProvider(Protocol):
         The bucket is protected and outlives its seed in the cloud (retained): backups are never deleted with it.
         """
         ...
+
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """Full snapshots of a hosted shoot's etcd into its entry where nothing beside etcd takes them (local).
+
+        None where etcd-backup-restore runs beside etcd (clouds). `backup` is the `etcd-backup` Secret's data (with
+        the entry's prefix), `entry` the BackupEntry's name; its status names the latest full snapshot.
+        """
+        ...

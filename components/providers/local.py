@@ -18,7 +18,6 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import (
-    BackupAccess,
     ClusterAccess,
     ExposedControlPlane,
     MachineCredentials,
@@ -27,7 +26,7 @@ from components.bundles import (
     SeedAccess,
 )
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
-from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.providers import local_backup
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
@@ -72,6 +71,8 @@ class LocalSettings:
 
     workdir: str
     kubernetes_version: str
+    # `make backup` asks for a full snapshot of every local shoot's etcd now (its value changes at each ask).
+    backup_request: str = ""
 
     @staticmethod
     def from_environment() -> LocalSettings:
@@ -81,7 +82,11 @@ class LocalSettings:
             raise pulumi.RunError(
                 f'the local provider needs {", ".join(missing)}: run through make, or eval "$(make -s env)" first'
             )
-        return LocalSettings(workdir=os.environ["KWOK_WORKDIR"], kubernetes_version=os.environ["KUBERNETES_VERSION"])
+        return LocalSettings(
+            workdir=os.environ["KWOK_WORKDIR"],
+            kubernetes_version=os.environ["KUBERNETES_VERSION"],
+            backup_request=os.environ.get("ARBOR_BACKUP_REQUEST", ""),
+        )
 
 
 def kwok_node(
@@ -154,12 +159,12 @@ def _provider(
     )
 
 
-class LocalProvider:
+class LocalProvider(local_backup.LocalBackups):
     """InfrastructureProvider for the local landscape: every cluster is a kwokctl cluster."""
 
     def __init__(self, settings: LocalSettings) -> None:
+        super().__init__(settings.workdir, settings.backup_request)
         self.settings = settings
-        self._store: local_backup.ObjectStore | None = None
 
     def cluster(
         self,
@@ -324,16 +329,6 @@ class LocalProvider:
     ) -> MachineCredentials | None:
         """None: kwok machines call no cloud."""
         return None
-
-    def object_store(self) -> local_backup.ObjectStore:
-        """The stack's object store (local_backup.py), registered once however many seeds keep buckets in it."""
-        if self._store is None:
-            self._store = local_backup.object_store(self.settings.workdir, pulumi.get_stack())
-        return self._store
-
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """The seed's bucket in the stack's object store."""
-        return local_backup.store_bucket(values, self.object_store(), parent)
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""

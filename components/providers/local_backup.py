@@ -1,24 +1,28 @@
-"""Local seeds' backup buckets: in the landscape's object store (MinIO on loopback, over TLS), with aws's settings.
+"""Local backups: seeds' buckets in the landscape's object store (MinIO on loopback, TLS), shoots' etcd snapshots.
 
 One store per local stack, made with its first bucket, protected (it holds every snapshot; `make down` removes it
 after every shoot and bucket is gone). Each seed's bucket gets the settings render/backup.py gives an S3 bucket on
 aws (versioning, SSE-S3, the lifecycle, a policy refusing plain HTTP; less what MinIO does not know) and a user
-whose policy is aws's backup identity's: that bucket's objects, nothing else.
+whose policy is aws's backup identity's: that bucket's objects, nothing else. kwok runs no etcd-backup-restore, so
+arbor snapshots each hosted shoot's etcd into its entry itself (components/reconciler/etcd_snapshot.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 
 import pulumi
 
-from components.bundles import BackupAccess
+from components.bundles import BackupAccess, ClusterAccess
 from components.kinds import ProviderType
-from components.plan.values import BackupValues
-from components.reconciler.object_store import ObjectStore as ObjectStore  # re-exported for the local provider
+from components.plan.values import BackupValues, ShootValues
+from components.reconciler.etcd_snapshot import EtcdSnapshot
+from components.reconciler.object_store import ObjectStore
 from components.reconciler.store_bucket import StoreBucket
 from components.render import backup
+from components.render.backup import KEY_PREFIX
 
 STORE = "local-object-store"
 
@@ -56,3 +60,45 @@ def store_bucket(values: BackupValues, store: ObjectStore, parent: pulumi.Resour
         )
     )
     return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[store, bucket])
+
+
+class LocalBackups:
+    """The local provider's backups: one object store per stack, a bucket per seed, snapshots per hosted shoot."""
+
+    def __init__(self, workdir: str, backup_request: str) -> None:
+        self.workdir, self.backup_request = workdir, backup_request
+        self._store: ObjectStore | None = None
+
+    def object_store(self) -> ObjectStore:
+        """The stack's object store, registered once however many seeds keep buckets in it."""
+        if self._store is None:
+            self._store = object_store(self.workdir, pulumi.get_stack())
+        return self._store
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket in the stack's object store."""
+        return store_bucket(values, self.object_store(), parent)
+
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """Full snapshots of the shoot cluster's etcd (kwok runs no etcd-backup-restore) into its entry."""
+        snapshot = EtcdSnapshot(
+            f"{parent._name}-etcd-snapshot",
+            cluster=shoot.cluster.name,
+            workdir=self.workdir,
+            backup_data=backup,
+            prefix=backup.apply(lambda data: data[KEY_PREFIX]),
+            entry=entry,
+            entry_namespace=shoot.project_namespace,
+            garden_kubeconfig=garden.reach,
+            request=self.backup_request,
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        )
+        return [snapshot]

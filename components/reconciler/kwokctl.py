@@ -275,7 +275,7 @@ def running_apiserver_args(cluster: Cluster) -> list[str]:
     return [arg.decode() for arg in cmdline.split(b"\0") if arg]
 
 
-def _config(cluster: Cluster) -> list[dict[str, object]]:
+def config(cluster: Cluster) -> list[dict[str, object]]:
     """The documents of the cluster's kwok.yaml (its KwokctlConfiguration first, then kwok's stages)."""
     return [d for d in yaml.safe_load_all((cluster.dir / "kwok.yaml").read_text()) if d is not None]
 
@@ -286,7 +286,7 @@ def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bo
     The caller restarts the cluster then. Checking the running process, not only the file, covers a crash
     between editing kwok.yaml and the restart.
     """
-    docs = _config(cluster)
+    docs = config(cluster)
     components = cast(list[dict[str, Any]], docs[0].get("components") or [])
     apiserver = next((c for c in components if c.get("name") == "kube-apiserver"), None)
     if apiserver is None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from components.checks import parse_landscape
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
-from components.reconciler import object_store, ports, store_bucket
+from components.reconciler import etcd_snapshot, object_store, ports, store_bucket
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
 from components.render import backup
@@ -242,3 +243,70 @@ def test_the_store_outlives_its_buckets(backups: bool, kept: bool, stores: int) 
     built, mocks = registered(plan_landscape(parse_landscape(raw), "local"), keep_store=kept)
     assert [n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:ObjectStore"] == [STORE] * stores
     assert (built.landscape.object_store is not None) == bool(stores)
+
+
+def snapshot_props(**changes: Any) -> dict[str, Any]:
+    """An EtcdSnapshot's state after a snapshot an hour ago."""
+    props = {
+        "cluster": "local-shoot-dev-web", "workdir": "/w", "backup": {}, "prefix": "shoot--dev--web--uid/etcd-main",
+        "entry": "shoot--dev--web--uid", "entryNamespace": "garden-dev", "gardenKubeconfig": "g", "request": "",
+        "periodSeconds": etcd_snapshot.DAY_S, "version": etcd_snapshot.PROVIDER_VERSION, "due": False,
+        "latest": "shoot--dev--web--uid/etcd-main/v2/Full-00000000-00000042-1700000000.gz",
+        "time": etcd_snapshot.rfc3339(datetime.now(UTC) - timedelta(hours=1)), "revision": 42, "size": 1, "sha256": "x",
+    }  # fmt: skip
+    return {**props, **changes}
+
+
+def test_a_snapshot_is_named_and_placed_as_etcd_backup_restore_does() -> None:
+    """GIVEN a revision and a time WHEN a full snapshot's key is made THEN it is etcd-backup-restore's v2 name."""
+    taken = datetime(2026, 11, 27, 15, 4, 5, tzinfo=UTC)
+    key = etcd_snapshot.snapshot_key("e/etcd-main", 4242, taken)
+    assert key == f"e/etcd-main/v2/Full-00000000-00004242-{int(taken.timestamp())}.gz"
+    assert etcd_snapshot.rfc3339(taken) == "2026-11-27T15:04:05Z"
+
+
+@pytest.mark.parametrize(
+    ("olds", "news", "wanted"),
+    [
+        ({}, {}, False),
+        ({"due": True}, {}, True),
+        ({}, {"request": "20261127T150405"}, True),
+        ({"request": "20261127T150405"}, {"request": "20261127T150405"}, False),
+        ({"request": "20261127T150405"}, {"request": ""}, False),
+        ({}, {"prefix": "shoot--dev--web--uid2/etcd-main"}, True),
+    ],
+)
+def test_a_snapshot_is_taken_when_due_asked_for_or_of_a_new_entry(
+    olds: dict[str, Any], news: dict[str, Any], wanted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the last snapshot's state and new inputs WHEN diffed and updated THEN a snapshot is taken if wanted.
+
+    A request is `make backup`'s (a new value each time; a plain `up` passes none); a new prefix is a shoot made
+    again (a new entry). Otherwise the update only writes the entry's status again, keeping the latest snapshot.
+    """
+    taken: list[str] = []
+
+    def take(props: dict[str, Any]) -> dict[str, Any]:
+        taken.append(props["prefix"])
+        return {"latest": "new", "time": "t"}
+
+    monkeypatch.setattr(etcd_snapshot, "take", take)
+    monkeypatch.setattr(etcd_snapshot, "write_status", lambda p: None)
+    provider = etcd_snapshot.EtcdSnapshotProvider()
+    before, after = snapshot_props(**olds), snapshot_props(due=None, latest=None, time=None, **news)
+    result = provider.diff("e", before, after)
+    assert bool(result.changes) == wanted and not result.replaces
+    assert (result.stables == []) == wanted
+    updated = outs(provider.update("e", before, after))
+    assert bool(taken) == wanted
+    assert updated["latest"] == ("new" if wanted else before["latest"]) and updated["due"] is False
+
+
+@pytest.mark.parametrize(("age", "present", "due"), [(1, True, False), (25, True, True), (1, False, True)])
+def test_refresh_finds_a_snapshot_due_when_old_or_gone(
+    age: int, present: bool, due: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the latest snapshot's age and whether the bucket has it WHEN refreshed THEN a day old or gone is due."""
+    monkeypatch.setattr(etcd_snapshot, "_present", lambda p: present)
+    then = etcd_snapshot.rfc3339(datetime.now(UTC) - timedelta(hours=age))
+    assert outs(etcd_snapshot.EtcdSnapshotProvider().read("e", snapshot_props(time=then)))["due"] is due
