@@ -157,15 +157,20 @@ class InfrastructureProvider(Protocol):
     def etcd_snapshots(
         self,
         shoot: ShootValues,
+        seed: SeedAccess,
         backup: pulumi.Output[dict[str, str]],
         entry: pulumi.Output[str],
         garden: ClusterAccess,
+        risky: Sequence[pulumi.Input[str]],
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> Sequence[pulumi.Resource]:
-        """Full snapshots of a hosted shoot's etcd into its entry where nothing beside etcd takes them (local).
+        """A hosted shoot's full etcd snapshots into its entry that etcd-backup-restore does not take itself.
 
-        None where etcd-backup-restore runs beside etcd (clouds). `backup` is the `etcd-backup` Secret's data (with
-        the entry's prefix), `entry` the BackupEntry's name; its status names the latest full snapshot.
+        Local: the daily ones too (no etcd-backup-restore runs there). Everywhere: one as a step of its own
+        (providers/snapshot_step.py) whenever `risky` (what a step that risks data follows: the minor version, the
+        encryption configuration) changes; what risks data waits for the returned resources. `backup` is the
+        `etcd-backup` Secret's data (with the entry's prefix), `entry` the BackupEntry's name, whose status names
+        the latest full snapshot.
         """
         ...

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 
 import pulumi
 
-from components.bundles import BackupAccess, ClusterAccess
+from components.bundles import BackupAccess, ClusterAccess, SeedAccess
 from components.kinds import ProviderType
 from components.plan.values import BackupValues, ShootValues
+from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
 from components.reconciler.object_store import ObjectStore
 from components.reconciler.store_bucket import StoreBucket
@@ -82,23 +83,32 @@ class LocalBackups:
     def etcd_snapshots(
         self,
         shoot: ShootValues,
+        seed: SeedAccess,
         backup: pulumi.Output[dict[str, str]],
         entry: pulumi.Output[str],
         garden: ClusterAccess,
+        risky: Sequence[pulumi.Input[str]],
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> Sequence[pulumi.Resource]:
-        """Full snapshots of the shoot cluster's etcd (kwok runs no etcd-backup-restore) into its entry."""
-        snapshot = EtcdSnapshot(
-            f"{parent._name}-etcd-snapshot",
-            cluster=shoot.cluster.name,
-            workdir=self.workdir,
-            backup_data=backup,
-            prefix=backup.apply(lambda data: data[KEY_PREFIX]),
-            entry=entry,
-            entry_namespace=shoot.project_namespace,
-            garden_kubeconfig=garden.reach,
-            request=self.backup_request,
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        """Full snapshots of the shoot cluster's etcd (kwok runs no etcd-backup-restore) into its entry.
+
+        The daily ones (EtcdSnapshot), and one as a command step whenever `risky` changes, which the preview lists.
+        """
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+        cluster, namespace, prefix = shoot.cluster.name, shoot.project_namespace, backup.apply(lambda d: d[KEY_PREFIX])
+        daily = EtcdSnapshot(
+            f"{parent._name}-etcd-snapshot", cluster=cluster, workdir=self.workdir, backup_data=backup, prefix=prefix,
+            entry=entry, entry_namespace=namespace, garden_kubeconfig=garden.reach, request=self.backup_request,
+            opts=opts,
+        )  # fmt: skip
+        request = pulumi.Output.all(backup, prefix, entry, garden.reach).apply(
+            lambda got: {
+                "cluster": cluster, "workdir": self.workdir, "entryNamespace": namespace, "backup": got[0],
+                "prefix": got[1], "entry": got[2], "gardenKubeconfig": got[3],
+            }
+        )  # fmt: skip
+        before = snapshot_step(
+            parent._name, request, risky, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[daily]))
         )
-        return [snapshot]
+        return [daily, before]

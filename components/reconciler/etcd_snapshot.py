@@ -16,8 +16,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
+import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -40,6 +43,12 @@ LAYOUT, GZIP_SUFFIX = "v2", ".gz"
 DAY_S = 24 * 3600
 ETCDCTL_TIMEOUT_S = 120
 SNAPSHOT_OUTPUTS = ("latest", "time", "revision", "size", "sha256")
+# The properties a snapshot step reads (main()), as JSON.
+SNAPSHOT_ENV = "ARBOR_SNAPSHOT"
+# What a step before a risky change runs, from the project directory with the project's virtualenv (Pulumi.yaml).
+SNAPSHOT_COMMAND = ".venv/bin/python -m components.reconciler.etcd_snapshot"
+# Where a cloud seed's etcd-backup-restore answers (render/backup_restore.py), and how long a full snapshot may take.
+ETCD_MAIN_POD, SIDECAR_PORT, SIDECAR_TIMEOUT_S = "etcd-main-0", 8080, 15 * 60
 
 
 class SnapshotError(Exception):
@@ -109,10 +118,14 @@ def _entry_path(props: dict[str, Any]) -> str:
 
 
 def write_status(props: dict[str, Any]) -> None:
-    """Names the latest full snapshot and its time in the BackupEntry's status."""
+    """Names the latest full snapshot and its time in the BackupEntry's status, unless it names a newer one."""
     status = {"status": {"latestFullSnapshot": {"name": props["latest"], "time": props["time"]}}}
     try:
-        Kube.from_kubeconfig(props["gardenKubeconfig"]).merge_patch(f"{_entry_path(props)}/status", status)
+        garden = Kube.from_kubeconfig(props["gardenKubeconfig"])
+        named = ((garden.get(_entry_path(props)).get("status") or {}).get("latestFullSnapshot") or {}).get("time")
+        # A snapshot taken before a risky step (the command below) may be newer than this resource's own.
+        if not named or named <= props["time"]:
+            garden.merge_patch(f"{_entry_path(props)}/status", status)
     except KubeError as error:
         raise SnapshotError(f"BackupEntry {props['entryNamespace']}/{props['entry']}: {error}") from None
 
@@ -208,3 +221,48 @@ class EtcdSnapshot(Resource, module="arbor", name="EtcdSnapshot"):
         }  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=["backup"])
         super().__init__(EtcdSnapshotProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+
+
+def trigger_full(props: dict[str, Any]) -> dict[str, Any]:
+    """Asks etcd-backup-restore beside etcd main for a full snapshot now, through the seed API server's pod proxy.
+
+    Its answer is the snapshot it took (its name, directory and prefix in the bucket, its creation time).
+    """
+    pod = f"/api/v1/namespaces/{props['seedNamespace']}/pods/{ETCD_MAIN_POD}:{SIDECAR_PORT}/proxy/snapshot/full"
+    try:
+        taken = Kube.from_kubeconfig(props["seedKubeconfig"]).get(pod, timeout=SIDECAR_TIMEOUT_S)
+    except KubeError as error:
+        raise SnapshotError(f"etcd-backup-restore of {props['seedNamespace']}: {error}") from None
+    key = "/".join(p for p in (taken.get("prefix"), taken.get("snapDir"), taken.get("snapName")) if p)
+    return {
+        "latest": key,
+        "time": rfc3339(go_time(str(taken["createdOn"]))),
+        "revision": int(taken.get("lastRevision") or 0),
+    }
+
+
+def go_time(text: str) -> datetime:
+    """A Go `time.Time` as JSON gives it (RFC 3339, nanoseconds optional), to the second."""
+    return datetime.fromisoformat(re.sub(r"\.\d+", "", text).replace("Z", "+00:00"))
+
+
+def main() -> int:
+    """One full snapshot as a step of its own (a `command.local.Command` before a risky change).
+
+    Reads what to snapshot from `ARBOR_SNAPSHOT` (JSON): a local shoot's cluster (arbor takes it), or a cloud seed's
+    namespace (its etcd-backup-restore takes it). Names it in the entry's status and prints its key; a failure is one
+    line on stderr, never a traceback.
+    """
+    try:
+        props = json.loads(os.environ[SNAPSHOT_ENV])
+        outs = {**props, **(trigger_full(props) if props.get("seedKubeconfig") else take(props))}
+        write_status(outs)
+    except (SnapshotError, KeyError, ValueError) as error:
+        print(f"etcd snapshot failed: {error}", file=sys.stderr)
+        return 1
+    print(outs["latest"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,12 +26,13 @@ from typing import Any
 
 import pytest
 import urllib3
+import yaml
 from minio import Minio, S3Error
 from minio.error import InvalidResponseError
 from minio.versioningconfig import VersioningConfig
 
 from components.reconciler import local_process
-from tests.integration.engine import Stack, items, steps_by_type
+from tests.integration.engine import Stack, items, preview_with, steps_by_type
 
 SEED = "seed/local-1"
 HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
@@ -239,3 +240,40 @@ def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_s
     for namespace, old in before.items():
         new = entry_status(local_stack, tmp_path, namespace)
         assert new["name"] != old["name"] and new["time"] >= old["time"]
+
+
+def test_a_risky_change_runs_after_a_snapshot_step_the_preview_lists(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN dev/web's encryption changed WHEN previewed and converged THEN a snapshot step runs before the rewrite.
+
+    The preview lists the step (an update of a `command.local.Command`) ahead of the rewrite, and nothing of ops/db;
+    `up` runs it: its output names a new full snapshot in the entry, which the entry's status names. The change is
+    undone afterwards (another snapshot, another rewrite).
+    """
+    preview = preview_with(local_stack, tmp_path, {"encryption": {"resources": ["configmaps"]}})
+    names = [((s.get("newState") or s["oldState"])["urn"].split("::")[-1], s["op"]) for s in preview["steps"]]
+    order = [n for n, op in names if op != "same"]
+    step, rewrite = "arbor-shoot-dev-web-snapshot-before-change", "arbor-shoot-dev-web-encryption-rewrite"
+    assert (step, "update") in names and (rewrite, "update") in names
+    assert order.index(step) < order.index(rewrite)
+    assert not [n for n in order if n.startswith("arbor-shoot-ops-db-")]
+
+    path = local_stack.config_dir / f"Pulumi.{local_stack.name}.yaml"
+    original = path.read_text()
+    before = entry_status(local_stack, tmp_path, "shoot--dev--web")
+    try:
+        changed = yaml.safe_load(original)
+        changed["config"]["arbor:landscape"]["shoots"][0]["encryption"] = {"resources": ["configmaps"]}
+        path.write_text(yaml.safe_dump(changed, sort_keys=False))
+        time.sleep(1)  # a snapshot's name holds its second
+        local_stack.up()
+        state = json.loads(local_stack.run("stack", "export").stdout)["deployment"]["resources"]
+        (command,) = [r for r in state if r["urn"].endswith(f"::{step}")]
+        taken = command["outputs"]["stdout"]
+        assert taken.startswith(f"{backup['storePrefix']}/v2/Full-") and taken != before["name"]
+        assert (seed_client(backup).stat_object(backup["bucketName"], taken).size or 0) > 0
+        assert entry_status(local_stack, tmp_path, "shoot--dev--web")["name"] == taken
+    finally:
+        path.write_text(original)
+        local_stack.up()

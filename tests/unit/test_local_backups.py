@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 from components.checks import parse_landscape
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
+from components.providers.snapshot_step import RISKY_ENV
 from components.reconciler import etcd_snapshot, object_store, ports, store_bucket
+from components.reconciler.kube import Kube, KubeError
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
 from components.render import backup
@@ -310,3 +312,71 @@ def test_refresh_finds_a_snapshot_due_when_old_or_gone(
     monkeypatch.setattr(etcd_snapshot, "_present", lambda p: present)
     then = etcd_snapshot.rfc3339(datetime.now(UTC) - timedelta(hours=age))
     assert outs(etcd_snapshot.EtcdSnapshotProvider().read("e", snapshot_props(time=then)))["due"] is due
+
+
+def test_a_risky_change_waits_for_a_snapshot_step_the_preview_lists() -> None:
+    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN a command step snapshots its etcd.
+
+    Made, it does nothing; a change of what it follows (the minor version, the encryption configuration, in its
+    environment) is an update the preview shows, which takes the snapshot; the encryption rewrite waits for it.
+    """
+    raw = base()
+    raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
+    built, mocks = registered(plan_landscape(parse_landscape(raw), "local"))
+    step, rewrite = "arbor-shoot-dev-web-snapshot-before-change", "arbor-shoot-dev-web-encryption-rewrite"
+    assert mocks.types[step] == "command:local:Command"
+    inputs = mocks.inputs[step]
+    assert (inputs["create"], inputs["update"]) == ("true", etcd_snapshot.SNAPSHOT_COMMAND)
+    environment = inputs["environment"]["value"]  # secret as a whole: the request holds the seed's key
+    assert json.loads(environment[RISKY_ENV]) == ["1.34", mocks.inputs[rewrite]["configHash"]]
+    request = json.loads(environment[etcd_snapshot.SNAPSHOT_ENV])
+    assert request["cluster"] == "local-shoot-dev-web"
+    assert request["prefix"].endswith("/etcd-main") and request["entryNamespace"] == "garden-dev"
+    assert step in built.edges[rewrite]
+    assert not [n for n in mocks.types if n.startswith("arbor-shoot-ops-root-") and "snapshot" in n]
+
+
+def test_a_snapshot_step_that_fails_says_why_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """GIVEN the snapshot step with a missing or broken request WHEN it runs THEN it exits 1 with one line, no trace."""
+    monkeypatch.delenv(etcd_snapshot.SNAPSHOT_ENV, raising=False)
+    assert etcd_snapshot.main() == 1
+    monkeypatch.setenv(etcd_snapshot.SNAPSHOT_ENV, "{not json")
+    assert etcd_snapshot.main() == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(line.startswith("etcd snapshot failed: ") for line in err)
+
+
+def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_proxy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN a cloud shoot's step WHEN it runs THEN it asks the sidecar for a full snapshot and names what it took.
+
+    The answer is etcd-backup-restore's snapshot (prefix, directory, name, creation time in Go's format); a seed
+    that cannot be asked is a clear error naming the namespace.
+    """
+    asked: list[tuple[str, float]] = []
+    answer = {
+        "kind": "Full", "lastRevision": 42, "createdOn": "2026-11-27T15:04:05.123456789Z", "snapDir": "",
+        "snapName": "Full-00000000-00000042-1795791845.gz", "prefix": "shoot--p--s--uid/etcd-main/v2",
+    }  # fmt: skip
+
+    class Seed:
+        def get(self, path: str, timeout: float) -> dict[str, Any]:
+            asked.append((path, timeout))
+            return answer
+
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: Seed()))
+    taken = etcd_snapshot.trigger_full({"seedKubeconfig": "k", "seedNamespace": "shoot--p--s"})
+    assert asked == [("/api/v1/namespaces/shoot--p--s/pods/etcd-main-0:8080/proxy/snapshot/full", 900)]
+    assert taken == {"latest": "shoot--p--s--uid/etcd-main/v2/Full-00000000-00000042-1795791845.gz",
+                     "time": "2026-11-27T15:04:05Z", "revision": 42}  # fmt: skip
+
+    class Unreachable:
+        def get(self, path: str, timeout: float) -> dict[str, Any]:
+            raise KubeError("GET ...: 503 no endpoints", 503)
+
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: Unreachable()))
+    with pytest.raises(etcd_snapshot.SnapshotError, match=r"etcd-backup-restore of shoot--p--s: .*503"):
+        etcd_snapshot.trigger_full({"seedKubeconfig": "k", "seedNamespace": "shoot--p--s"})
