@@ -42,9 +42,12 @@ def shoot_component(root: str, project: str, shoot: str) -> str:
 
 
 def _object_store(
-    plan: LandscapePlan, providers: Callable[[ProviderType], InfrastructureProvider], keep: bool
+    plan: LandscapePlan,
+    providers: Callable[[ProviderType], InfrastructureProvider],
+    keep: bool,
+    parent: pulumi.Resource,
 ) -> pulumi.Output[str] | None:
-    """The local object store's endpoint, where the stack has one: made with a local seed's first bucket and kept.
+    """The local object store's endpoint, where the stack has one: made before the seeds' buckets, and kept.
 
     Like a cloud bucket that outlives its seed, the store outlives its buckets: only `make down` removes it.
     """
@@ -52,7 +55,7 @@ def _object_store(
     if not (keep or local_backups):
         return None
     local = providers(ProviderType.LOCAL)
-    return local.object_store().endpoint if isinstance(local, LocalProvider) else None
+    return local.object_store(parent).endpoint if isinstance(local, LocalProvider) else None
 
 
 class Landscape(pulumi.ComponentResource):
@@ -85,6 +88,7 @@ class Landscape(pulumi.ComponentResource):
         else:
             garden = Garden(f"{name}-garden", plan.garden, infra, child)
         self.garden = garden
+        self.object_store = _object_store(plan, providers, keep_object_store, self)
         seeds = {
             s.name: Seed(
                 seed_component(name, s.name),
@@ -96,7 +100,6 @@ class Landscape(pulumi.ComponentResource):
             ).access
             for s in plan.seeds
         }
-        self.object_store = _object_store(plan, providers, keep_object_store)
         self.shoots = {}
         for shoot in plan.shoots:
             seed = seeds[shoot.seed] if shoot.seed else None

@@ -28,14 +28,14 @@ from components.render.backup import KEY_PREFIX
 STORE = "local-object-store"
 
 
-def object_store(workdir: str, stack: str) -> ObjectStore:
+def object_store(workdir: str, stack: str, parent: pulumi.Resource | None) -> ObjectStore:
     """The stack's object store: its process's files under `processes/`, its objects under `object-store/`."""
     return ObjectStore(
         STORE,
         workdir=workdir,
         directory=os.path.join(workdir, "processes", f"{stack}-minio"),
         data_dir=os.path.join(workdir, "object-store", stack),
-        opts=pulumi.ResourceOptions(protect=True),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True),
     )
 
 
@@ -70,10 +70,10 @@ class LocalBackups:
         self.workdir, self.backup_request = workdir, backup_request
         self._store: ObjectStore | None = None
 
-    def object_store(self) -> ObjectStore:
-        """The stack's object store, registered once however many seeds keep buckets in it."""
+    def object_store(self, parent: pulumi.Resource | None = None) -> ObjectStore:
+        """The stack's object store, registered once (under `parent`, the landscape) however many seeds use it."""
         if self._store is None:
-            self._store = object_store(self.workdir, pulumi.get_stack())
+            self._store = object_store(self.workdir, pulumi.get_stack(), parent)
         return self._store
 
     def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:

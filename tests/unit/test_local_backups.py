@@ -217,7 +217,7 @@ def test_the_store_takes_a_port_no_cluster_records(tmp_path: Path) -> None:
 def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
     """GIVEN two local seeds with backups WHEN registered THEN one store and a protected bucket per seed in it.
 
-    The store is the stack's (no parent: no seed's removal can move it); its own protection is in test_protection.
+    The store is the landscape's (no seed's removal can move it); its own protection is in test_protection.
     """
     raw = base()
     seeds = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
