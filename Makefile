@@ -17,7 +17,7 @@ POLICY_CONFIG ?=
 # Where `make preview` writes its files.
 OUT ?= out
 
-.PHONY: help setup venv tools state up down preview env lint typecheck unit integration test bench fuzz clean
+.PHONY: help setup venv tools state up backup down preview env lint typecheck unit integration test bench fuzz clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -38,6 +38,9 @@ state: tools ## the file state backend and the local stack
 
 up: setup ## converge the local landscape (its seed stacks too, when sharded) and print how to reach it
 	@$(ENV) hack/up.sh $(STACK)
+
+backup: setup ## converge as `up` does, taking a full snapshot of every local shoot's etcd now (docs/backups.md)
+	@$(ENV) ARBOR_BACKUP_REQUEST=$$(date -u +%Y%m%dT%H%M%S.%N) hack/up.sh $(STACK)
 
 down: ## destroy the local landscape, protected clusters and keys included; no cluster or process is left
 	@# A sharded landscape's seed stacks go first (docs/shards.md); they stay, empty, with their config files.

@@ -22,13 +22,19 @@ except checks.RefusalError as refused:
     raise pulumi.RunError(str(refused)) from None
 keep_innermost_frame()
 garden_stack = qualified(shard.landscape) if shard.seed else None
-landscape = Landscape("arbor", checked.plan, provider_for, garden_stack=garden_stack)
+# One provider per type: the local one keeps the object store its seeds' buckets share.
+# A local object store, once made, stays until `make down` (it holds every local backup): the output says it exists.
+keep_store = bool(previous().get("objectStore"))
+landscape = Landscape(
+    "arbor", checked.plan, functools.cache(provider_for), garden_stack=garden_stack, keep_object_store=keep_store
+)
 # A rotation's preview says what it replaces and which components restart (the summary picks these lines up).
 for message in checked.notices:
     pulumi.log.info(message)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
 pulumi.export("adminKubeconfigs", landscape.admin_kubeconfigs())
 pulumi.export("endpoints", landscape.endpoints())
+pulumi.export("objectStore", landscape.object_store)
 # What later updates are checked against, and the subnet plan as a table a reviewer reads.
 for name, record in checks.records(checked.plan).items():
     pulumi.export(name, record)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Safety net after `pulumi destroy`: deletes every kwokctl cluster left in this clone's work directory and
-# stops any process still running from it (kwokctl's, and the supervised ones under processes/), so `make down`
-# leaves nothing behind even after a crash.
+# Safety net after `pulumi destroy`: deletes every kwokctl cluster left in this clone's work directory, stops any
+# process still running from it (kwokctl's, and the supervised ones under processes/: MCM, the object store) and
+# removes the object stores' data, so `make down` leaves nothing behind even after a crash.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 clusters=$KWOK_WORKDIR/clusters
@@ -35,3 +35,5 @@ for pidfile in "$KWOK_WORKDIR"/processes/*/pid; do
   fi
   rm -f "$pidfile"
 done
+# The local object stores' objects (`pulumi destroy` removed its stack's already): no cluster is left to need them.
+rm -rf "$KWOK_WORKDIR/object-store"

@@ -48,9 +48,10 @@ STOP_GRACE_S = 3.0
 FINISH_S = 120.0
 # Resources whose create adopts what a killed create made: Kubernetes objects (applied), local clusters (kept
 # by name) and arbor's dynamic providers (keys made anew, never used), typed `pulumi-python:dynamic/arbor:<Name>`
-# (the untyped `dynamic:Resource` of older states too). A cloud resource's create does not: its pending create is
-# kept for the user to look for, so no second cluster or network is made beside the first.
-ADOPTING = ("kubernetes:", "pulumi-python:dynamic:Resource", "pulumi-python:dynamic/arbor:")
+# (the untyped `dynamic:Resource` of older states too), and arbor's command steps (a snapshot before a risky change,
+# simply taken again). A cloud resource's create does not: its pending create is kept for the user to look for, so
+# no second cluster or network is made beside the first.
+ADOPTING = ("kubernetes:", "pulumi-python:dynamic:Resource", "pulumi-python:dynamic/arbor:", "command:local:Command")
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Provides arbor's engine and local runtime: the pulumi CLI and Python language host, the kubernetes and
-# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, kwok,
-# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
+# command provider plugins, kube-apiserver, kube-controller-manager, kube-scheduler, etcd, etcdctl, etcdutl, kwok,
+# kwokctl, machine-controller-manager and arbor's local provider sidecar for it, gardener-resource-manager, minio, the aws and gcp plugins (fetched when a plugin registry is reachable), and on request
 # nodeagent-validate (gardener-node-agent's own config checks, for tests). A tool already on PATH at the right
 # version is used as is; otherwise it is built from its Go module with the ordinary go client and cached under
 # $ARBOR_CACHE/tools/<tool>-<version>/, so a fresh clone on the same machine builds nothing. Idempotent; prints one line per tool with its elapsed time.
@@ -143,10 +143,12 @@ build_etcd() {
   commit=$(mod_field "go.etcd.io/etcd/server/v3@$v" Hash)
   wrapper "$mod" "$(mod_field "go.etcd.io/etcd/server/v3@$v" GoMod)"
   cd "$mod"
-  go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v"
+  go get "go.etcd.io/etcd/server/v3@$v" "go.etcd.io/etcd/etcdctl/v3@$v" "go.etcd.io/etcd/etcdutl/v3@$v"
   local ldflags="-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${commit:0:9}"
   go build -trimpath -ldflags "$ldflags" -o "$out/etcd" go.etcd.io/etcd/server/v3
   go build -trimpath -ldflags "$ldflags" -o "$out/etcdctl" go.etcd.io/etcd/etcdctl/v3
+  # etcdutl restores a snapshot into a new data directory (etcdctl's restore went to it in etcd 3.6).
+  go build -trimpath -ldflags "$ldflags" -o "$out/etcdutl" go.etcd.io/etcd/etcdutl/v3
 }
 
 etcd_version() { "$1" --version | sed -n 's/^etcd Version: \(.*\)$/v\1/p'; }
@@ -220,6 +222,17 @@ build_grm() {
   # Its go.work would pull in the nested modules the zip leaves out.
   GOWORK=off go build -trimpath -ldflags "-s -w" -o "$out/gardener-resource-manager" ./cmd/gardener-resource-manager
   cd / && rm -rf "$src"
+}
+
+# --- MinIO --------------------------------------------------------------------------------------------
+
+# The local landscape's S3-compatible object store (its seeds' backup buckets). The module has no replace lines,
+# so `go install` builds it; the release commits are not served, so the pin is the newest commit that is. Its hash
+# is checked first, and `go install` then checks every dependency against the checksum database.
+build_minio() {
+  local out=$1 v=$2
+  checked "github.com/minio/minio@$v" "$MINIO_SUM" >/dev/null
+  GOBIN=$out go install -trimpath -ldflags "-s -w" "github.com/minio/minio@$v"
 }
 
 # --- machine-controller-manager-provider-kwok -----------------------------------------------------------
@@ -412,11 +425,13 @@ provide_tool() {
   case $1 in
   kubernetes) provide kubernetes "$KUBERNETES_VERSION" 'kube_version "$1"' build_kubernetes \
     kube-apiserver kube-controller-manager kube-scheduler kubectl ;;
-  etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl ;;
+  etcd) provide etcd "$ETCD_VERSION" 'etcd_version "$1"' build_etcd etcd etcdctl etcdutl ;;
   kwok) provide kwok "$KWOK_VERSION" 'kwok_version "$1"' build_kwok kwok kwokctl ;;
   # MCM prints no version (its --version flag is absent), so only the cache answers for it.
   mcm) provide machine-controller-manager "$(mcm_version)" no_version build_mcm machine-controller-manager ;;
   # A build from the module carries no version stamp, so only the cache answers for it.
+  # A `go install` build reports no release (DEVELOPMENT.GOGET), so only the cache answers for it.
+  minio) provide minio "$MINIO_VERSION" no_version build_minio minio ;;
   grm) provide gardener-resource-manager "$(gardener_version)" no_version build_grm gardener-resource-manager ;;
   pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
     'pulumi_version "$1"' build_pulumi \
@@ -451,7 +466,7 @@ main() {
   # Every tool `make up` needs (nodeagent-validate is only for its test, which asks for it), in two lanes side by
   # side: downloads, code generation and links run on one core, and the other lane's compiling fills the rest.
   # On two cores compiling alone keeps both busy, so the lanes gain nothing there (bench/README.md); they do on more.
-  lane kubernetes etcd kwok mcm kwok-driver &
+  lane kubernetes etcd kwok mcm kwok-driver minio &
   local runtime=$!
   lane pulumi kubernetes-plugin command-plugin cloud-plugins grm &
   local engine=$! rc=0

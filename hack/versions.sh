@@ -7,6 +7,10 @@
 KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.6.5
 KWOK_VERSION=v0.8.0
+# MinIO, the local object store: the newest commit the module proxy serves (its release commits are not), and the
+# h1: hash of that module, checked before tools.sh builds it.
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO_SUM=h1:/qdoYujxF5MBLDMVLeiYJ/7fBa1HikX39Dvzb9Ji8pA=
 # machine-controller-manager's version is pinned once, in components/pins.py (MCM_VERSION, Gardener's pin): the image
 # arbor renders, the CRDs copied from its Go module (hack/machine_crds.py) and any build of it use that release.
 # The h1: hash of that release's module, checked before tools.sh builds the controller from it.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.kinds import ProviderType
+from components.kinds import ProviderType, StackLayout
 from components.plan.values import LandscapePlan, ShootValues
 
 
@@ -61,11 +61,11 @@ def _self_hosted_on_cloud(i: int, shoot: ShootValues) -> list[str]:
 
 
 def _backups(plan: LandscapePlan) -> list[str]:
-    """Backups run where etcd-backup-restore runs beside etcd (cloud seeds) into a cloud's object store."""
+    """A cloud seed's backups go to a cloud's object store, a local seed's to the local one (MinIO on loopback)."""
     lines = []
     for i, seed in enumerate(plan.seeds):
         if seed.backup is None:
-            # Local seeds join once the local object store runs; until then none can have a bucket.
+            # Local seeds join once arbor snapshots their shoots' etcd into the store; until then a bucket is optional.
             if seed.shoot_namespaces and seed.cluster.provider is not ProviderType.LOCAL:
                 provider = seed.cluster.provider.value
                 hosted = ", ".join(seed.shoot_namespaces)
@@ -75,14 +75,22 @@ def _backups(plan: LandscapePlan) -> list[str]:
                     f"backup: {{provider: {provider}}}"
                 )
             continue
-        if seed.backup.provider is ProviderType.LOCAL:
+        local_seed = seed.cluster.provider is ProviderType.LOCAL
+        local_store = seed.backup.provider is ProviderType.LOCAL
+        if local_store and not local_seed:
             lines.append(
-                f"landscape.seeds[{i}].backup.provider: local backups (an object store on loopback) are not run "
-                "yet: use gcp or aws, or leave backup out"
+                f"landscape.seeds[{i}].backup.provider: the local object store listens on this machine's loopback, "
+                f"which etcd-backup-restore on a {seed.cluster.provider.value} seed cannot reach: use gcp or aws"
             )
-        elif seed.cluster.provider is ProviderType.LOCAL:
+        elif local_store and plan.layout is StackLayout.PER_SEED:
             lines.append(
-                f"landscape.seeds[{i}].backup: a local seed's etcd runs without etcd-backup-restore (kwok runs no "
-                "pods), so nothing would write to the bucket: leave backup out on local seeds"
+                f"landscape.seeds[{i}].backup.provider: a landscape sharded per seed would run an object store in "
+                f"each seed stack, not one shared store (not yet): leave backup out of local seeds, or keep stacks: "
+                f"{StackLayout.ONE.value}"
+            )
+        elif local_seed and not local_store:
+            lines.append(
+                f"landscape.seeds[{i}].backup.provider: a local seed's buckets are in the local object store (MinIO "
+                f"on loopback): use local, not {seed.backup.provider.value}"
             )
     return lines

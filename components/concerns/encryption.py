@@ -6,6 +6,7 @@ components/render/encryption.py; EncryptionRewrite writes the affected objects a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -47,7 +48,11 @@ def etcd_encryption(name: str, values: EncryptionValues, parent: pulumi.Resource
 
 
 def rewrite(
-    name: str, encryption: EtcdEncryption, kubeconfig: pulumi.Input[str], parent: pulumi.Resource
+    name: str,
+    encryption: EtcdEncryption,
+    kubeconfig: pulumi.Input[str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
 ) -> EncryptionRewrite:
     """Registers `<name>-encryption-rewrite`: the objects whose encryption changed, written again (after the server)."""
     return EncryptionRewrite(
@@ -56,5 +61,5 @@ def rewrite(
         config_hash=encryption.config_hash,
         resources=encryption.resources,
         write_key=encryption.write_key,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )

@@ -13,6 +13,7 @@ from components.layers.seed import Seed
 from components.layers.shoot import Shoot
 from components.plan.values import LandscapePlan
 from components.providers.contract import InfrastructureProvider
+from components.providers.local import LocalProvider
 
 # arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
 # manager per resource state; after a refresh drops an unreachable cluster's objects from the state, `up`
@@ -40,6 +41,23 @@ def shoot_component(root: str, project: str, shoot: str) -> str:
     return f"{root}-shoot-{project}-{shoot}"
 
 
+def _object_store(
+    plan: LandscapePlan,
+    providers: Callable[[ProviderType], InfrastructureProvider],
+    keep: bool,
+    parent: pulumi.Resource,
+) -> pulumi.Output[str] | None:
+    """The local object store's endpoint, where the stack has one: made before the seeds' buckets, and kept.
+
+    Like a cloud bucket that outlives its seed, the store outlives its buckets: only `make down` removes it.
+    """
+    local_backups = any(s.backup and s.backup.provider is ProviderType.LOCAL for s in plan.seeds)
+    if not (keep or local_backups):
+        return None
+    local = providers(ProviderType.LOCAL)
+    return local.object_store(parent).endpoint if isinstance(local, LocalProvider) else None
+
+
 class Landscape(pulumi.ComponentResource):
     """A whole landscape; `clusters` maps every cluster key to its access bundle."""
 
@@ -54,8 +72,12 @@ class Landscape(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         garden_stack: str | None = None,
+        keep_object_store: bool = False,
     ) -> None:
-        """`plan` is this stack's part (plan/shards.py); a seed stack reaches its garden through `garden_stack`."""
+        """`plan` is this stack's part (plan/shards.py); a seed stack reaches its garden through `garden_stack`.
+
+        `keep_object_store`: the stack made the local object store before; it stays even with no bucket left.
+        """
         super().__init__("arbor:landscape:Landscape", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, transformations=[_own_fields])
         infra = providers(plan.garden.cluster.provider)
@@ -66,6 +88,7 @@ class Landscape(pulumi.ComponentResource):
         else:
             garden = Garden(f"{name}-garden", plan.garden, infra, child)
         self.garden = garden
+        self.object_store = _object_store(plan, providers, keep_object_store, self)
         seeds = {
             s.name: Seed(
                 seed_component(name, s.name),

@@ -102,10 +102,12 @@ class Shoot(pulumi.ComponentResource):
         self.credentials = self._credentials(name, garden, seed, extra)
         sources = {**self._sources(self.credentials), **extra}
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
-        rewritten = rewrite(name, self.encryption, self.access.reach, parent=self)
+        entry = self._backup_entry(name, garden, record, seed)
+        entry += self._snapshots(infra, seed, garden, record, extra, entry)
+        # An encryption rewrite waits for the snapshot taken right before it.
+        rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
-        entry = self._backup_entry(name, garden, record, seed)
         grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
         self.register_outputs(
@@ -139,6 +141,26 @@ class Shoot(pulumi.ComponentResource):
         metadata = record.metadata.apply(lambda m: api.backup_entry_record(self.values, planned, m["uid"])["metadata"])
         opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=[record])
         return [KubeObject(f"{name}-backup-entry", {**entry, "metadata": metadata}, opts)]
+
+    def _snapshots(
+        self,
+        infra: InfrastructureProvider,
+        seed: SeedAccess | None,
+        garden: GardenAccess,
+        record: Record,
+        extra: dict[str, pulumi.Output[dict[str, str]]],
+        entry: list[pulumi.Resource],
+    ) -> list[pulumi.Resource]:
+        """Full snapshots of etcd into the shoot's entry, where its provider takes them (local), after the entry."""
+        if not entry or seed is None:
+            return []
+        tid = self.values.technical_id
+        name = record.metadata.apply(lambda m: naming.backup_entry(tid, m["uid"]))
+        data = extra[backup.ETCD_BACKUP_SECRET]
+        minor = ".".join(self.values.kubernetes_version.split(".")[:2])
+        risky: list[pulumi.Input[str]] = [minor, self.encryption.config_hash]
+        depends = [*entry, *self.access.ready]
+        return list(infra.etcd_snapshots(self.values, seed, data, name, garden.cluster, risky, self, depends))
 
     def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
         """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""

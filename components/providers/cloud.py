@@ -14,6 +14,7 @@ from components.bundles import ClusterAccess, ExposedControlPlane, NetworkAccess
 from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
+from components.providers.snapshot_step import snapshot_step
 from components.reconciler.kube import server_of
 from components.render.machine_pools import machine_class
 from components.render.machine_providers import nodes_subnet
@@ -162,6 +163,34 @@ class CloudProvider:
     ) -> ResourceManagerServing | None:
         """Nothing: the seed's kubelets run its Deployment (components/concerns/resource_manager_deployment.py)."""
         return None
+
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        risky: Sequence[pulumi.Input[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """The step before a risky change, asking etcd-backup-restore beside etcd main for a full snapshot.
+
+        It takes the daily ones itself (components/render/backup_restore.py); the step reaches it through the seed
+        API server's pod proxy, with the seed's kubeconfig (and its exec plugin, where it has one).
+        """
+        request = pulumi.Output.all(seed.cluster.reach, entry, garden.reach).apply(
+            lambda got: {
+                "seedKubeconfig": got[0], "seedNamespace": shoot.seed_namespace, "entry": got[1],
+                "entryNamespace": shoot.project_namespace, "gardenKubeconfig": got[2],
+            }
+        )  # fmt: skip
+        return [
+            snapshot_step(
+                parent._name, request, risky, pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+            )
+        ]
 
     def control_plane_machine(
         self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource

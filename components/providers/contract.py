@@ -153,3 +153,24 @@ class InfrastructureProvider(Protocol):
         The bucket is protected and outlives its seed in the cloud (retained): backups are never deleted with it.
         """
         ...
+
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        risky: Sequence[pulumi.Input[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """A hosted shoot's full etcd snapshots into its entry that etcd-backup-restore does not take itself.
+
+        Local: the daily ones too (no etcd-backup-restore runs there). Everywhere: one as a step of its own
+        (providers/snapshot_step.py) whenever `risky` (what a step that risks data follows: the minor version, the
+        encryption configuration) changes; what risks data waits for the returned resources. `backup` is the
+        `etcd-backup` Secret's data (with the entry's prefix), `entry` the BackupEntry's name, whose status names
+        the latest full snapshot.
+        """
+        ...

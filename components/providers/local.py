@@ -1,7 +1,7 @@
-"""The local provider: every cluster is a kwokctl cluster on loopback, with kwok nodes.
+"""The local provider: every cluster is a kwokctl cluster on loopback, with kwok nodes; backups in a local MinIO.
 
-Binaries come from PATH (hack/tools.sh); the work directory and Kubernetes version from the environment that
-hack/env.sh sets, so the program is the same in `make up`, in tests and in a user's shell.
+Binaries come from PATH (hack/tools.sh); the work directory and Kubernetes version from hack/env.sh's environment,
+so the program is the same in `make up`, in tests and in a user's shell.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import (
-    BackupAccess,
     ClusterAccess,
     ExposedControlPlane,
     MachineCredentials,
@@ -27,7 +26,8 @@ from components.bundles import (
     SeedAccess,
 )
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
-from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
+from components.providers import local_backup
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
 from components.reconciler.kube import kubeconfig_file, server_of
@@ -71,6 +71,8 @@ class LocalSettings:
 
     workdir: str
     kubernetes_version: str
+    # `make backup` asks for a full snapshot of every local shoot's etcd now (its value changes at each ask).
+    backup_request: str = ""
 
     @staticmethod
     def from_environment() -> LocalSettings:
@@ -80,7 +82,11 @@ class LocalSettings:
             raise pulumi.RunError(
                 f'the local provider needs {", ".join(missing)}: run through make, or eval "$(make -s env)" first'
             )
-        return LocalSettings(workdir=os.environ["KWOK_WORKDIR"], kubernetes_version=os.environ["KUBERNETES_VERSION"])
+        return LocalSettings(
+            workdir=os.environ["KWOK_WORKDIR"],
+            kubernetes_version=os.environ["KUBERNETES_VERSION"],
+            backup_request=os.environ.get("ARBOR_BACKUP_REQUEST", ""),
+        )
 
 
 def kwok_node(
@@ -153,10 +159,11 @@ def _provider(
     )
 
 
-class LocalProvider:
+class LocalProvider(local_backup.LocalBackups):
     """InfrastructureProvider for the local landscape: every cluster is a kwokctl cluster."""
 
     def __init__(self, settings: LocalSettings) -> None:
+        super().__init__(settings.workdir, settings.backup_request)
         self.settings = settings
 
     def cluster(
@@ -322,10 +329,6 @@ class LocalProvider:
     ) -> MachineCredentials | None:
         """None: kwok machines call no cloud."""
         return None
-
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """Not yet: local backups are refused by the checks (components/checks/support.py) before anything runs."""
-        raise NotImplementedError(f"seed {values.seed}: local backup buckets are not run yet")
 
     def machine_class(self, shoot: ShootValues, d: ZoneDeployment, network: NetworkAccess) -> Object:
         """The local class: the image, the node labels and the ranges nodes are addressed from; nothing of a cloud."""

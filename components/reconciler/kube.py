@@ -21,6 +21,7 @@ from components import yaml_text
 from components.reconciler.credentials import CredentialError, CredentialFileError, TokenSource, read_file, user_auth
 
 TIMEOUT_S = 10
+JSON = "application/json"
 CA_FIELD = "kubeconfig cluster's certificate-authority"
 
 
@@ -158,7 +159,14 @@ class Kube:
         request.add_header("Authorization", f"Bearer {self.auth.token()}")
         return urllib.request.urlopen(request, context=self.context, timeout=timeout)
 
-    def _call(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+    def _call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = TIMEOUT_S,
+    ) -> Any:
         """One request; the decoded JSON answer."""
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.server + path, data=data, method=method)
@@ -166,7 +174,7 @@ class Kube:
         if data is not None:
             request.add_header("Content-Type", content_type)
         try:
-            with self.open(request, TIMEOUT_S) as response:
+            with self.open(request, timeout) as response:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             raise KubeError(
@@ -175,9 +183,9 @@ class Kube:
         except (OSError, ValueError) as err:
             raise KubeError(f"{method} {path}: {err}") from None
 
-    def get(self, path: str) -> Any:
-        """GET `path` (e.g. `/api/v1/nodes`)."""
-        return self._call("GET", path)
+    def get(self, path: str, timeout: float = TIMEOUT_S) -> Any:
+        """GET `path` (e.g. `/api/v1/nodes`); `timeout` for an answer that takes long (a pod's, through its proxy)."""
+        return self._call("GET", path, timeout=timeout)
 
     def find(self, path: str) -> Any | None:
         """GET `path`; None when the object is gone or its cluster cannot be reached.

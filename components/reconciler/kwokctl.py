@@ -140,8 +140,8 @@ def server_version() -> str:
 
 
 @contextlib.contextmanager
-def _ports_lock(workdir: str) -> Iterator[None]:
-    """Serialises cluster starts in a work directory.
+def ports_lock(workdir: str) -> Iterator[None]:
+    """Serialises cluster starts (and the object store's port choice) in a work directory.
 
     kwokctl picks free ports when it creates a cluster, but only binds them when the processes start: two
     clusters created at once (the garden and a seed, say) pick the same ports and one fails to start.
@@ -164,7 +164,7 @@ def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
     for flag, value in (apiserver_flags or {}).items():
         flags += ["--extra-args", f"kube-apiserver={flag.removeprefix('--')}={value}"]
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         chosen = ports.for_new_cluster(cluster.dir)
         config = Path(cluster.workdir) / f".{cluster.name}.ports.yaml"
         if chosen is not None:
@@ -197,7 +197,7 @@ def start(cluster: Cluster) -> None:
     which its caller answers by making it anew. One whose etcd holds data fails with ClusterNotReadyError instead,
     which no caller catches: the error names its logs, and its files stay for the user to look at.
     """
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         try:
             _kwokctl(cluster, "start", "cluster")
             wait_ready(cluster)
@@ -213,7 +213,7 @@ def start(cluster: Cluster) -> None:
 
 def restart(cluster: Cluster) -> None:
     """Stops every process of the cluster and starts them again from its kwok.yaml; etcd keeps its data."""
-    with _ports_lock(cluster.workdir):
+    with ports_lock(cluster.workdir):
         _kwokctl(cluster, "stop", "cluster")
         _kwokctl(cluster, "start", "cluster")
         wait_ready(cluster)
@@ -275,7 +275,7 @@ def running_apiserver_args(cluster: Cluster) -> list[str]:
     return [arg.decode() for arg in cmdline.split(b"\0") if arg]
 
 
-def _config(cluster: Cluster) -> list[dict[str, object]]:
+def config(cluster: Cluster) -> list[dict[str, object]]:
     """The documents of the cluster's kwok.yaml (its KwokctlConfiguration first, then kwok's stages)."""
     return [d for d in yaml.safe_load_all((cluster.dir / "kwok.yaml").read_text()) if d is not None]
 
@@ -286,7 +286,7 @@ def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bo
     The caller restarts the cluster then. Checking the running process, not only the file, covers a crash
     between editing kwok.yaml and the restart.
     """
-    docs = _config(cluster)
+    docs = config(cluster)
     components = cast(list[dict[str, Any]], docs[0].get("components") or [])
     apiserver = next((c for c in components if c.get("name") == "kube-apiserver"), None)
     if apiserver is None:

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +91,11 @@ def running_pid(props: dict[str, Any]) -> int | None:
     return record[0] if record and runs(*record) else None
 
 
-def start(props: dict[str, Any]) -> int:
-    """Writes the files and starts the program detached, its output appended to the log; returns its pid."""
+def start(props: dict[str, Any], environment: Mapping[str, str] | None = None) -> int:
+    """Writes the files and starts the program detached, its output appended to the log; returns its pid.
+
+    `environment` is added to the engine's (a server's root credentials, say): never written to a file or the state.
+    """
     directory = Path(props["dir"])
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     for name, content in (props.get("files") or {}).items():
@@ -109,7 +113,7 @@ def start(props: dict[str, Any]) -> int:
         proc = subprocess.Popen(
             argv,
             cwd=directory,
-            env=_environment(),
+            env={**_environment(), **(environment or {})},
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -181,12 +185,14 @@ def _outputs(props: dict[str, Any], pid: int | None) -> dict[str, Any]:
     return {**kept, "fileHashes": file_hashes(props), "pid": pid or 0, "running": pid is not None}
 
 
-def ensure_running(props: dict[str, Any], restart: bool = False) -> dict[str, Any]:
+def ensure_running(
+    props: dict[str, Any], restart: bool = False, environment: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The process running with these inputs: started when gone, restarted when asked."""
     if restart:
         stop(props)
     pid = running_pid(props)
-    return _outputs(props, pid if pid is not None else start(props))
+    return _outputs(props, pid if pid is not None else start(props, environment))
 
 
 class LocalProcessProvider(ResourceProvider):

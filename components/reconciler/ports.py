@@ -99,3 +99,17 @@ def for_new_cluster(cluster_dir: Path) -> dict[str, int] | None:
         high = DEFAULT_EPHEMERAL_START
     others = [p.read_text() for p in cluster_dir.parent.glob("*/kwok.yaml") if p.parent != cluster_dir]
     return choose(str(cluster_dir), PORT_FLOOR, min(high, 65536), recorded(others), bindable)
+
+
+def for_store(store_dir: Path, clusters_dir: Path) -> int | None:
+    """A port for the local object store in `store_dir`: a whole block's first, clear of every cluster's ports.
+
+    Taking the block keeps the kwok clusters made while the store runs off it. Callers hold the ports lock.
+    """
+    try:
+        high = ephemeral_start(EPHEMERAL_RANGE.read_text())
+    except OSError:
+        high = DEFAULT_EPHEMERAL_START
+    clusters = [p.read_text() for p in clusters_dir.glob("*/kwok.yaml")]
+    chosen = choose(str(store_dir), PORT_FLOOR, min(high, 65536), recorded(clusters), bindable)
+    return None if chosen is None else min(chosen.values())

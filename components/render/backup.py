@@ -19,6 +19,14 @@ KEY_BUCKET = "bucketName"
 # arbor's key beside Gardener's: where in the bucket the shoot's entry is (its name holds the Shoot record's uid).
 KEY_PREFIX = "storePrefix"
 KEY_REGION = "region"
+# etcd-backup-restore's keys for an S3-compatible store other than AWS (the local object store).
+KEY_ENDPOINT = "endpoint"
+KEY_PATH_STYLE = "s3ForcePathStyle"
+KEY_TRUSTED_CA = "trustedCaCert"
+# The region an S3-compatible store answers for when none is configured (MinIO's default).
+STORE_REGION = "us-east-1"
+# The partition of ARNs an S3-compatible store reads in policies.
+STORE_PARTITION = "aws"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
 # deleted by garbage collection, or by anyone) are kept this long before they expire.
@@ -50,8 +58,17 @@ def aws_bucket_policy(partition: str, bucket: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def store_bucket_policy(bucket: str) -> dict[str, Any]:
+    """The local store's bucket policy: aws's, less the TLS version condition MinIO does not know.
+
+    MinIO serves TLS 1.2 and later only, so the condition has nothing to refuse there.
+    """
+    policy = aws_bucket_policy(STORE_PARTITION, bucket)
+    return {**policy, "Statement": [s for s in policy["Statement"] if s["Sid"] != "DenyOutdatedTLS"]}
+
+
 def aws_identity_policy(partition: str, bucket: str) -> dict[str, Any]:
-    """The backup identity's policy: objects of this bucket; no version deletion, no other bucket, no settings."""
+    """The backup identity's policy: objects of this bucket; no version deleted, no other bucket, no settings."""
     arn = aws_bucket_arn(partition, bucket)
     return {
         "Version": "2012-10-17",
@@ -61,6 +78,10 @@ def aws_identity_policy(partition: str, bucket: str) -> dict[str, Any]:
             {"Sid": "Objects", "Effect": "Allow", "Resource": f"{arn}/*",
              "Action": ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
                         "s3:PutObject"]},
+            # S3 needs s3:DeleteObjectVersion for a versioned delete, which is not granted; MinIO takes
+            # s3:DeleteObject for it unless this is denied outright. Either way, no version is deleted for good.
+            {"Sid": "NoVersionDeletion", "Effect": "Deny", "Resource": f"{arn}/*",
+             "Action": ["s3:DeleteObjectVersion"]},
         ],
     }  # fmt: skip
 
@@ -75,6 +96,14 @@ def aws_lifecycle_rules() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def store_lifecycle_rules() -> list[dict[str, Any]]:
+    """The local store's lifecycle: aws's, less the multipart rule MinIO's lifecycle does not take.
+
+    MinIO removes stale multipart uploads by itself (its `api stale_uploads_expiry`, 24 hours by default).
+    """
+    return [r for r in aws_lifecycle_rules() if "abort_incomplete_multipart_upload" not in r]
+
+
 def gcp_lifecycle_rules() -> list[dict[str, Any]]:
     """The bucket's lifecycle: stale multipart uploads aborted, noncurrent versions deleted."""
     return [
@@ -85,8 +114,16 @@ def gcp_lifecycle_rules() -> list[dict[str, Any]]:
 
 
 def etcd_backup_data(provider: ProviderType, bucket: str, region: str, credentials: dict[str, str]) -> dict[str, str]:
-    """The `etcd-backup` Secret's data: the identity's credentials, the bucket, and aws's region."""
+    """The `etcd-backup` Secret's data: the identity's credentials, the bucket, and the region of an S3 store."""
     data = {**credentials, KEY_BUCKET: bucket}
-    if provider is ProviderType.AWS:
+    if provider in (ProviderType.AWS, ProviderType.LOCAL):
         data[KEY_REGION] = region
     return data
+
+
+def store_credentials(access_key: str, secret_key: str, endpoint: str, ca_cert: str) -> dict[str, str]:
+    """What etcd-backup-restore needs of the local store beside a bucket: the user's keys, where, and its CA."""
+    return {
+        "accessKeyID": access_key, "secretAccessKey": secret_key, KEY_ENDPOINT: endpoint, KEY_PATH_STYLE: "true",
+        KEY_TRUSTED_CA: ca_cert,
+    }  # fmt: skip

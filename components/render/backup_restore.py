@@ -22,11 +22,14 @@ from components.render import backup, pki, storage
 Object = dict[str, Any]
 IMAGE = "europe-docker.pkg.dev/gardener-project/releases/gardener/etcdbrctl:v0.39.0"
 SERVER_PORT = 8080
-# etcd-backup-restore's names for the object stores, and where each reads its credentials.
-STORAGE_PROVIDERS = {ProviderType.GCP: "GCS", ProviderType.AWS: "S3"}
+# etcd-backup-restore's names for the object stores, and where each reads its credentials. The local object store
+# speaks S3: the same provider, with the endpoint and CA the `etcd-backup` Secret adds.
+STORAGE_PROVIDERS = {ProviderType.GCP: "GCS", ProviderType.AWS: "S3", ProviderType.LOCAL: "S3"}
+_S3_CREDENTIALS = ("/var/etcd-backup", "AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup")
 CREDENTIALS = {
     ProviderType.GCP: ("/var/.gcp", "GOOGLE_APPLICATION_CREDENTIALS", f"/var/.gcp/{backup.KEY_SERVICE_ACCOUNT}"),
-    ProviderType.AWS: ("/var/etcd-backup", "AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup"),
+    ProviderType.AWS: _S3_CREDENTIALS,
+    ProviderType.LOCAL: _S3_CREDENTIALS,
 }
 MAINTENANCE_HOUR = 22
 DELTA_PERIOD, DELTA_MEMORY_LIMIT = "5m", 100 * 1024 * 1024

@@ -146,6 +146,8 @@ def remove_stack(stack: Stack, destroy: bool = True) -> None:
         stack.run("stack", "rm", "--yes", "--force", check=False)
     finally:
         cleanup_clusters(f"{stack.name}-")
+        # Its object store's objects (the store itself was one of the processes).
+        shutil.rmtree(Path(os.environ["KWOK_WORKDIR"]) / "object-store" / stack.name, ignore_errors=True)
         (stack.config_dir / f"Pulumi.{stack.name}.yaml").unlink(missing_ok=True)
 
 

@@ -40,10 +40,14 @@ KEPT = [("seed/local-1", ["namespaces"]), ("seed/local-1", ["deployments", "-A"]
 
 
 def landscape(**fields: Any) -> dict[str, Any]:
-    """The local garden (without encryption), its first seed with dev/web, seed local-2; `fields` at the top."""
+    """The local garden (without encryption), its first seed with dev/web, seed local-2; `fields` at the top.
+
+    Without local backups: a sharded landscape refuses them until its stacks share one object store.
+    """
     garden = {**LOCAL_LANDSCAPE["garden"]}
     garden.pop("encryption", None)
-    return {"garden": garden, "seeds": [LOCAL_LANDSCAPE["seeds"][0], OTHER], "shoots": [WEB], **fields}
+    seed = {k: v for k, v in LOCAL_LANDSCAPE["seeds"][0].items() if k != "backup"}
+    return {"garden": garden, "seeds": [seed, OTHER], "shoots": [WEB], **fields}
 
 
 def up_script(stack: Stack) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,7 +109,10 @@ class Built:
 
 
 def build(
-    raw: dict[str, Any], plan: LandscapePlan | None = None, provider_for: Callable[[Any], Any] | None = None
+    raw: dict[str, Any],
+    plan: LandscapePlan | None = None,
+    provider_for: Callable[[Any], Any] | None = None,
+    keep_object_store: bool = False,
 ) -> Built:
     """The Landscape of a raw spec (or of a plan made from one) on the local provider (or `provider_for`'s)."""
     built = Built(landscape=None)  # type: ignore[arg-type]
@@ -131,14 +135,16 @@ def build(
     built.landscape = Landscape(
         "arbor",
         plan or plan_landscape(parse_landscape(raw), "local"),
-        provider_for or (lambda _: LocalProvider(settings)),
+        # One provider for the whole landscape, as the program has: the local one keeps the object store.
+        provider_for or functools.cache(lambda _: LocalProvider(settings)),
         pulumi.ResourceOptions(transformations=[record]),
+        keep_object_store=keep_object_store,
     )
     return built
 
 
 def registered(
-    plan: LandscapePlan, provider_for: Callable[[Any], Any] | None = None, mocks: Any = None
+    plan: LandscapePlan, provider_for: Callable[[Any], Any] | None = None, mocks: Any = None, keep_store: bool = False
 ) -> tuple[Built, Any]:
     """A plan's Landscape registered under fresh mocks (or `mocks`) until every output settled; raises its errors."""
     mocks = mocks or Mocks()
@@ -147,7 +153,7 @@ def registered(
 
     @pulumi.runtime.test
     def register() -> pulumi.Output[list[str]]:
-        built.append(build({}, plan, provider_for))
+        built.append(build({}, plan, provider_for, keep_store))
         return built[0].settled()
 
     register()

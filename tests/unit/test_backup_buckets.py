@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from components.plan.values import BackupValues
+from components.providers.snapshot_step import RISKY_ENV
+from components.reconciler import etcd_snapshot
 from components.render import backup
 from tests.unit.test_example_stacks import OBJECT_SET, PROVIDERS, SHOOTS, Example
 from tests.unit.test_shoot_exposure import unwrapped
@@ -126,9 +128,12 @@ def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version
                             ["policy"])  # fmt: skip
         arn = f"arn:aws:s3:::{planned.bucket}"
         for statement in policy["Statement"]:
-            assert statement["Effect"] == "Allow"
             assert statement["Resource"] in (arn, f"{arn}/*")
             actions = statement["Action"]
+            if statement["Effect"] == "Deny":
+                assert actions == ["s3:DeleteObjectVersion"]
+                continue
+            assert statement["Effect"] == "Allow"
             assert not [a for a in actions if "*" in a or "Version" in a or a.startswith("s3:PutBucket")]
         assert _one(example, "aws:iam/user:User", f"arbor-seed-{planned.seed}-backup-user")["name"] == planned.bucket
 
@@ -175,3 +180,28 @@ def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> Non
             "seedName": planned.seed,
         }
         assert (BUCKET[example.provider], f"arbor-seed-{planned.seed}-backup") in example.waits_for(BACKUP_BUCKET, name)
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_a_risky_change_of_a_cloud_shoot_waits_for_a_snapshot_etcd_backup_restore_takes(
+    example: Example, shoot: str
+) -> None:
+    """GIVEN a hosted shoot on a cloud seed WHEN registered THEN a snapshot step asks its etcd-backup-restore.
+
+    Made, the step does nothing; a change of the minor version or the encryption configuration updates it, and it
+    asks the sidecar in the shoot's seed namespace for a full snapshot through the seed's API; the encryption
+    rewrite waits for it. No daily snapshot of arbor's own: etcd-backup-restore takes those.
+    """
+    values = next(s for s in example.plan.shoots if s.name == shoot)
+    prefix = SHOOTS[shoot]
+    step = _one(example, "command:local:Command", f"{prefix}-snapshot-before-change")
+    assert (step["create"], step["update"]) == ("true", etcd_snapshot.SNAPSHOT_COMMAND)
+    environment = unwrapped(step["environment"])
+    request = json.loads(unwrapped(environment[etcd_snapshot.SNAPSHOT_ENV]))
+    assert request["seedNamespace"] == values.seed_namespace and request["entryNamespace"] == values.project_namespace
+    assert request["entry"] == f"{values.technical_id}--uid-{prefix}-record"
+    minor = ".".join(values.kubernetes_version.split(".")[:2])
+    assert json.loads(unwrapped(environment[RISKY_ENV]))[0] == minor
+    rewrite = ("pulumi-python:dynamic/arbor:EncryptionRewrite", f"{prefix}-encryption-rewrite")
+    assert ("command:local:Command", f"{prefix}-snapshot-before-change") in example.waits_for(*rewrite)
+    assert not example.of("pulumi-python:dynamic/arbor:EtcdSnapshot")

@@ -120,15 +120,23 @@ def test_plan_of_the_local_landscape() -> None:
             ["landscape.seeds[0].networks.ipFamilies: a seed on aws is created IPv4, IPv6 seeds are not supported "
              "yet: use [IPv4] (it hosts dual-stack shoots, as Gardener's seeds do)"],
         ),
+        ({"seeds": [{**base()["seeds"][0], "backup": {"provider": "local"}}]}, []),
         (
-            {"seeds": [{**base()["seeds"][0], "backup": {"provider": "local"}}]},
-            ["landscape.seeds[0].backup.provider: local backups (an object store on loopback) are not run yet: use "
-             "gcp or aws, or leave backup out"],
+            {"seeds": [{**base()["seeds"][0], "backup": {"provider": "local"}}], "stacks": "perSeed"},
+            ["landscape.seeds[0].backup.provider: a landscape sharded per seed would run an object store in each "
+             "seed stack, not one shared store (not yet): leave backup out of local seeds, or keep stacks: one"],
         ),
         (
             {"seeds": [{**base()["seeds"][0], "backup": {"provider": "aws", "region": "eu-west-1"}}]},
-            ["landscape.seeds[0].backup: a local seed's etcd runs without etcd-backup-restore (kwok runs no pods), "
-             "so nothing would write to the bucket: leave backup out on local seeds"],
+            ["landscape.seeds[0].backup.provider: a local seed's buckets are in the local object store (MinIO on "
+             "loopback): use local, not aws"],
+        ),
+        (
+            {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],
+                        "backup": {"provider": "local"}}],
+             "shoots": []},
+            ["landscape.seeds[0].backup.provider: the local object store listens on this machine's loopback, which "
+             "etcd-backup-restore on a gcp seed cannot reach: use gcp or aws"],
         ),
         (
             {"seeds": [{"name": "local-1", "provider": "gcp", "region": "europe-west1", "zones": ["europe-west1-b"],

@@ -1,4 +1,4 @@
-"""Data-bearing resources are registered with `protect`: clusters (etcd data), CAs and keys, encryption keys."""
+"""Data-bearing resources are registered with `protect`: clusters (etcd data), CAs, keys, encryption keys, backups."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ CLUSTERS = ["arbor-garden-cluster", "arbor-seed-local-1-cluster"] + [
 ENCRYPTION_KEYS = ["arbor-garden-encryption-keys"] + [
     f"arbor-shoot-{s}-encryption-keys" for s in ("dev-web", "ops-db", "ops-root")
 ]
+# The local object store (every snapshot) and the seed's bucket in it.
+BACKUPS = ["arbor-seed-local-1-backup", "local-object-store"]
 # Every shoot's CAs and its service-account key; certificates and bootstrap tokens are issued again from them.
 PKI = ["ca", "ca-client", "ca-etcd", "ca-front-proxy", "service-account-key"]
 
@@ -44,12 +46,12 @@ def registered(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bool]]:
 def expected() -> list[str]:
     """Every resource the local landscape must protect."""
     shoots = ("dev-web", "ops-db", "ops-root")
-    return sorted([*CLUSTERS, *ENCRYPTION_KEYS, *(f"arbor-shoot-{s}-pki-{c}" for s in shoots for c in PKI)])
+    return sorted([*CLUSTERS, *ENCRYPTION_KEYS, *BACKUPS, *(f"arbor-shoot-{s}-pki-{c}" for s in shoots for c in PKI)])
 
 
 @pulumi.runtime.test
 def test_data_bearing_resources_are_protected(registered: dict[str, bool]) -> pulumi.Output[None]:
-    """GIVEN the local stack WHEN registered THEN exactly clusters, CAs and keys are protected."""
+    """GIVEN the local stack WHEN registered THEN exactly clusters, CAs, keys and backups are protected."""
     built = build(LOCAL)
 
     def check(_: list[str]) -> None:

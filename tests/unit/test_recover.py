@@ -174,11 +174,14 @@ def test_only_pending_creates_that_adopt_are_dropped() -> None:
     # arbor's local cluster as the engine types it (`dynamic/arbor:LocalCluster`), and an older state's untyped one.
     typed = op("creating", "lc", f"pulumi-python:{LocalCluster._resource_type_name}")
     dynamic = op("creating", "d", "pulumi-python:dynamic:Resource")
+    # A snapshot step (`command.local.Command`) is simply taken again.
+    step = op("creating", "s", "command:local:Command")
     deployment = {
         "resources": [],
-        "pending_operations": [op("creating", "a"), typed, dynamic, cloud, op("updating", "b"), op("deleting", "c")],
-    }
-    assert recover.pending_creates(deployment) == [f"urn:pulumi:local::arbor::t::{n}" for n in ("a", "lc", "d")]
+        "pending_operations": [op("creating", "a"), typed, dynamic, step, cloud, op("updating", "b"),
+                               op("deleting", "c")],
+    }  # fmt: skip
+    assert recover.pending_creates(deployment) == [f"urn:pulumi:local::arbor::t::{n}" for n in ("a", "lc", "d", "s")]
     assert recover.pending_creates(deployment, adopting=False) == ["urn:pulumi:local::arbor::t::gke"]
     cleared = recover.without_pending_creates(deployment)
     assert cleared["pending_operations"] == [cloud, op("updating", "b"), op("deleting", "c")]

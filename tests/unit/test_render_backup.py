@@ -26,12 +26,14 @@ PARTITIONS = st.sampled_from(["aws", "aws-cn", "aws-us-gov"])
 
 
 def test_the_aws_policies_and_lifecycle(golden: Callable[[str, str], None]) -> None:
-    """GIVEN a bucket WHEN its aws policies and lifecycle are rendered THEN they are the golden file."""
+    """GIVEN a bucket WHEN its aws and local store policies and lifecycles are rendered THEN they are the golden."""
     rendered = {
         "bucketPolicy": backup.aws_bucket_policy("aws", "arbor-seed-1"),
         "identityPolicy": backup.aws_identity_policy("aws", "arbor-seed-1"),
         "lifecycle": backup.aws_lifecycle_rules(),
         "gcpLifecycle": backup.gcp_lifecycle_rules(),
+        "storeBucketPolicy": backup.store_bucket_policy("arbor-seed-1"),
+        "storeLifecycle": backup.store_lifecycle_rules(),
     }
     golden("backup-policies.json", json.dumps(rendered, indent=2, sort_keys=True) + "\n")
 
@@ -56,10 +58,15 @@ def test_the_identity_may_touch_its_own_bucket_only(bucket: str, partition: str)
     """
     policy = backup.aws_identity_policy(partition, bucket)
     arn = f"arn:{partition}:s3:::{bucket}"
-    for statement in policy["Statement"]:
-        assert statement["Effect"] == "Allow" and statement["Resource"] in (arn, f"{arn}/*")
+    allowed = [s for s in policy["Statement"] if s["Effect"] == "Allow"]
+    for statement in allowed:
+        assert statement["Resource"] in (arn, f"{arn}/*")
         assert all(a.startswith("s3:") and "*" not in a and "Version" not in a for a in statement["Action"])
         assert not [a for a in statement["Action"] if a.startswith(("s3:PutBucket", "s3:DeleteBucket"))]
+    # And a version deletion is denied outright (MinIO would take s3:DeleteObject for it otherwise).
+    denied = [s for s in policy["Statement"] if s not in allowed]
+    assert denied == [{"Sid": "NoVersionDeletion", "Effect": "Deny", "Resource": f"{arn}/*",
+                       "Action": ["s3:DeleteObjectVersion"]}]  # fmt: skip
 
 
 SEEDS = st.from_regex(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", fullmatch=True)

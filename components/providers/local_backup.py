@@ -1,0 +1,114 @@
+"""Local backups: seeds' buckets in the landscape's object store (MinIO on loopback, TLS), shoots' etcd snapshots.
+
+One store per local stack, made with its first bucket, protected (it holds every snapshot; `make down` removes it
+after every shoot and bucket is gone). Each seed's bucket gets the settings render/backup.py gives an S3 bucket on
+aws (versioning, SSE-S3, the lifecycle, a policy refusing plain HTTP; less what MinIO does not know) and a user
+whose policy is aws's backup identity's: that bucket's objects, nothing else. kwok runs no etcd-backup-restore, so
+arbor snapshots each hosted shoot's etcd into its entry itself (components/reconciler/etcd_snapshot.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+
+import pulumi
+
+from components.bundles import BackupAccess, ClusterAccess, SeedAccess
+from components.kinds import ProviderType
+from components.plan.values import BackupValues, ShootValues
+from components.providers.snapshot_step import snapshot_step
+from components.reconciler.etcd_snapshot import EtcdSnapshot
+from components.reconciler.object_store import ObjectStore
+from components.reconciler.store_bucket import StoreBucket
+from components.render import backup
+from components.render.backup import KEY_PREFIX
+
+STORE = "local-object-store"
+
+
+def object_store(workdir: str, stack: str, parent: pulumi.Resource | None) -> ObjectStore:
+    """The stack's object store: its process's files under `processes/`, its objects under `object-store/`."""
+    return ObjectStore(
+        STORE,
+        workdir=workdir,
+        directory=os.path.join(workdir, "processes", f"{stack}-minio"),
+        data_dir=os.path.join(workdir, "object-store", stack),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True),
+    )
+
+
+def store_bucket(values: BackupValues, store: ObjectStore, parent: pulumi.Resource) -> BackupAccess:
+    """The seed's bucket in the store, its settings and its user; the `etcd-backup` data for its shoots."""
+    reach: dict[str, pulumi.Input[str]] = {
+        "endpoint": store.endpoint, "caCert": store.caCert, "rootUser": store.rootUser,
+        "rootPassword": store.rootPassword,
+    }  # fmt: skip
+    bucket = StoreBucket(
+        f"{parent._name}-backup",
+        store=reach,
+        bucket=values.bucket,
+        bucket_policy=json.dumps(backup.store_bucket_policy(values.bucket), sort_keys=True),
+        identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
+        lifecycle=backup.store_lifecycle_rules(),
+        # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[store]),
+    )
+    data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, store.endpoint, store.caCert).apply(
+        lambda got: backup.etcd_backup_data(
+            ProviderType.LOCAL, values.bucket, backup.STORE_REGION, backup.store_credentials(*got)
+        )
+    )
+    return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[store, bucket])
+
+
+class LocalBackups:
+    """The local provider's backups: one object store per stack, a bucket per seed, snapshots per hosted shoot."""
+
+    def __init__(self, workdir: str, backup_request: str) -> None:
+        self.workdir, self.backup_request = workdir, backup_request
+        self._store: ObjectStore | None = None
+
+    def object_store(self, parent: pulumi.Resource | None = None) -> ObjectStore:
+        """The stack's object store, registered once (under `parent`, the landscape) however many seeds use it."""
+        if self._store is None:
+            self._store = object_store(self.workdir, pulumi.get_stack(), parent)
+        return self._store
+
+    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket in the stack's object store."""
+        return store_bucket(values, self.object_store(), parent)
+
+    def etcd_snapshots(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        backup: pulumi.Output[dict[str, str]],
+        entry: pulumi.Output[str],
+        garden: ClusterAccess,
+        risky: Sequence[pulumi.Input[str]],
+        parent: pulumi.Resource,
+        depends_on: Sequence[pulumi.Resource] = (),
+    ) -> Sequence[pulumi.Resource]:
+        """Full snapshots of the shoot cluster's etcd (kwok runs no etcd-backup-restore) into its entry.
+
+        The daily ones (EtcdSnapshot), and one as a command step whenever `risky` changes, which the preview lists.
+        """
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+        cluster, namespace, prefix = shoot.cluster.name, shoot.project_namespace, backup.apply(lambda d: d[KEY_PREFIX])
+        daily = EtcdSnapshot(
+            f"{parent._name}-etcd-snapshot", cluster=cluster, workdir=self.workdir, backup_data=backup, prefix=prefix,
+            entry=entry, entry_namespace=namespace, garden_kubeconfig=garden.reach, request=self.backup_request,
+            opts=opts,
+        )  # fmt: skip
+        request = pulumi.Output.all(backup, prefix, entry, garden.reach).apply(
+            lambda got: {
+                "cluster": cluster, "workdir": self.workdir, "entryNamespace": namespace, "backup": got[0],
+                "prefix": got[1], "entry": got[2], "gardenKubeconfig": got[3],
+            }
+        )  # fmt: skip
+        before = snapshot_step(
+            parent._name, request, risky, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[daily]))
+        )
+        return [daily, before]

@@ -1,0 +1,285 @@
+"""StoreBucket: a seed's backup bucket in the local object store, with its settings and a user limited to it.
+
+What it makes through MinIO's S3 and admin APIs, from the settings components/render/backup.py renders for S3 (the
+aws path uses the same): the bucket, versioning, server-side encryption (SSE-S3, the store's KMS key), the lifecycle,
+the bucket policy (TLS only), and a user with a policy of its own for this bucket alone, whose keys are generated
+at create and kept in the state (secret). `read()` compares what the store has with what it should have, setting by
+setting (`observed`), so a setting changed or removed behind arbor's back is drift the next `up` puts right.
+
+The bucket and its objects are retained on delete (as a cloud seed's bucket is): only the user and its policy go.
+The store's own deletion (`make down`) removes the objects.
+
+The engine stores the provider pickled by reference to this module: keep its path and class names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import secrets
+import string
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import urllib3
+from minio import Minio, S3Error
+from minio.commonconfig import ENABLED, Filter
+from minio.credentials.providers import StaticProvider
+from minio.error import MinioAdminException
+from minio.lifecycleconfig import AbortIncompleteMultipartUpload, LifecycleConfig, NoncurrentVersionExpiration, Rule
+from minio.minioadmin import MinioAdmin
+from minio.sseconfig import Rule as SSERule
+from minio.sseconfig import SSEConfig
+from minio.versioningconfig import VersioningConfig
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+# Bump when the provider logic changes: every bucket shows an update and is converged again.
+PROVIDER_VERSION = "1"
+# Access keys as AWS's: 20 upper-case letters and digits; secret keys 40 characters.
+ACCESS_KEY_ALPHABET = string.ascii_uppercase + string.digits
+GENERATED = ("accessKey", "secretKey")
+TIMEOUT_S = 30
+
+
+class BucketError(Exception):
+    """A bucket that cannot be made or read; the message names it and says why."""
+
+
+@contextmanager
+def clients(props: dict[str, Any]) -> Iterator[tuple[Minio, MinioAdmin]]:
+    """S3 and admin clients of the store as its root user, trusting only the store's CA."""
+    http = urllib3.PoolManager(
+        cert_reqs="CERT_REQUIRED", ca_cert_data=props["caCert"], timeout=urllib3.Timeout(total=TIMEOUT_S),
+        retries=urllib3.Retry(total=3, backoff_factor=0.2),
+    )  # fmt: skip
+    host = props["endpoint"].removeprefix("https://")
+    creds = StaticProvider(props["rootUser"], props["rootPassword"])
+    try:
+        yield (
+            Minio(host, credentials=creds, secure=True, http_client=http),
+            MinioAdmin(endpoint=host, credentials=creds, secure=True, http_client=http),
+        )
+    except (S3Error, MinioAdminException, urllib3.exceptions.HTTPError, ValueError) as error:
+        raise BucketError(f"bucket {props['bucket']} in the object store at {props['endpoint']}: {error}") from None
+    finally:
+        http.clear()
+
+
+def _lifecycle(rules: list[dict[str, Any]]) -> LifecycleConfig:
+    """The lifecycle rules render/backup.py gives for S3, as the client's configuration.
+
+    The engine hands numbers back as floats: day counts are made whole again.
+    """
+    made = []
+    for rule in rules:
+        abort = rule.get("abort_incomplete_multipart_upload")
+        noncurrent = rule.get("noncurrent_version_expiration")
+        made.append(
+            Rule(
+                ENABLED, rule_filter=Filter(prefix=""), rule_id=rule["id"],
+                abort_incomplete_multipart_upload=AbortIncompleteMultipartUpload(int(abort["days_after_initiation"]))
+                if abort else None,
+                noncurrent_version_expiration=NoncurrentVersionExpiration(int(noncurrent["noncurrent_days"]))
+                if noncurrent else None,
+            )
+        )  # fmt: skip
+    return LifecycleConfig(made)
+
+
+def statements(policy: str | dict[str, Any]) -> list[dict[str, Any]]:
+    """A policy's statements in one form (single values as lists, sorted), however the store writes them back."""
+    doc = json.loads(policy) if isinstance(policy, str) else policy
+
+    def listed(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: listed(v) for k, v in sorted(value.items())}
+        return sorted(value) if isinstance(value, list) else [value]
+
+    def principal(value: Any) -> Any:
+        return listed({"AWS": value} if value == "*" else value)
+
+    def statement(s: dict[str, Any]) -> dict[str, Any]:
+        found = {k: s.get(k) for k in ("Sid", "Effect")}
+        found |= {k: listed(s[k]) for k in ("Action", "Resource", "Condition") if k in s}
+        return found | ({"Principal": principal(s["Principal"])} if "Principal" in s else {})
+
+    found = [statement(s) for s in doc.get("Statement", [])]
+    return sorted(found, key=lambda s: json.dumps(s, sort_keys=True))
+
+
+def _rule_facts(config: LifecycleConfig | None) -> list[list[Any]]:
+    """Each lifecycle rule's id, status and day counts."""
+    facts = []
+    for rule in config.rules if config else []:
+        abort = rule.abort_incomplete_multipart_upload
+        noncurrent = rule.noncurrent_version_expiration
+        facts.append([rule.rule_id, rule.status, abort.days_after_initiation if abort else None,
+                      noncurrent.noncurrent_days if noncurrent else None])  # fmt: skip
+    return sorted(facts, key=str)
+
+
+def desired(props: dict[str, Any]) -> dict[str, Any]:
+    """The settings the bucket and its user should have, in the form `observe` reads them."""
+    return {
+        "bucket": True,
+        "versioning": ENABLED,
+        "encryption": "AES256",
+        "lifecycle": _rule_facts(_lifecycle(props["lifecycle"])),
+        "policy": statements(props["bucketPolicy"]),
+        "user": [props["accessKey"], "enabled", props["bucket"]],
+        "identityPolicy": statements(props["identityPolicy"]),
+    }
+
+
+def observe(props: dict[str, Any]) -> dict[str, Any]:
+    """The settings the store has now; missing ones read as empty."""
+    with clients(props) as (s3, admin):
+        name = props["bucket"]
+        if not s3.bucket_exists(name):
+            return {"bucket": False}
+        sse = s3.get_bucket_encryption(name)
+        rule = sse.rule if sse else None
+        policy = _or_empty(lambda: s3.get_bucket_policy(name))
+        return {
+            "bucket": True,
+            "versioning": s3.get_bucket_versioning(name).status,
+            "encryption": rule.sse_algorithm if rule else "",
+            "lifecycle": _rule_facts(s3.get_bucket_lifecycle(name)),
+            "policy": statements(policy) if policy else [],
+            "user": _user(admin, props["accessKey"]),
+            "identityPolicy": _identity_policy(admin, name),
+        }
+
+
+def _or_empty(read: Any) -> Any:
+    """What `read()` returns, or None when the store has no such setting."""
+    try:
+        return read()
+    except S3Error as error:
+        if (error.code or "").startswith("NoSuch"):
+            return None
+        raise
+
+
+def _user(admin: MinioAdmin, access_key: str) -> list[str]:
+    """The user's access key, status and policy; empty when there is no such user."""
+    try:
+        info = json.loads(admin.user_info(access_key))
+    except MinioAdminException:
+        return []
+    return [access_key, info.get("status", ""), info.get("policyName", "")]
+
+
+def _identity_policy(admin: MinioAdmin, name: str) -> list[dict[str, Any]]:
+    """The statements of the user's policy; empty when there is no such policy."""
+    try:
+        info = json.loads(admin.policy_info(name))
+    except MinioAdminException:
+        return []
+    return statements(info.get("Policy", info))
+
+
+def converge(props: dict[str, Any]) -> None:
+    """Makes the bucket if missing and (re)writes every setting and the user; each call is safe to repeat."""
+    with clients(props) as (s3, admin):
+        name = props["bucket"]
+        if not s3.bucket_exists(name):
+            s3.make_bucket(name)
+        s3.set_bucket_versioning(name, VersioningConfig(ENABLED))
+        s3.set_bucket_encryption(name, SSEConfig(SSERule.new_sse_s3_rule()))
+        s3.set_bucket_lifecycle(name, _lifecycle(props["lifecycle"]))
+        s3.set_bucket_policy(name, props["bucketPolicy"])
+        admin.policy_add(name, policy=json.loads(props["identityPolicy"]))
+        admin.user_add(props["accessKey"], props["secretKey"])
+        # Attaching a policy the user has already is refused as a change with no effect.
+        if name not in _user(admin, props["accessKey"])[2:]:
+            admin.attach_policy([name], user=props["accessKey"])
+
+
+def fingerprint(settings: dict[str, Any]) -> str:
+    """The SHA-256 (first 16 hex digits) of a set of settings."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _outputs(props: dict[str, Any], observed: dict[str, Any]) -> dict[str, Any]:
+    """The inputs and keys, the fingerprint of what it should have and of what it has."""
+    return {**props, "wanted": fingerprint(desired(props)), "observed": fingerprint(observed)}
+
+
+class StoreBucketProvider(ResourceProvider):
+    """CRUD of one bucket and its user; nothing is captured, everything is read from the properties."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Generates the user's keys, then makes the bucket, its settings and the user."""
+        access = "".join(secrets.choice(ACCESS_KEY_ALPHABET) for _ in range(20))
+        props = {**props, "accessKey": access, "secretKey": secrets.token_urlsafe(30)}
+        converge(props)
+        return CreateResult(id_=props["bucket"], outs=_outputs(props, observe(props)))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """Another bucket name replaces it; other inputs or drift found by refresh are an update."""
+        replaces = ["bucket"] if olds.get("bucket") != news.get("bucket") else []
+        keys = ("endpoint", "bucketPolicy", "identityPolicy", "lifecycle", "version")
+        drifted = olds.get("observed") != olds.get("wanted")
+        changed = bool(replaces) or drifted or any(olds.get(k) != news.get(k) for k in keys)
+        # The user's keys stay through an update, so the preview keeps what is made from them known.
+        stables = [] if replaces else list(GENERATED)
+        return DiffResult(changes=changed, replaces=replaces, stables=stables, delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Keeps the user's keys and writes every setting again."""
+        props = {**news, **{k: olds[k] for k in GENERATED}}
+        converge(props)
+        return UpdateResult(outs=_outputs(props, observe(props)))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """What the store has now, as a fingerprint beside the wanted one; a store not answering is drift too.
+
+        Refresh reads the bucket while its store may be stopped (the store's own read says so): the update that
+        follows starts the store first, then writes the bucket's settings again.
+        """
+        try:
+            observed = observe(props)
+        except BucketError:
+            observed = {"reachable": False}
+        return ReadResult(id_=id_, outs=_outputs(props, observed))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Removes the user and its policy; the bucket and its objects are kept."""
+        # A store already gone (down deletes it after its buckets) leaves nothing to remove; a user or policy
+        # already gone neither.
+        with contextlib.suppress(BucketError), clients(props) as (_, admin):
+            with contextlib.suppress(MinioAdminException):
+                admin.user_remove(props["accessKey"])
+            with contextlib.suppress(MinioAdminException):
+                admin.policy_remove(props["bucket"])
+
+
+class StoreBucket(Resource, module="arbor", name="StoreBucket"):
+    """A bucket of the local object store and a user limited to it; `secretKey` and `rootPassword` are secret."""
+
+    if TYPE_CHECKING:
+        accessKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        secretKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        store: dict[str, pulumi.Input[str]],
+        bucket: str,
+        bucket_policy: str,
+        identity_policy: str,
+        lifecycle: list[dict[str, Any]],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            **store, "bucket": bucket, "bucketPolicy": bucket_policy, "identityPolicy": identity_policy,
+            "lifecycle": lifecycle, "version": PROVIDER_VERSION,
+            **dict.fromkeys((*GENERATED, "wanted", "observed")),
+        }  # fmt: skip
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey", "rootPassword"])
+        super().__init__(StoreBucketProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

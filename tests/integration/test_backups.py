@@ -1,0 +1,279 @@
+"""Local backups on the real engine: the landscape's object store (real MinIO over TLS), the seed's bucket and key.
+
+The local landscape's seed asks for `backup: {provider: local}`: `up` starts the store, makes the seed's bucket with
+aws's settings and a user limited to it, records BackupBucket and BackupEntry in the garden and hands each hosted
+shoot the `etcd-backup` Secret. These tests use that Secret as etcd-backup-restore would, and the root user only to
+play the operator who changes the bucket behind arbor's back.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import urllib3
+import yaml
+from minio import Minio, S3Error
+from minio.error import InvalidResponseError
+from minio.versioningconfig import VersioningConfig
+
+from components.reconciler import local_process
+from tests.integration.engine import Stack, items, preview_with, steps_by_type
+
+SEED = "seed/local-1"
+HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
+
+
+def secret_data(stack: Stack, tmp_path: Path, namespace: str) -> dict[str, str]:
+    """The `etcd-backup` Secret of a hosted shoot's seed namespace, decoded."""
+    (secret,) = items(
+        stack, SEED, tmp_path, "secrets", "-n", namespace, "--field-selector", "metadata.name=etcd-backup"
+    )
+    return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+
+
+def client(endpoint: str, ca: str, access_key: str, secret_key: str) -> Minio:
+    """An S3 client of the store that trusts only its CA (the environment's AWS_CA_BUNDLE plays no part)."""
+    http = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca, retries=urllib3.Retry(total=2))
+    return Minio(endpoint.removeprefix("https://"), access_key, secret_key, secure=True, http_client=http)
+
+
+@pytest.fixture(scope="module")
+def backup(local_stack: Stack) -> Iterator[dict[str, str]]:
+    """dev/web's `etcd-backup` Secret."""
+    with tempfile.TemporaryDirectory() as tmp:
+        yield secret_data(local_stack, Path(tmp), "shoot--dev--web")
+
+
+def seed_client(data: dict[str, str]) -> Minio:
+    """The store as the seed's user, from the Secret's keys."""
+    return client(data["endpoint"], data["trustedCaCert"], data["accessKeyID"], data["secretAccessKey"])
+
+
+def store_outputs(stack: Stack) -> dict[str, Any]:
+    """The ObjectStore's outputs in the stack's state, secrets shown (the root user's password among them)."""
+    state = json.loads(stack.run("stack", "export", "--show-secrets").stdout)
+    (store,) = [r for r in state["deployment"]["resources"] if r["type"] == "pulumi-python:dynamic/arbor:ObjectStore"]
+    # A secret shown by the export is a wrapper holding the value as JSON text.
+    return {k: json.loads(v["plaintext"]) if isinstance(v, dict) and "plaintext" in v else v
+            for k, v in store["outputs"].items()}  # fmt: skip
+
+
+def root_client(stack: Stack) -> Minio:
+    """The store as its root user: the operator who changes things behind arbor's back."""
+    store = store_outputs(stack)
+    return client(store["endpoint"], store["caCert"], store["rootUser"], store["rootPassword"])
+
+
+def test_the_seeds_bucket_is_recorded_and_handed_to_each_hosted_shoot(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the local landscape WHEN converged THEN the garden records its bucket and each hosted shoot its entry.
+
+    Each hosted shoot's seed namespace holds `etcd-backup` naming the bucket, the store and the entry's prefix.
+    """
+    (bucket,) = items(local_stack, "garden", tmp_path, "backupbuckets")
+    assert bucket["spec"]["provider"] == {"type": "local", "region": bucket["spec"]["provider"]["region"]}
+    assert bucket["spec"]["seedName"] == "local-1"
+    entries = {e["metadata"]["name"]: e for e in items(local_stack, "garden", tmp_path, "backupentries", "-A")}
+    shoots = {s["metadata"]["name"]: s for s in items(local_stack, "garden", tmp_path, "shoots", "-A")}
+    for namespace, (project, name) in HOSTED.items():
+        uid = shoots[name]["metadata"]["uid"]
+        entry = entries[f"{namespace}--{uid}"]
+        assert entry["metadata"]["namespace"] == f"garden-{project}"
+        assert entry["spec"]["bucketName"] == bucket["metadata"]["name"]
+        data = secret_data(local_stack, tmp_path, namespace)
+        assert data["bucketName"] == bucket["metadata"]["name"]
+        assert data["storePrefix"] == f"{namespace}--{uid}/etcd-main"
+        assert data["endpoint"].startswith("https://127.0.0.1:")
+        assert data["s3ForcePathStyle"] == "true"
+        assert "BEGIN CERTIFICATE" in data["trustedCaCert"]
+
+
+def test_the_seeds_key_may_use_its_bucket_and_nothing_else(local_stack: Stack, backup: dict[str, str]) -> None:
+    """GIVEN the seed's key WHEN it writes, reads and overwrites a snapshot THEN it may, and nothing else.
+
+    Each write is a version encrypted at rest; deleting a version for good, another bucket, listing or making
+    buckets, changing or reading the bucket's settings are refused, and plain HTTP gets no answer.
+    """
+    s3, bucket = seed_client(backup), backup["bucketName"]
+    key = f"{backup['storePrefix']}/test-{os.getpid()}"
+    # Another seed's bucket, with a snapshot in it.
+    root, other = root_client(local_stack), f"{bucket}-other"
+    if not root.bucket_exists(other):
+        root.make_bucket(other)
+    root.put_object(other, "snapshot", io.BytesIO(b"theirs"), 6)
+    for body in (b"first", b"second"):
+        s3.put_object(bucket, key, io.BytesIO(body), len(body))
+    assert s3.get_object(bucket, key).read() == b"second"
+    versions = [o for o in s3.list_objects(bucket, prefix=key, include_version=True)]
+    assert len(versions) == 2
+    assert (s3.stat_object(bucket, key).metadata or {}).get("x-amz-server-side-encryption") == "AES256"
+    refused: list[Callable[[], object]] = [
+        lambda: s3.remove_object(bucket, key, version_id=versions[-1].version_id),
+        lambda: s3.make_bucket("arbor-another"),
+        lambda: list(s3.list_objects(other)),
+        lambda: s3.get_object(other, "snapshot"),
+        lambda: s3.put_object(other, "snapshot", io.BytesIO(b"mine"), 4),
+        lambda: s3.set_bucket_versioning(bucket, VersioningConfig("Suspended")),
+        lambda: s3.get_bucket_policy(bucket),
+    ]
+    for i, attempt in enumerate(refused):
+        with pytest.raises(S3Error) as denied:
+            attempt()
+        assert denied.value.code == "AccessDenied", i
+    # MinIO lists the buckets a user may use instead of refusing the listing: its own alone.
+    assert [b.name for b in s3.list_buckets()] == [bucket]
+    # Only TLS: the store's port does not speak plain HTTP at all.
+    plain = Minio(backup["endpoint"].removeprefix("https://"), backup["accessKeyID"], backup["secretAccessKey"],
+                  secure=False, http_client=urllib3.PoolManager(retries=urllib3.Retry(total=0)))  # fmt: skip
+    with pytest.raises(InvalidResponseError, match="HTTP request to an HTTPS server"):
+        plain.get_object(bucket, key).read()
+
+
+def test_drift_and_a_stopped_store_are_put_right_with_every_object_kept(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN bucket settings changed behind arbor's back and the store stopped WHEN converged THEN both are right.
+
+    Versioning suspended and the bucket policy removed, then the server killed: the preview updates the bucket and
+    the store, `up` restores both on the same endpoint, and the objects written before are still there.
+    """
+    s3, bucket = seed_client(backup), backup["bucketName"]
+    key = f"{backup['storePrefix']}/kept-{os.getpid()}"
+    s3.put_object(bucket, key, io.BytesIO(b"kept"), 4)
+    store = store_outputs(local_stack)
+    root = root_client(local_stack)
+    root.set_bucket_versioning(bucket, VersioningConfig("Suspended"))
+    root.delete_bucket_policy(bucket)
+    pid = local_process.running_pid(store)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert steps.get("pulumi-python:dynamic/arbor:StoreBucket") == ["update"]
+    assert steps.get("pulumi-python:dynamic/arbor:ObjectStore") == ["update"]
+    local_stack.up()
+
+    assert root.get_bucket_versioning(bucket).status == "Enabled"
+    assert "DenyInsecureTransport" in root.get_bucket_policy(bucket)
+    assert seed_client(backup).get_object(bucket, key).read() == b"kept"
+    assert store_outputs(local_stack)["endpoint"] == store["endpoint"]
+
+
+def entry_status(stack: Stack, tmp_path: Path, namespace: str) -> dict[str, str]:
+    """The latest full snapshot the BackupEntry of a hosted shoot's seed namespace names."""
+    entries = items(stack, "garden", tmp_path, "backupentries", "-A")
+    (entry,) = [e for e in entries if e["metadata"]["name"].startswith(f"{namespace}--")]
+    return dict(entry["status"]["latestFullSnapshot"])
+
+
+def restored_keys(snapshot: bytes, tmp_path: Path) -> list[str]:
+    """The keys of an etcd restored from a gzip-compressed snapshot and started on its own: a restore that works."""
+    db = tmp_path / "snapshot.db"
+    db.write_bytes(gzip.decompress(snapshot))
+    data, port = tmp_path / "restored", local_process.free_port()
+    peer = f"http://127.0.0.1:{local_process.free_port()}"
+    subprocess.run(["etcdutl", "snapshot", "restore", str(db), "--data-dir", str(data), "--name", "r",
+                    "--initial-cluster", f"r={peer}", "--initial-advertise-peer-urls", peer],
+                   check=True, capture_output=True)  # fmt: skip
+    client = f"http://127.0.0.1:{port}"
+    etcd = subprocess.Popen(["etcd", "--name", "r", "--data-dir", str(data), "--listen-client-urls", client,
+                             "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                             "--initial-cluster", f"r={peer}", "--initial-advertise-peer-urls", peer],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        for _ in range(100):
+            got = subprocess.run(["etcdctl", f"--endpoints={client}", "get", "/registry/", "--prefix", "--keys-only"],
+                                 capture_output=True, text=True, check=False)  # fmt: skip
+            if got.returncode == 0:
+                return [k for k in got.stdout.splitlines() if k]
+            time.sleep(0.1)
+        raise AssertionError(f"the restored etcd did not answer: {got.stderr}")
+    finally:
+        etcd.kill()
+        etcd.wait()
+
+
+def test_each_hosted_shoots_etcd_is_snapshotted_into_its_entry_and_restores(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN the converged landscape WHEN its entries are read THEN each names a full snapshot that restores.
+
+    The snapshot is where etcd-backup-restore puts one (`<entry>/etcd-main/v2/Full-…gz`), the status gives its time
+    in RFC 3339, and an etcd restored from it with etcdutl holds the shoot's objects.
+    """
+    status = entry_status(local_stack, tmp_path, "shoot--dev--web")
+    assert re.fullmatch(rf"{re.escape(backup['storePrefix'])}/v2/Full-00000000-\d{{8}}-\d+\.gz", status["name"])
+    assert datetime.strptime(status["time"], "%Y-%m-%dT%H:%M:%SZ")
+    snapshot = seed_client(backup).get_object(backup["bucketName"], status["name"]).read()
+    keys = restored_keys(snapshot, tmp_path)
+    assert "/registry/namespaces/kube-system" in keys
+
+
+def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_says_so(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN the converged landscape WHEN a backup is asked for THEN the preview lists a snapshot per hosted shoot.
+
+    And `up` takes them: each entry names a newer snapshot than before. Without the request, nothing is due.
+    """
+    before = {ns: entry_status(local_stack, tmp_path, ns) for ns in HOSTED}
+    assert "pulumi-python:dynamic/arbor:EtcdSnapshot" not in steps_by_type(local_stack.preview_json())
+    asked = dataclasses.replace(local_stack, env={**(local_stack.env or {}), "ARBOR_BACKUP_REQUEST": f"t{time.time()}"})
+    steps = steps_by_type(asked.preview_json())
+    assert steps.get("pulumi-python:dynamic/arbor:EtcdSnapshot") == ["update"] * len(HOSTED)
+    time.sleep(1)  # a snapshot's name holds its second
+    asked.up()
+    for namespace, old in before.items():
+        new = entry_status(local_stack, tmp_path, namespace)
+        assert new["name"] != old["name"] and new["time"] >= old["time"]
+
+
+def test_a_risky_change_runs_after_a_snapshot_step_the_preview_lists(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN dev/web's encryption changed WHEN previewed and converged THEN a snapshot step runs before the rewrite.
+
+    The preview lists the step (an update of a `command.local.Command`) ahead of the rewrite, and nothing of ops/db;
+    `up` runs it: its output names a new full snapshot in the entry, which the entry's status names. The change is
+    undone afterwards (another snapshot, another rewrite).
+    """
+    preview = preview_with(local_stack, tmp_path, {"encryption": {"resources": ["configmaps"]}})
+    names = [((s.get("newState") or s["oldState"])["urn"].split("::")[-1], s["op"]) for s in preview["steps"]]
+    order = [n for n, op in names if op != "same"]
+    step, rewrite = "arbor-shoot-dev-web-snapshot-before-change", "arbor-shoot-dev-web-encryption-rewrite"
+    assert (step, "update") in names and (rewrite, "update") in names
+    assert order.index(step) < order.index(rewrite)
+    assert not [n for n in order if n.startswith("arbor-shoot-ops-db-")]
+
+    path = local_stack.config_dir / f"Pulumi.{local_stack.name}.yaml"
+    original = path.read_text()
+    before = entry_status(local_stack, tmp_path, "shoot--dev--web")
+    try:
+        changed = yaml.safe_load(original)
+        changed["config"]["arbor:landscape"]["shoots"][0]["encryption"] = {"resources": ["configmaps"]}
+        path.write_text(yaml.safe_dump(changed, sort_keys=False))
+        time.sleep(1)  # a snapshot's name holds its second
+        local_stack.up()
+        state = json.loads(local_stack.run("stack", "export").stdout)["deployment"]["resources"]
+        (command,) = [r for r in state if r["urn"].endswith(f"::{step}")]
+        taken = command["outputs"]["stdout"]
+        assert taken.startswith(f"{backup['storePrefix']}/v2/Full-") and taken != before["name"]
+        assert (seed_client(backup).stat_object(backup["bucketName"], taken).size or 0) > 0
+        assert entry_status(local_stack, tmp_path, "shoot--dev--web")["name"] == taken
+    finally:
+        path.write_text(original)
+        local_stack.up()
