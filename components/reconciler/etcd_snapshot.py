@@ -35,6 +35,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.store_bucket import trusting
 from components.render import backup
 
 PROVIDER_VERSION = "1"
@@ -84,9 +85,8 @@ def _etcdctl(*args: str) -> str:
 
 def _store(data: dict[str, str]) -> Minio:
     """The store as the seed's user, trusting only the CA the `etcd-backup` data names."""
-    http = urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=data[backup.KEY_TRUSTED_CA],
-                               retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
     host = data[backup.KEY_ENDPOINT].removeprefix("https://")
+    http = trusting(data[backup.KEY_TRUSTED_CA])  # no total timeout: an upload takes as long as the snapshot's size
     return Minio(host, data["accessKeyID"], data["secretAccessKey"], secure=True, http_client=http)
 
 

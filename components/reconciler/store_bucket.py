@@ -48,13 +48,18 @@ class BucketError(Exception):
     """A bucket that cannot be made or read; the message names it and says why."""
 
 
+def trusting(ca_cert: str, timeout_s: float | None = None) -> urllib3.PoolManager:
+    """HTTPS connections to the store that trust only its CA (not the environment's bundle), retried a few times."""
+    # urllib3's own default when unbounded: no total limit.
+    timeout = urllib3.Timeout(total=timeout_s) if timeout_s else urllib3.Timeout.DEFAULT_TIMEOUT
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca_cert, timeout=timeout,
+                               retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
+
+
 @contextmanager
 def clients(props: dict[str, Any]) -> Iterator[tuple[Minio, MinioAdmin]]:
     """S3 and admin clients of the store as its root user, trusting only the store's CA."""
-    http = urllib3.PoolManager(
-        cert_reqs="CERT_REQUIRED", ca_cert_data=props["caCert"], timeout=urllib3.Timeout(total=TIMEOUT_S),
-        retries=urllib3.Retry(total=3, backoff_factor=0.2),
-    )  # fmt: skip
+    http = trusting(props["caCert"], TIMEOUT_S)
     host = props["endpoint"].removeprefix("https://")
     creds = StaticProvider(props["rootUser"], props["rootPassword"])
     try:
