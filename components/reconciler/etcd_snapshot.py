@@ -72,14 +72,14 @@ def etcd_url(cluster: kwokctl.Cluster) -> str:
     return f"http://127.0.0.1:{int(options['etcdPort'])}"
 
 
-def _etcdctl(*args: str) -> str:
-    """The output of etcdctl; its error, never a key, when it fails."""
-    etcdctl = shutil.which("etcdctl")
-    if etcdctl is None:
-        raise SnapshotError("etcdctl is not on PATH: run `make tools`")
-    done = subprocess.run([etcdctl, *args], capture_output=True, text=True, timeout=ETCDCTL_TIMEOUT_S, check=False)
+def _etcd_tool(tool: str, *args: str) -> str:
+    """The output of etcdctl or etcdutl; its error, never a key, when it fails."""
+    program = shutil.which(tool)
+    if program is None:
+        raise SnapshotError(f"{tool} is not on PATH: run `make tools`")
+    done = subprocess.run([program, *args], capture_output=True, text=True, timeout=ETCDCTL_TIMEOUT_S, check=False)
     if done.returncode != 0:
-        raise SnapshotError(f"etcdctl {args[0]} failed: {done.stderr.strip()[-300:]}")
+        raise SnapshotError(f"{tool} {args[0]} failed: {done.stderr.strip()[-300:]}")
     return done.stdout
 
 
@@ -96,9 +96,11 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
     data = props["backup"]
     with tempfile.TemporaryDirectory(prefix="arbor-snapshot-") as tmp:
         raw, packed = Path(tmp) / "snapshot.db", Path(tmp) / "snapshot.db.gz"
-        _etcdctl("snapshot", "save", str(raw), f"--endpoints={endpoint}")
-        status = json.loads(_etcdctl("endpoint", "status", "--write-out=json", f"--endpoints={endpoint}"))
-        revision = int(status[0]["Status"]["header"]["revision"])
+        _etcd_tool("etcdctl", "snapshot", "save", str(raw), f"--endpoints={endpoint}")
+        # The revision the snapshot holds, read from the file: etcd may have moved on since it was saved.
+        revision = int(
+            json.loads(_etcd_tool("etcdutl", "snapshot", "status", str(raw), "--write-out=json"))["revision"]
+        )
         with raw.open("rb") as source, gzip.open(packed, "wb") as sink:
             shutil.copyfileobj(source, sink)
         taken = datetime.now(UTC)
