@@ -1,10 +1,11 @@
 """Local backups: seeds' buckets in the landscape's object store (MinIO on loopback, TLS), shoots' etcd snapshots.
 
-One store per local stack, made with its first bucket, protected (it holds every snapshot; `make down` removes it
-after every shoot and bucket is gone). Each seed's bucket gets the settings render/backup.py gives an S3 bucket on
-aws (versioning, SSE-S3, the lifecycle, a policy refusing plain HTTP; less what MinIO does not know) and a user
-whose policy is aws's backup identity's: that bucket's objects, nothing else. kwok runs no etcd-backup-restore, so
-arbor snapshots each hosted shoot's etcd into its entry itself (components/reconciler/etcd_snapshot.py).
+One store per local stack, made by the landscape before its seeds' buckets and kept after the last, protected (it
+holds every snapshot; `make down` removes it after every shoot and bucket is gone). Each seed's bucket gets the
+settings render/backup.py gives an S3 bucket on aws (versioning, SSE-S3, the lifecycle, a policy refusing plain
+HTTP; less what MinIO does not know) and a user whose policy is aws's backup identity's: that bucket's objects,
+nothing else. kwok runs no etcd-backup-restore, so arbor snapshots each hosted shoot's etcd into its entry itself
+(components/reconciler/etcd_snapshot.py).
 """
 
 from __future__ import annotations
