@@ -72,6 +72,7 @@ def shoot_state_backup(
         object_key=spec.apply(lambda s: s["object"]),
         seed_kubeconfig=seed.cluster.reach,
         garden_kubeconfig=garden.reach,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[described, *after]),
+        # Protected: it holds the only key that opens the state in the bucket.
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[described, *after]),
     )
     return [described, upload]

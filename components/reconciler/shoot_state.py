@@ -71,7 +71,7 @@ def unseal(blob: bytes, key: str) -> bytes:
 
 def digest(value: Any) -> str:
     """The SHA-256 of a value's canonical JSON: the same content, the same digest."""
-    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(shoot_state.canonical({"value": value})).hexdigest()
 
 
 def live_machines(props: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

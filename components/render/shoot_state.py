@@ -71,7 +71,11 @@ def machine_state(objects: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[st
 
 def document(shoot: Mapping[str, str], secrets: Mapping[str, Mapping[str, str]], machines: Mapping[str, Any]) -> bytes:
     """The state as canonical JSON: the same content is the same bytes, so the same checksum."""
-    content = {"version": DOCUMENT_VERSION, "shoot": dict(shoot), "secrets": secrets, "machines": machines}
+    return canonical({"version": DOCUMENT_VERSION, "shoot": dict(shoot), "secrets": secrets, "machines": machines})
+
+
+def canonical(content: Mapping[str, Any]) -> bytes:
+    """Content as canonical JSON (sorted keys, no spaces): what its checksum is of."""
     return json.dumps(content, sort_keys=True, separators=(",", ":")).encode()
 
 

@@ -66,11 +66,8 @@ def seed_client(data: dict[str, str]) -> Minio:
 
 def store_outputs(stack: Stack) -> dict[str, Any]:
     """The ObjectStore's outputs in the stack's state, secrets shown (the root user's password among them)."""
-    state = json.loads(stack.run("stack", "export", "--show-secrets").stdout)
-    (store,) = [r for r in state["deployment"]["resources"] if r["type"] == "pulumi-python:dynamic/arbor:ObjectStore"]
-    # A secret shown by the export is a wrapper holding the value as JSON text.
-    return {k: json.loads(v["plaintext"]) if isinstance(v, dict) and "plaintext" in v else v
-            for k, v in store["outputs"].items()}  # fmt: skip
+    (store,) = stack.resource_outputs("pulumi-python:dynamic/arbor:ObjectStore").values()
+    return store
 
 
 def root_client(stack: Stack) -> Minio:
