@@ -15,18 +15,9 @@ from components.bundles import ClusterAccess, SeedAccess
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
-from components.kinds import ProviderType
-from components.plan.values import BackupValues, ShootValues
+from components.plan.values import ShootValues
 from components.reconciler.shoot_state import ShootStateBackup
 from components.render import api, controlplane, shoot_state
-
-# The stores a state is sealed in: the S3 ones (components/reconciler/entry_store.py). Not yet Cloud Storage.
-SEALED_STORES = (ProviderType.AWS, ProviderType.LOCAL)
-
-
-def sealed_in(planned: BackupValues | None) -> bool:
-    """Whether a shoot's state goes to its bucket: it has one, in a store the state is sealed in."""
-    return planned is not None and planned.provider in SEALED_STORES
 
 
 def persisted_secrets(

@@ -41,7 +41,7 @@ from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
-from components.concerns.shoot_state import persisted_secrets, sealed_in, shoot_state_backup
+from components.concerns.shoot_state import persisted_secrets, shoot_state_backup
 from components.concerns.system import system_components
 from components.concerns.workers import Workers, in_shoot_workers
 from components.plan import network
@@ -160,7 +160,7 @@ class Shoot(pulumi.ComponentResource):
         after: Sequence[pulumi.Resource],
     ) -> list[pulumi.Resource]:
         """The shoot's state (persisted secrets, machines) sealed in its entry, after its control plane and machines."""
-        if seed is None or seed.backup is None or not sealed_in(self.values.backup):
+        if seed is None or seed.backup is None or self.values.backup is None:
             return []
         secrets = persisted_secrets(self.credentials, self.encryption.config)
         data = extra[backup.ETCD_BACKUP_SECRET]

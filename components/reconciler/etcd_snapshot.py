@@ -34,7 +34,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl
-from components.reconciler.entry_store import entry_store
+from components.reconciler.entry_store import entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
 from components.render import backup
 
@@ -100,7 +100,7 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         key = snapshot_key(props["prefix"], revision, taken)
         digest = hashlib.sha256(packed.read_bytes()).hexdigest()
         try:
-            entry_store(data).fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
+            s3_client(data).fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
         except (S3Error, urllib3.exceptions.HTTPError) as error:
             raise SnapshotError(f"uploading {key} to bucket {data[backup.KEY_BUCKET]}: {error}") from None
         size = packed.stat().st_size
@@ -134,14 +134,7 @@ def _age_s(props: dict[str, Any]) -> float:
 
 def _present(props: dict[str, Any]) -> bool:
     """Whether the latest snapshot is still in the bucket; a store that cannot be asked says nothing is missing."""
-    data = props["backup"]
-    try:
-        entry_store(data).stat_object(data[backup.KEY_BUCKET], props["latest"])
-    except S3Error as error:
-        return error.code not in ("NoSuchKey", "NoSuchBucket")
-    except urllib3.exceptions.HTTPError:
-        return True
-    return True
+    return entry_store(props["backup"]).present(props["latest"])
 
 
 def _wanted(olds: dict[str, Any], news: dict[str, Any]) -> bool:

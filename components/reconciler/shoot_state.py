@@ -16,23 +16,20 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import io
 import json
 import os
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-import urllib3
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from minio import S3Error
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
-from components.reconciler.entry_store import entry_store
+from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.kube import Kube, KubeError
-from components.render import backup, machine_crds, shoot_state
+from components.render import machine_crds, shoot_state
 
 PROVIDER_VERSION = "1"
 # The first bytes of a sealed state and the associated data its tag covers: another format is refused, not misread.
@@ -104,33 +101,25 @@ def upload(props: dict[str, Any]) -> dict[str, Any]:
     if checksum == props.get("checksum") and _present(props):
         return {**kept, "checksum": checksum}
     generation += 1
-    sealed, store = seal(data, props["key"]), props["backup"]
-    metadata: dict[str, str | list[str] | tuple[str]] = {META_GENERATION: str(generation), META_CHECKSUM: checksum}
+    sealed = seal(data, props["key"])
     try:
-        entry_store(store).put_object(
-            store[backup.KEY_BUCKET], props["object"], io.BytesIO(sealed), len(sealed),
-            content_type="application/octet-stream", metadata=metadata,
-        )  # fmt: skip
-    except (S3Error, urllib3.exceptions.HTTPError) as error:
-        raise StateError(f"uploading {props['object']} to bucket {store[backup.KEY_BUCKET]}: {error}") from None
+        entry_store(props["backup"]).put(
+            props["object"], sealed, {META_GENERATION: str(generation), META_CHECKSUM: checksum}
+        )
+    except StoreError as error:
+        raise StateError(str(error)) from None
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return {**kept, "generation": generation, "checksum": checksum, "size": len(sealed), "lastUpload": now}
 
 
 def fetch(props: dict[str, Any]) -> dict[str, Any]:
     """The latest state of the entry, opened with the stack's key and checked against its checksum (a restore)."""
-    store = props["backup"]
     try:
-        got = entry_store(store).get_object(store[backup.KEY_BUCKET], props["object"])
-        try:
-            blob, meta = got.read(), {k.lower(): v for k, v in got.headers.items()}
-        finally:
-            got.close()
-            got.release_conn()
-    except (S3Error, urllib3.exceptions.HTTPError) as error:
-        raise StateError(f"reading {props['object']} from bucket {store[backup.KEY_BUCKET]}: {error}") from None
+        blob, metadata = entry_store(props["backup"]).get(props["object"])
+    except StoreError as error:
+        raise StateError(str(error)) from None
     data = unseal(blob, props["key"])
-    if shoot_state.checksum(data) != meta.get(f"x-amz-meta-{META_CHECKSUM}"):
+    if shoot_state.checksum(data) != metadata.get(META_CHECKSUM):
         raise StateError(f"{props['object']}: its checksum differs from the one it was stored with")
     document: dict[str, Any] = json.loads(data)
     return document
@@ -138,14 +127,7 @@ def fetch(props: dict[str, Any]) -> dict[str, Any]:
 
 def _present(props: dict[str, Any]) -> bool:
     """Whether the state is still in the bucket; a store that cannot be asked says nothing is missing."""
-    store = props["backup"]
-    try:
-        entry_store(store).stat_object(store[backup.KEY_BUCKET], props["object"])
-    except S3Error as error:
-        return error.code not in ("NoSuchKey", "NoSuchBucket")
-    except urllib3.exceptions.HTTPError:
-        return True
-    return True
+    return entry_store(props["backup"]).present(props["object"])
 
 
 def write_status(props: dict[str, Any]) -> None:

@@ -163,13 +163,15 @@ class Store:
     """An entry's store that keeps what is put, and says whether the object is there."""
 
     def __init__(self) -> None:
-        self.put: list[tuple[str, bytes, dict[str, Any]]] = []
+        self.written: list[tuple[str, bytes, dict[str, str]]] = []
 
-    def put_object(self, _bucket: str, key: str, data: Any, _length: int, **kw: Any) -> None:
-        self.put.append((key, data.read(), kw["metadata"]))
+    def put(self, key: str, data: bytes, metadata: dict[str, str]) -> None:
+        """Kept."""
+        self.written.append((key, data, metadata))
 
-    def stat_object(self, _bucket: str, _key: str) -> None:
-        """Present."""
+    def present(self, _key: str) -> bool:
+        """Always."""
+        return True
 
 
 @pytest.fixture
@@ -191,16 +193,16 @@ def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) 
     provider = reconciler.ShootStateProvider()
     news = {**state_props(key=None, generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
     made = outs(provider.create(news))
-    assert made["generation"] == 1 and "secrets" not in made and len(store.put) == 1
-    key, (_, blob, meta) = made["key"], store.put[0]
+    assert made["generation"] == 1 and "secrets" not in made and len(store.written) == 1
+    key, (_, blob, meta) = made["key"], store.written[0]
     document = json.loads(reconciler.unseal(blob, key))
     assert document["secrets"] == SECRETS and meta[reconciler.META_CHECKSUM] == made["checksum"] == made["checksum"]
     same = outs(provider.update("s", made, news))
-    assert (same["generation"], same["key"], len(store.put)) == (1, key, 1)
+    assert (same["generation"], same["key"], len(store.written)) == (1, key, 1)
     rotated = {**news, "secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}
     moved = outs(provider.update("s", same, rotated))
-    assert (moved["generation"], moved["key"], len(store.put)) == (2, key, 2)
-    assert json.loads(reconciler.unseal(store.put[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
+    assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
+    assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
 
 
 @pytest.mark.parametrize(("moved", "present", "due"), [(False, True, False), (True, True, True), (False, False, True)])
