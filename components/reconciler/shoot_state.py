@@ -3,7 +3,7 @@
 The state (components/render/shoot_state.py: the persisted secrets and the machine state) is what a control plane
 rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under a key this
 resource generates once and keeps as a secret output, so only the stack can open it, then uploaded with the seed's
-key to `<entry>/etcd-main/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff
+key to `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff
 compares their digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState
 record's status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their
 digest), and the machine objects are read from the seed when needed, never kept.

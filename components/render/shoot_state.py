@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from components.render import pki
-from components.render.backup_restore import entry_prefix
 
 # The credentials Gardener marks `persist` (a CA or key issued again would break every trust in it): the keys of
 # each one's public part (certificate, public key) and of its secret part (private key), as its Secret names them.
@@ -38,8 +37,8 @@ def persisted(credentials: Iterable[pki.Credential]) -> tuple[pki.Credential, ..
 
 
 def object_key(entry: str) -> str:
-    """Where an entry's shoot state is: one object, the bucket's versioning keeps its earlier generations."""
-    return f"{entry_prefix(entry)}/{STATE_DIR}/{STATE_OBJECT}"
+    """Where an entry's shoot state is, beside its etcd's prefix: one object, versioning keeps earlier generations."""
+    return f"{entry}/{STATE_DIR}/{STATE_OBJECT}"
 
 
 def machine_object(obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -101,7 +101,7 @@ def test_a_gcp_entry_writes_and_reads_objects_with_the_accounts_token(gcs: tuple
     store = entry_store.entry_store(data)
     assert isinstance(store, entry_store.GcsEntry)
     store.api = url
-    key = "shoot--dev--web--uid/etcd-main/shoot-state/shootstate.json.gz.sealed"
+    key = "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"
     assert not store.present(key)
     store.put(key, b"\x00sealed\xff", {"arbor-generation": "1"})
     assert store.present(key)

@@ -57,9 +57,9 @@ def test_the_state_carries_the_cas_and_keys_whole_and_no_leaf() -> None:
 
 
 def test_a_state_is_one_object_under_the_entrys_etcd_prefix() -> None:
-    """GIVEN an entry WHEN its state's key is made THEN it is one object in `<entry>/etcd-main/shoot-state/`."""
+    """GIVEN an entry WHEN its state's key is made THEN it is one object in `<entry>/shoot-state/`."""
     key = shoot_state.object_key("shoot--dev--web--uid")
-    assert key == "shoot--dev--web--uid/etcd-main/shoot-state/shootstate.json.gz.sealed"
+    assert key == "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"
 
 
 @given(
@@ -232,7 +232,7 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert set(secrets) == {pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.CA_CLIENT, pki.SERVICE_ACCOUNT_KEY,
                             controlplane.ENCRYPTION_SECRET}  # fmt: skip
     assert set(secrets[pki.CA]) == {pki.KEY_CA_CERT, pki.KEY_CA_KEY}
-    assert inputs["object"].endswith("/etcd-main/shoot-state/shootstate.json.gz.sealed")
+    assert inputs["object"].endswith("/shoot-state/shootstate.json.gz.sealed")
     record = mocks.inputs["arbor-shoot-dev-web-shoot-state-record"]
     assert record["kind"] == "ShootState" and record["spec"]["object"] == inputs["object"]
     edges = built.edges["arbor-shoot-dev-web-shoot-state"]
