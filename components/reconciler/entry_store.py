@@ -48,6 +48,9 @@ class EntryStore(Protocol):
     def present(self, key: str) -> bool:
         """Whether the object is there; a store that cannot be asked says it is (nothing is known missing)."""
 
+    def keys(self, prefix: str) -> list[str]:
+        """The keys of the objects under a prefix (their current versions)."""
+
 
 def s3_client(data: dict[str, str]) -> Minio:
     """The bucket's S3 store as the seed's user; a local store is trusted by its own CA only."""
@@ -96,6 +99,13 @@ class S3Entry:
         except urllib3.exceptions.HTTPError:
             return True
         return True
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under a prefix, every level."""
+        try:
+            return [str(o.object_name) for o in self.client.list_objects(self.bucket, prefix=prefix, recursive=True)]
+        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"listing {prefix} in bucket {self.bucket}: {error}") from None
 
 
 def _b64url(raw: bytes) -> str:
@@ -178,6 +188,24 @@ class GcsEntry:
             return self._call("GET", self._object(key)).status != 404
         except (urllib3.exceptions.HTTPError, StoreError):
             return True
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under a prefix, page by page."""
+        found: list[str] = []
+        query: dict[str, str] = {"prefix": prefix, "fields": "items(name),nextPageToken"}
+        while True:
+            url = f"{self.api}/storage/v1/b/{self.bucket}/o?{urllib.parse.urlencode(query)}"
+            try:
+                got = self._call("GET", url)
+            except urllib3.exceptions.HTTPError as error:
+                raise StoreError(f"listing {prefix} in bucket {self.bucket}: {error}") from None
+            if got.status != 200:
+                raise StoreError(f"listing {prefix} in bucket {self.bucket}: {got.status}")
+            page = json.loads(got.data)
+            found += [str(item["name"]) for item in page.get("items") or []]
+            if not page.get("nextPageToken"):
+                return found
+            query["pageToken"] = page["nextPageToken"]
 
 
 def entry_store(data: dict[str, str]) -> EntryStore:
