@@ -54,7 +54,8 @@ def machine_object(obj: Mapping[str, Any]) -> dict[str, Any]:
         "name": meta.get("name"), "labels": dict(meta.get("labels") or {}), "annotations": annotations,
         "ownerReferences": owners, "spec": obj.get("spec") or {},
     }  # fmt: skip
-    node = (obj.get("status") or {}).get("node")
+    # MCM names a machine's node in its status, and in its `node` label (the only place on some versions).
+    node = (obj.get("status") or {}).get("node") or kept["labels"].get("node")
     if node:
         kept["node"] = node
     return kept

@@ -26,6 +26,13 @@ from tests.integration.test_local_mcm import SETTLE_S, machine_objects, unowned_
 STATE = "pulumi-python:dynamic/arbor:ShootStateBackup"
 
 
+def running(stack: Stack, tmp_path: Path) -> dict[str, bool]:
+    """Whether each Machine of the stack's seeds runs (MCM made its node), by name."""
+    machines = machine_objects(stack, tmp_path, "machines")
+    return {m["metadata"]["name"]: (m.get("status") or {}).get("currentStatus", {}).get("phase") == "Running"
+            for m in machines}  # fmt: skip
+
+
 def records(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """The ShootState records of the garden, by shoot name."""
     return {r["metadata"]["name"]: r for r in items(stack, "garden", tmp_path, "shootstates", "-A")}
@@ -47,7 +54,9 @@ def test_each_hosted_shoots_state_is_sealed_in_its_entry_and_opens_with_the_stac
     never the content.
     """
     deadline = time.monotonic() + SETTLE_S
-    while unowned_deployments(local_stack, tmp_path) and time.monotonic() < deadline:
+    while (unowned_deployments(local_stack, tmp_path) or not all(running(local_stack, tmp_path).values())) and (
+        time.monotonic() < deadline
+    ):
         time.sleep(5)
     local_stack.up()  # refresh finds the machines MCM made since, and uploads them
     described = records(local_stack, tmp_path)
@@ -77,7 +86,7 @@ def test_each_hosted_shoots_state_is_sealed_in_its_entry_and_opens_with_the_stac
         kept = {m["name"]: m for m in document["machines"]["machines"]}
         assert made and set(kept) == set(made)
         for name, machine in kept.items():
-            assert machine["node"] == made[name]["status"]["node"] and machine["spec"].get("providerID")
+            assert machine["node"] == made[name]["metadata"]["labels"]["node"] and machine["spec"].get("providerID")
         with pytest.raises(shoot_state.StateError):
             shoot_state.fetch({**outputs, "key": shoot_state.new_key()})
 

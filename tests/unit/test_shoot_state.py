@@ -97,6 +97,9 @@ def test_a_machine_keeps_its_name_spec_owners_and_node_not_its_status() -> None:
         "ownerReferences": [{"kind": "MachineSet", "name": "web-pool-a-abc"}],
         "spec": {"class": {"kind": "MachineClass", "name": "web-pool-a-1"}, "providerID": "kwok://m-1"}, "node": "m-1",
     }  # fmt: skip
+    # Where MCM names the node in its label alone.
+    labelled = machine("m-2", **{"metadata.labels": {"node": "n-2"}, "status": {}})
+    assert shoot_state.machine_object(labelled)["node"] == "n-2"
 
 
 @given(st.binary(max_size=4096), KEYS, KEYS)
