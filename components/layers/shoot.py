@@ -41,6 +41,7 @@ from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
+from components.concerns.shoot_state import persisted_secrets, shoot_state_backup
 from components.concerns.system import system_components
 from components.concerns.workers import Workers, in_shoot_workers
 from components.plan import network
@@ -50,21 +51,7 @@ from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
 from components.render import api, backup, backup_restore, controlplane, nodeagent, pki
-
-
-def shoot_info(shoot: ShootValues) -> dict[str, str]:
-    """The data of `kube-system/shoot-info`, as Gardener publishes it inside every shoot."""
-    return {
-        "shootName": shoot.name,
-        "projectName": shoot.project,
-        "technicalID": shoot.technical_id,
-        "kubernetesVersion": shoot.kubernetes_version,
-        "nodeNetwork": ",".join(shoot.networking.nodes),
-        "podNetwork": ",".join(shoot.networking.pods),
-        "serviceNetwork": ",".join(shoot.networking.services),
-        "ipFamilies": ",".join(shoot.networking.ip_families),
-        "seedName": shoot.seed or "",
-    }
+from components.render import system as system_render
 
 
 class Shoot(pulumi.ComponentResource):
@@ -104,12 +91,13 @@ class Shoot(pulumi.ComponentResource):
         steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
         entry = self._backup_entry(name, garden, record, seed)
         entry += self._snapshots(infra, seed, garden, record, extra, entry)
+        state = self._state(name, garden, record, seed, extra, after=steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
         system = self._system_components(name)
         grant_shoot_records(name, values, garden, record, self)
-        self.status = self._health(name, garden, seed, [record, *entry, *system, rewritten, *steps])
+        self.status = self._health(name, garden, seed, [record, *entry, *state, *system, rewritten, *steps])
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
         )
@@ -161,6 +149,22 @@ class Shoot(pulumi.ComponentResource):
         risky: list[pulumi.Input[str]] = [minor, self.encryption.config_hash]
         depends = [*entry, *self.access.ready]
         return list(infra.etcd_snapshots(self.values, seed, data, name, garden.cluster, risky, self, depends))
+
+    def _state(
+        self,
+        name: str,
+        garden: GardenAccess,
+        record: Record,
+        seed: SeedAccess | None,
+        extra: Sources,
+        after: Sequence[pulumi.Resource],
+    ) -> list[pulumi.Resource]:
+        """The shoot's state (persisted secrets, machines) sealed in its entry, after its control plane and machines."""
+        if seed is None or seed.backup is None or self.values.backup is None:
+            return []
+        secrets = persisted_secrets(self.credentials, self.encryption.config)
+        data = extra[backup.ETCD_BACKUP_SECRET]
+        return shoot_state_backup(name, self.values, record, garden.cluster, seed, secrets, data, self, after)
 
     def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
         """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
@@ -340,7 +344,7 @@ class Shoot(pulumi.ComponentResource):
         system = k8s.core.v1.ConfigMap(
             f"{name}-shoot-info",
             metadata={"name": "shoot-info", "namespace": "kube-system"},
-            data=shoot_info(self.values),
+            data=system_render.shoot_info(self.values),
             opts=in_shoot,
         )
         # kube-apiserver reaches kubelets (logs, exec, port-forward) with its kubelet client certificate's user.

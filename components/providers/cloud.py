@@ -15,7 +15,9 @@ from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
 from components.providers.snapshot_step import snapshot_step
+from components.reconciler.entry_status import EntryStatus
 from components.reconciler.kube import server_of
+from components.render.backup import KEY_PREFIX
 from components.render.machine_pools import machine_class
 from components.render.machine_providers import nodes_subnet
 from components.render.machines import Object
@@ -175,22 +177,25 @@ class CloudProvider:
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> Sequence[pulumi.Resource]:
-        """The step before a risky change, asking etcd-backup-restore beside etcd main for a full snapshot.
+        """The entry's status from the bucket, and the step before a risky change asking for a full snapshot.
 
-        It takes the daily ones itself (components/render/backup_restore.py); the step reaches it through the seed
-        API server's pod proxy, with the seed's kubeconfig (and its exec plugin, where it has one).
+        etcd-backup-restore beside etcd main takes the daily ones itself (components/render/backup_restore.py), and
+        EntryStatus names the newest in the entry; the step reaches it through the seed API server's pod proxy,
+        with the seed's kubeconfig (and its exec plugin, where it has one).
         """
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
+        prefix = pulumi.Output.unsecret(backup.apply(lambda d: d[KEY_PREFIX]))  # the entry's name, nothing secret
+        status = EntryStatus(
+            f"{parent._name}-entry-status", backup_data=backup, prefix=prefix, entry=entry,
+            entry_namespace=shoot.project_namespace, garden_kubeconfig=garden.reach, opts=opts,
+        )  # fmt: skip
         request = pulumi.Output.all(seed.cluster.reach, entry, garden.reach).apply(
             lambda got: {
                 "seedKubeconfig": got[0], "seedNamespace": shoot.seed_namespace, "entry": got[1],
                 "entryNamespace": shoot.project_namespace, "gardenKubeconfig": got[2],
             }
         )  # fmt: skip
-        return [
-            snapshot_step(
-                parent._name, request, risky, pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on))
-            )
-        ]
+        return [status, snapshot_step(parent._name, request, risky, opts)]
 
     def control_plane_machine(
         self, shoot: ShootValues, network: NetworkAccess, bundle: pulumi.Output[str], parent: pulumi.Resource

@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 import urllib3
-from minio import Minio, S3Error
+from minio import S3Error
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl
+from components.reconciler.entry_store import entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
-from components.reconciler.store_bucket import trusting
 from components.render import backup
 
 PROVIDER_VERSION = "1"
@@ -83,13 +83,6 @@ def _etcd_tool(tool: str, *args: str) -> str:
     return done.stdout
 
 
-def _store(data: dict[str, str]) -> Minio:
-    """The store as the seed's user, trusting only the CA the `etcd-backup` data names."""
-    host = data[backup.KEY_ENDPOINT].removeprefix("https://")
-    http = trusting(data[backup.KEY_TRUSTED_CA])  # no total timeout: an upload takes as long as the snapshot's size
-    return Minio(host, data["accessKeyID"], data["secretAccessKey"], secure=True, http_client=http)
-
-
 def take(props: dict[str, Any]) -> dict[str, Any]:
     """Saves the etcd's snapshot, compresses and uploads it; its key, time, revision, size and digest."""
     endpoint = etcd_url(kwokctl.Cluster(props["cluster"], props["workdir"]))
@@ -107,7 +100,7 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         key = snapshot_key(props["prefix"], revision, taken)
         digest = hashlib.sha256(packed.read_bytes()).hexdigest()
         try:
-            _store(data).fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
+            s3_client(data).fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
         except (S3Error, urllib3.exceptions.HTTPError) as error:
             raise SnapshotError(f"uploading {key} to bucket {data[backup.KEY_BUCKET]}: {error}") from None
         size = packed.stat().st_size
@@ -141,14 +134,7 @@ def _age_s(props: dict[str, Any]) -> float:
 
 def _present(props: dict[str, Any]) -> bool:
     """Whether the latest snapshot is still in the bucket; a store that cannot be asked says nothing is missing."""
-    data = props["backup"]
-    try:
-        _store(data).stat_object(data[backup.KEY_BUCKET], props["latest"])
-    except S3Error as error:
-        return error.code not in ("NoSuchKey", "NoSuchBucket")
-    except urllib3.exceptions.HTTPError:
-        return True
-    return True
+    return entry_store(props["backup"]).present(props["latest"])
 
 
 def _wanted(olds: dict[str, Any], news: dict[str, Any]) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 from components.naming import API_GROUP, API_VERSION, backup_entry
 from components.plan.values import BackupValues, ProjectValues, SeedValues, ShootValues
+from components.render import shoot_state
 
 Object = dict[str, Any]
 STRING: Object = {"type": "string"}
@@ -190,6 +191,25 @@ def backup_entry_crd() -> Object:
     ])  # fmt: skip
 
 
+def shoot_state_crd() -> Object:
+    """ShootState: where a shoot's state is in its bucket, and its generation, checksum, size and upload time.
+
+    Never the content: that is sealed in the bucket (render/shoot_state.py), unlike Gardener's, which holds it.
+    """
+    where = {"bucketName": STRING, "object": STRING}
+    spec = {"type": "object", "required": ["bucketName", "object"], "properties": where}
+    status = {"type": "object", "properties": {
+        "generation": {"type": "integer", "minimum": 1}, "checksum": STRING, "size": {"type": "integer", "minimum": 0},
+        "lastUpload": {"type": "string", "format": "date-time"},
+    }}  # fmt: skip
+    return _crd("ShootState", "shootstates", "Namespaced", spec, status, [
+        {"name": "Generation", "type": "integer", "jsonPath": ".status.generation"},
+        {"name": "Size", "type": "integer", "jsonPath": ".status.size"},
+        {"name": "Checksum", "type": "string", "jsonPath": ".status.checksum", "priority": 1},
+        {"name": "Last upload", "type": "date", "jsonPath": ".status.lastUpload"},
+    ])  # fmt: skip
+
+
 def internal_secret_crd() -> Object:
     """InternalSecret: a Secret in a project namespace that project members cannot read (no project role grants it).
 
@@ -212,7 +232,15 @@ def internal_secret_crd() -> Object:
 
 def crds() -> tuple[Object, ...]:
     """Every CRD of arbor's API."""
-    return (project_crd(), seed_crd(), shoot_crd(), internal_secret_crd(), backup_bucket_crd(), backup_entry_crd())
+    return (
+        project_crd(),
+        seed_crd(),
+        shoot_crd(),
+        internal_secret_crd(),
+        backup_bucket_crd(),
+        backup_entry_crd(),
+        shoot_state_crd(),
+    )
 
 
 def _record(kind: str, name: str, spec: Object, namespace: str | None = None) -> Object:
@@ -276,6 +304,15 @@ def backup_entry_record(shoot: ShootValues, backup: BackupValues, uid: str) -> O
     """The BackupEntry record of a shoot (`<technical id>--<uid>`), owned by its Shoot record, as Gardener's."""
     spec = {"bucketName": backup.bucket, "seedName": backup.seed}
     record = _record("BackupEntry", backup_entry(shoot.technical_id, uid), spec, namespace=shoot.project_namespace)
+    owner = {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "Shoot", "name": shoot.name, "uid": uid}
+    record["metadata"]["ownerReferences"] = [owner]
+    return record
+
+
+def shoot_state_record(shoot: ShootValues, backup: BackupValues, uid: str) -> Object:
+    """The ShootState record of a shoot (named as the shoot), owned by its Shoot record, as Gardener's."""
+    spec = {"bucketName": backup.bucket, "object": shoot_state.object_key(backup_entry(shoot.technical_id, uid))}
+    record = _record("ShootState", shoot.name, spec, namespace=shoot.project_namespace)
     owner = {"apiVersion": f"{API_GROUP}/{API_VERSION}", "kind": "Shoot", "name": shoot.name, "uid": uid}
     record["metadata"]["ownerReferences"] = [owner]
     return record

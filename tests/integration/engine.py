@@ -81,6 +81,20 @@ class Stack:
         """The stack's state as the backend stores it (secrets stay encrypted)."""
         return dict(json.loads(self.run("stack", "export").stdout))
 
+    def resource_outputs(self, type_: str) -> dict[str, dict[str, Any]]:
+        """The outputs of each resource of a type in the state, by name, secrets shown."""
+
+        def shown(value: Any) -> Any:
+            # A secret shown by the export is a wrapper holding the value as JSON text.
+            return json.loads(value["plaintext"]) if isinstance(value, dict) and "plaintext" in value else value
+
+        state = json.loads(self.run("stack", "export", "--show-secrets").stdout)
+        return {
+            r["urn"].rsplit("::", 1)[1]: {k: shown(v) for k, v in r["outputs"].items()}
+            for r in state["deployment"]["resources"]
+            if r["type"] == type_
+        }
+
     def set_config(self, config: dict[str, object]) -> None:
         """Writes structured config values into the stack's config file (keeping its encryption salt)."""
         path = self.config_dir / f"Pulumi.{self.name}.yaml"

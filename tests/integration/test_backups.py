@@ -31,7 +31,8 @@ from minio import Minio, S3Error
 from minio.error import InvalidResponseError
 from minio.versioningconfig import VersioningConfig
 
-from components.reconciler import local_process
+from components.reconciler import entry_status as listed_status
+from components.reconciler import entry_store, local_process
 from tests.integration.engine import Stack, items, preview_with, steps_by_type
 
 SEED = "seed/local-1"
@@ -66,11 +67,8 @@ def seed_client(data: dict[str, str]) -> Minio:
 
 def store_outputs(stack: Stack) -> dict[str, Any]:
     """The ObjectStore's outputs in the stack's state, secrets shown (the root user's password among them)."""
-    state = json.loads(stack.run("stack", "export", "--show-secrets").stdout)
-    (store,) = [r for r in state["deployment"]["resources"] if r["type"] == "pulumi-python:dynamic/arbor:ObjectStore"]
-    # A secret shown by the export is a wrapper holding the value as JSON text.
-    return {k: json.loads(v["plaintext"]) if isinstance(v, dict) and "plaintext" in v else v
-            for k, v in store["outputs"].items()}  # fmt: skip
+    (store,) = stack.resource_outputs("pulumi-python:dynamic/arbor:ObjectStore").values()
+    return store
 
 
 def root_client(stack: Stack) -> Minio:
@@ -217,6 +215,9 @@ def test_each_hosted_shoots_etcd_is_snapshotted_into_its_entry_and_restores(
     """
     status = entry_status(local_stack, tmp_path, "shoot--dev--web")
     assert re.fullmatch(rf"{re.escape(backup['storePrefix'])}/v2/Full-00000000-\d{{8}}-\d+\.gz", status["name"])
+    # What a cloud shoot's EntryStatus finds listing the entry with the seed's key: the same snapshot, the same time.
+    listed = entry_store.entry_store(backup).keys(f"{backup['storePrefix']}/v2/")
+    assert listed_status.latest_full(listed) == (status["name"], status["time"])
     assert datetime.strptime(status["time"], "%Y-%m-%dT%H:%M:%SZ")
     snapshot = seed_client(backup).get_object(backup["bucketName"], status["name"]).read()
     keys = restored_keys(snapshot, tmp_path)

@@ -205,3 +205,19 @@ def test_a_risky_change_of_a_cloud_shoot_waits_for_a_snapshot_etcd_backup_restor
     rewrite = ("pulumi-python:dynamic/arbor:EncryptionRewrite", f"{prefix}-encryption-rewrite")
     assert ("command:local:Command", f"{prefix}-snapshot-before-change") in example.waits_for(*rewrite)
     assert not example.of("pulumi-python:dynamic/arbor:EtcdSnapshot")
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_a_cloud_shoots_entry_names_what_etcd_backup_restore_put_in_the_bucket(example: Example, shoot: str) -> None:
+    """GIVEN a hosted shoot on a cloud seed WHEN registered THEN its EntryStatus reads its entry's etcd prefix.
+
+    With the seed's key (the `etcd-backup` data, secret), after the entry record.
+    """
+    values, prefix = next(s for s in example.plan.shoots if s.name == shoot), SHOOTS[shoot]
+    status = _one(example, "pulumi-python:dynamic/arbor:EntryStatus", f"{prefix}-entry-status")
+    entry = f"{values.technical_id}--uid-{prefix}-record"
+    assert (status["entry"], status["prefix"]) == (entry, f"{entry}/etcd-main")
+    assert set(unwrapped(status["backup"])) == SECRET_KEYS[example.provider]
+    assert (BACKUP_ENTRY, f"{prefix}-backup-entry") in example.waits_for(
+        "pulumi-python:dynamic/arbor:EntryStatus", f"{prefix}-entry-status"
+    )

@@ -86,6 +86,7 @@ def test_garden_projects_and_rbac(mocks: Mocks) -> pulumi.Output[None]:
             "arbor-garden-crd-projects",
             "arbor-garden-crd-seeds",
             "arbor-garden-crd-shoots",
+            "arbor-garden-crd-shootstates",
         ]
 
     return built.settled().apply(check)

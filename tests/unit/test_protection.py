@@ -22,8 +22,10 @@ CLUSTERS = ["arbor-garden-cluster", "arbor-seed-local-1-cluster"] + [
 ENCRYPTION_KEYS = ["arbor-garden-encryption-keys"] + [
     f"arbor-shoot-{s}-encryption-keys" for s in ("dev-web", "ops-db", "ops-root")
 ]
-# The local object store (every snapshot) and the seed's bucket in it.
-BACKUPS = ["arbor-seed-local-1-backup", "local-object-store"]
+# The local object store (every snapshot), the seed's bucket in it, and the hosted shoots' states (their keys).
+BACKUPS = ["arbor-seed-local-1-backup", "local-object-store"] + [
+    f"arbor-shoot-{s}-shoot-state" for s in ("dev-web", "ops-db")
+]
 # Every shoot's CAs and its service-account key; certificates and bootstrap tokens are issued again from them.
 PKI = ["ca", "ca-client", "ca-etcd", "ca-front-proxy", "service-account-key"]
 

@@ -73,3 +73,18 @@ def render(values: SystemValues) -> list[Object]:
 def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> list[Object]:
     """Every object of a shoot's system components, with its pod and service ranges."""
     return render(values_of(shoot, pods, services))
+
+
+def shoot_info(shoot: ShootValues) -> dict[str, str]:
+    """The data of `kube-system/shoot-info`, as Gardener publishes it inside every shoot."""
+    return {
+        "shootName": shoot.name,
+        "projectName": shoot.project,
+        "technicalID": shoot.technical_id,
+        "kubernetesVersion": shoot.kubernetes_version,
+        "nodeNetwork": ",".join(shoot.networking.nodes),
+        "podNetwork": ",".join(shoot.networking.pods),
+        "serviceNetwork": ",".join(shoot.networking.services),
+        "ipFamilies": ",".join(shoot.networking.ip_families),
+        "seedName": shoot.seed or "",
+    }

@@ -1,0 +1,216 @@
+"""The object store of a seed's bucket, reached as etcd-backup-restore reaches it: with the `etcd-backup` data.
+
+S3 for the local store (MinIO on loopback over TLS: `endpoint` and `trustedCaCert` name it) and aws (S3 in the
+bucket's region), Cloud Storage's JSON API for gcp (the service account's key, `serviceaccount.json`, exchanged for
+an access token as Google's client libraries do). Each with the seed's key, which can touch that bucket's objects
+and nothing else. `EntryStore` is what arbor itself writes and reads there (a shoot's state).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import urllib3
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from minio import Minio, S3Error
+
+from components.reconciler.store_bucket import trusting
+from components.render import backup
+
+AWS_S3 = "s3.amazonaws.com"
+GCS_API = "https://storage.googleapis.com"
+GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+GCS_TIMEOUT_S = 120
+# An object's metadata arbor writes and reads, by name (S3 sends it as `x-amz-meta-<name>`).
+Metadata = dict[str, str]
+
+
+class StoreError(Exception):
+    """An object that cannot be written or read; the message names it and says why (never a key)."""
+
+
+class EntryStore(Protocol):
+    """A bucket's objects, as the seed's identity may use them."""
+
+    def put(self, key: str, data: bytes, metadata: Metadata) -> None:
+        """Writes an object (a new version of it) with its metadata."""
+
+    def get(self, key: str) -> tuple[bytes, Metadata]:
+        """An object's bytes and metadata."""
+
+    def present(self, key: str) -> bool:
+        """Whether the object is there; a store that cannot be asked says it is (nothing is known missing)."""
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys of the objects under a prefix (their current versions)."""
+
+
+def s3_client(data: dict[str, str]) -> Minio:
+    """The bucket's S3 store as the seed's user; a local store is trusted by its own CA only."""
+    keys = (data["accessKeyID"], data["secretAccessKey"])
+    if endpoint := data.get(backup.KEY_ENDPOINT):
+        # No total timeout: an upload takes as long as its size.
+        http = trusting(data[backup.KEY_TRUSTED_CA])
+        return Minio(endpoint.removeprefix("https://"), *keys, secure=True, http_client=http)
+    return Minio(AWS_S3, *keys, region=data.get(backup.KEY_REGION), secure=True)
+
+
+@dataclass(frozen=True)
+class S3Entry:
+    """A bucket in S3 or the local store."""
+
+    client: Minio
+    bucket: str
+
+    def put(self, key: str, data: bytes, metadata: Metadata) -> None:
+        """Writes an object with its user metadata."""
+        meta: dict[str, str | list[str] | tuple[str]] = dict(metadata)
+        try:
+            self.client.put_object(self.bucket, key, io.BytesIO(data), len(data), metadata=meta)
+        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"writing {key} to bucket {self.bucket}: {error}") from None
+
+    def get(self, key: str) -> tuple[bytes, Metadata]:
+        """An object's bytes and user metadata."""
+        try:
+            got = self.client.get_object(self.bucket, key)
+            try:
+                body, headers = got.read(), {k.lower(): v for k, v in got.headers.items()}
+            finally:
+                got.close()
+                got.release_conn()
+        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"reading {key} from bucket {self.bucket}: {error}") from None
+        return body, {k.removeprefix("x-amz-meta-"): v for k, v in headers.items() if k.startswith("x-amz-meta-")}
+
+    def present(self, key: str) -> bool:
+        """Whether the object is there."""
+        try:
+            self.client.stat_object(self.bucket, key)
+        except S3Error as error:
+            return error.code not in ("NoSuchKey", "NoSuchBucket")
+        except urllib3.exceptions.HTTPError:
+            return True
+        return True
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under a prefix, every level."""
+        try:
+            return [str(o.object_name) for o in self.client.list_objects(self.bucket, prefix=prefix, recursive=True)]
+        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"listing {prefix} in bucket {self.bucket}: {error}") from None
+
+
+def _b64url(raw: bytes) -> str:
+    """Base64url without padding, as a JWT's parts are."""
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def service_account_assertion(account: dict[str, Any], now: int) -> str:
+    """The signed JWT a service account's key exchanges for an access token to Cloud Storage (RS256)."""
+    header = {"alg": "RS256", "typ": "JWT", "kid": account.get("private_key_id", "")}
+    claims = {"iss": account["client_email"], "scope": GCS_SCOPE, "aud": account["token_uri"], "iat": now,
+              "exp": now + 3600}  # fmt: skip
+    signing = ".".join(_b64url(json.dumps(part).encode()) for part in (header, claims))
+    key = serialization.load_pem_private_key(account["private_key"].encode(), password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise StoreError("serviceaccount.json: its private_key is not an RSA key")
+    signature = key.sign(signing.encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{signing}.{_b64url(signature)}"
+
+
+@dataclass
+class GcsEntry:
+    """A bucket in Cloud Storage, through its JSON API with the service account's access token."""
+
+    account: dict[str, Any]
+    bucket: str
+    api: str = GCS_API
+    http: urllib3.PoolManager = field(
+        default_factory=lambda: urllib3.PoolManager(timeout=urllib3.Timeout(total=GCS_TIMEOUT_S),
+                                                    retries=urllib3.Retry(total=3))
+    )  # fmt: skip
+    _token: str | None = field(default=None, init=False)
+
+    def _call(self, method: str, url: str, **kw: Any) -> urllib3.BaseHTTPResponse:
+        """A call with the access token, made on first use."""
+        if self._token is None:
+            form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                    "assertion": service_account_assertion(self.account, int(time.time()))}  # fmt: skip
+            got = self.http.request("POST", self.account["token_uri"], fields=form, encode_multipart=False)
+            if got.status != 200:
+                raise StoreError(f"service account {self.account.get('client_email')}: no token ({got.status})")
+            self._token = str(json.loads(got.data)["access_token"])
+        headers = {**kw.pop("headers", {}), "Authorization": f"Bearer {self._token}"}
+        return self.http.request(method, url, headers=headers, **kw)
+
+    def _object(self, key: str) -> str:
+        """An object's URL in the JSON API."""
+        return f"{self.api}/storage/v1/b/{self.bucket}/o/{urllib.parse.quote(key, safe='')}"
+
+    def put(self, key: str, data: bytes, metadata: Metadata) -> None:
+        """A multipart upload: the object's resource (name, custom metadata), then its bytes."""
+        boundary = "arbor-entry-store"
+        resource = json.dumps({"name": key, "metadata": metadata, "contentType": "application/octet-stream"})
+        body = (f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n{resource}\r\n"
+                f"--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n").encode()  # fmt: skip
+        body += data + f"\r\n--{boundary}--\r\n".encode()
+        url = f"{self.api}/upload/storage/v1/b/{self.bucket}/o?uploadType=multipart"
+        try:
+            got = self._call("POST", url, body=body,
+                             headers={"Content-Type": f"multipart/related; boundary={boundary}"})  # fmt: skip
+        except urllib3.exceptions.HTTPError as error:
+            raise StoreError(f"writing {key} to bucket {self.bucket}: {error}") from None
+        if got.status != 200:
+            raise StoreError(f"writing {key} to bucket {self.bucket}: {got.status} {got.data[:200]!r}")
+
+    def get(self, key: str) -> tuple[bytes, Metadata]:
+        """The object's custom metadata (its resource), then its bytes (`alt=media`)."""
+        try:
+            described, media = self._call("GET", self._object(key)), self._call("GET", f"{self._object(key)}?alt=media")
+        except urllib3.exceptions.HTTPError as error:
+            raise StoreError(f"reading {key} from bucket {self.bucket}: {error}") from None
+        for got in (described, media):
+            if got.status != 200:
+                raise StoreError(f"reading {key} from bucket {self.bucket}: {got.status}")
+        return media.data, dict(json.loads(described.data).get("metadata") or {})
+
+    def present(self, key: str) -> bool:
+        """Whether the object is there (its resource answers 404 when not)."""
+        try:
+            return self._call("GET", self._object(key)).status != 404
+        except (urllib3.exceptions.HTTPError, StoreError):
+            return True
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under a prefix, page by page."""
+        found: list[str] = []
+        query: dict[str, str] = {"prefix": prefix, "fields": "items(name),nextPageToken"}
+        while True:
+            url = f"{self.api}/storage/v1/b/{self.bucket}/o?{urllib.parse.urlencode(query)}"
+            try:
+                got = self._call("GET", url)
+            except urllib3.exceptions.HTTPError as error:
+                raise StoreError(f"listing {prefix} in bucket {self.bucket}: {error}") from None
+            if got.status != 200:
+                raise StoreError(f"listing {prefix} in bucket {self.bucket}: {got.status}")
+            page = json.loads(got.data)
+            found += [str(item["name"]) for item in page.get("items") or []]
+            if not page.get("nextPageToken"):
+                return found
+            query["pageToken"] = page["nextPageToken"]
+
+
+def entry_store(data: dict[str, str]) -> EntryStore:
+    """The store of the `etcd-backup` data's bucket: Cloud Storage for a service account's key, else S3."""
+    bucket = data[backup.KEY_BUCKET]
+    if account := data.get(backup.KEY_SERVICE_ACCOUNT):
+        return GcsEntry(json.loads(account), bucket)
+    return S3Entry(s3_client(data), bucket)

@@ -1,0 +1,212 @@
+"""ShootStateBackup: a hosted shoot's state sealed in its backup entry, uploaded again whenever it changed.
+
+The state (components/render/shoot_state.py: the persisted secrets and the machine state) is what a control plane
+rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under a key this
+resource generates once and keeps as a secret output, so only the stack can open it, then uploaded with the seed's
+key to `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff
+compares their digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState
+record's status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their
+digest), and the machine objects are read from the seed when needed, never kept.
+
+The engine stores the provider pickled by reference to this module: keep its path and class names.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.naming import API_GROUP, API_VERSION
+from components.reconciler.entry_store import StoreError, entry_store
+from components.reconciler.kube import Kube, KubeError
+from components.render import machine_crds, shoot_state
+
+PROVIDER_VERSION = "1"
+# The first bytes of a sealed state and the associated data its tag covers: another format is refused, not misread.
+MAGIC = b"arbor.dev/shoot-state/v1\n"
+KEY_BYTES, NONCE_BYTES = 32, 12
+STATE_OUTPUTS = ("generation", "checksum", "size", "lastUpload", "secretsDigest", "machinesDigest")
+# The object's metadata a restore checks the document against (S3 user metadata, `x-amz-meta-*`).
+META_GENERATION, META_CHECKSUM = "arbor-generation", "arbor-checksum"
+
+
+class StateError(Exception):
+    """A shoot state that cannot be made, stored or read back: the message says which and why, never the content."""
+
+
+def new_key() -> str:
+    """A random 256-bit key, base64."""
+    return base64.b64encode(os.urandom(KEY_BYTES)).decode()
+
+
+def seal(data: bytes, key: str) -> bytes:
+    """A document compressed (no timestamp) and sealed with AES-256-GCM: MAGIC, a fresh nonce, the ciphertext."""
+    nonce = os.urandom(NONCE_BYTES)
+    return MAGIC + nonce + AESGCM(base64.b64decode(key)).encrypt(nonce, gzip.compress(data, mtime=0), MAGIC)
+
+
+def unseal(blob: bytes, key: str) -> bytes:
+    """The document of a sealed state; StateError when it is not one, or not sealed with this key."""
+    if not blob.startswith(MAGIC) or len(blob) < len(MAGIC) + NONCE_BYTES:
+        raise StateError("not an arbor shoot state (its first bytes differ)")
+    nonce, sealed = blob[len(MAGIC) : len(MAGIC) + NONCE_BYTES], blob[len(MAGIC) + NONCE_BYTES :]
+    try:
+        return gzip.decompress(AESGCM(base64.b64decode(key)).decrypt(nonce, sealed, MAGIC))
+    except (InvalidTag, ValueError):
+        raise StateError("it does not open with this stack's key, or it was altered") from None
+
+
+def digest(value: Any) -> str:
+    """The SHA-256 of a value's canonical JSON: the same content, the same digest."""
+    return hashlib.sha256(shoot_state.canonical({"value": value})).hexdigest()
+
+
+def live_machines(props: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The machine state of the shoot's seed namespace, as a restore needs it; none where MCM's kinds are not served."""
+    seed, namespace = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    found: dict[str, list[dict[str, Any]]] = {}
+    for kind in shoot_state.MACHINE_KINDS:
+        path = f"/apis/{machine_crds.GROUP}/{machine_crds.VERSION}/namespaces/{namespace}/{kind}"
+        try:
+            found[kind] = seed.get(path).get("items") or []
+        except KubeError as error:
+            if error.status != 404:
+                raise StateError(f"reading {kind} of {namespace}: {error}") from None
+            found[kind] = []
+    return shoot_state.machine_state(found)
+
+
+def _header(props: dict[str, Any]) -> dict[str, str]:
+    """Which shoot the state is of."""
+    return {"name": props["shoot"], "namespace": props["namespace"], "seedNamespace": props["seedNamespace"]}
+
+
+def upload(props: dict[str, Any]) -> dict[str, Any]:
+    """Seals and uploads the state when it differs from the last generation's; the outputs that describe it."""
+    machines = live_machines(props)
+    data = shoot_state.document(_header(props), props["secrets"], machines)
+    checksum = shoot_state.checksum(data)
+    generation = int(props.get("generation") or 0)
+    kept = {"secretsDigest": digest(props["secrets"]), "machinesDigest": digest(machines)}
+    if checksum == props.get("checksum") and _present(props):
+        return {**kept, "checksum": checksum}
+    generation += 1
+    sealed = seal(data, props["key"])
+    try:
+        entry_store(props["backup"]).put(
+            props["object"], sealed, {META_GENERATION: str(generation), META_CHECKSUM: checksum}
+        )
+    except StoreError as error:
+        raise StateError(str(error)) from None
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {**kept, "generation": generation, "checksum": checksum, "size": len(sealed), "lastUpload": now}
+
+
+def fetch(props: dict[str, Any]) -> dict[str, Any]:
+    """The latest state of the entry, opened with the stack's key and checked against its checksum (a restore)."""
+    try:
+        blob, metadata = entry_store(props["backup"]).get(props["object"])
+    except StoreError as error:
+        raise StateError(str(error)) from None
+    data = unseal(blob, props["key"])
+    if shoot_state.checksum(data) != metadata.get(META_CHECKSUM):
+        raise StateError(f"{props['object']}: its checksum differs from the one it was stored with")
+    document: dict[str, Any] = json.loads(data)
+    return document
+
+
+def _present(props: dict[str, Any]) -> bool:
+    """Whether the state is still in the bucket; a store that cannot be asked says nothing is missing."""
+    return entry_store(props["backup"]).present(props["object"])
+
+
+def write_status(props: dict[str, Any]) -> None:
+    """The ShootState record's status: the generation, checksum, size and upload time of the latest state."""
+    path = f"/apis/{API_GROUP}/{API_VERSION}/namespaces/{props['namespace']}/shootstates/{props['shoot']}/status"
+    status = {k: props[k] for k in ("generation", "checksum", "size", "lastUpload")}
+    try:
+        Kube.from_kubeconfig(props["gardenKubeconfig"]).merge_patch(path, {"status": status})
+    except KubeError as error:
+        raise StateError(f"ShootState {props['namespace']}/{props['shoot']}: {error}") from None
+
+
+def _converge(props: dict[str, Any]) -> dict[str, Any]:
+    """Uploads the state where it changed, writes the record's status; the outputs, without the secrets' content."""
+    outs = {**props, **upload(props), "due": False}
+    write_status(outs)
+    return {k: v for k, v in outs.items() if k != "secrets"}
+
+
+class ShootStateProvider(ResourceProvider):
+    """A shoot's state in its entry; nothing is captured, everything is read from the properties."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """A key of its own, then the first generation."""
+        outs = _converge({**props, "key": new_key()})
+        return CreateResult(id_=f"{props['namespace']}/{props['shoot']}", outs=outs)
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """Changed secrets, a new place or state found moved by refresh upload again; the key never changes."""
+        keys = ("object", "seedNamespace", "version")
+        wanted = bool(olds.get("due")) or digest(news.get("secrets")) != olds.get("secretsDigest")
+        wanted = wanted or any(olds.get(k) != news.get(k) for k in keys)
+        inputs = [k for k in ("seedKubeconfig", "gardenKubeconfig", "backup") if olds.get(k) != news.get(k)]
+        stables = ["key"] + ([] if wanted else list(STATE_OUTPUTS))
+        return DiffResult(changes=wanted or bool(inputs), replaces=[], stables=stables, delete_before_replace=False)
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """The same key and the last generation's description, then a new generation if the state changed."""
+        kept = {k: olds.get(k) for k in ("key", *STATE_OUTPUTS)}
+        return UpdateResult(outs=_converge({**news, **kept}))
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """Whether a new generation is due: the machine state moved, or the object is gone from the bucket."""
+        try:
+            moved = digest(live_machines(props)) != props.get("machinesDigest")
+        except (StateError, KubeError):
+            moved = False  # a seed that does not answer says nothing; the next `up` will tell
+        return ReadResult(id_=id_, outs={**props, "due": moved or not _present(props)})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Nothing: the state stays in the bucket with the snapshots (only this stack can open it)."""
+
+
+class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
+    """A hosted shoot's sealed state in its backup entry; `secrets`, `backup` and `key` are secret."""
+
+    if TYPE_CHECKING:
+        generation: pulumi.Output[int]
+        checksum: pulumi.Output[str]
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        shoot: str,
+        namespace: str,
+        seed_namespace: str,
+        secrets: pulumi.Input[dict[str, dict[str, str]]],
+        backup_data: pulumi.Input[dict[str, str]],
+        object_key: pulumi.Input[str],
+        seed_kubeconfig: pulumi.Input[str],
+        garden_kubeconfig: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "shoot": shoot, "namespace": namespace, "seedNamespace": seed_namespace,
+            "secrets": pulumi.Output.secret(secrets), "backup": pulumi.Output.secret(backup_data),
+            "object": object_key, "seedKubeconfig": seed_kubeconfig, "gardenKubeconfig": garden_kubeconfig,
+            "version": PROVIDER_VERSION, "key": None, "due": None, **dict.fromkeys(STATE_OUTPUTS),
+        }  # fmt: skip
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["secrets", "backup", "key"])
+        super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

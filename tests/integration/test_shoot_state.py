@@ -1,0 +1,113 @@
+"""Shoot state on the real engine: each hosted shoot's persisted secrets and machines, sealed in its entry.
+
+The local landscape's seed has backups, so `up` uploads each hosted shoot's state into its entry in the real MinIO
+store, and the ShootState record in the garden describes it. The tests open it with the key from the stack's state
+(as a restore does) and compare it with what the seed holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+
+from components.reconciler import shoot_state
+from components.render import shoot_state as rendered
+from tests.integration.engine import Stack, items, steps_by_type
+from tests.integration.test_backups import HOSTED, root_client, secret_data, seed_client
+from tests.integration.test_local_mcm import SETTLE_S, machine_objects, unowned_deployments
+
+STATE = "pulumi-python:dynamic/arbor:ShootStateBackup"
+
+
+def running(stack: Stack, tmp_path: Path) -> dict[str, bool]:
+    """Whether each Machine of the stack's seeds runs (MCM made its node), by name."""
+    machines = machine_objects(stack, tmp_path, "machines")
+    return {m["metadata"]["name"]: (m.get("status") or {}).get("currentStatus", {}).get("phase") == "Running"
+            for m in machines}  # fmt: skip
+
+
+def records(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """The ShootState records of the garden, by shoot name."""
+    return {r["metadata"]["name"]: r for r in items(stack, "garden", tmp_path, "shootstates", "-A")}
+
+
+def state_of(stack: Stack, shoot: str) -> dict[str, Any]:
+    """A shoot's ShootStateBackup outputs from the stack's state: its key, object and the seed's `etcd-backup`."""
+    return stack.resource_outputs(STATE)[f"arbor-shoot-{shoot}-shoot-state"]
+
+
+def test_each_hosted_shoots_state_is_sealed_in_its_entry_and_opens_with_the_stacks_key(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN the converged landscape, its machines made WHEN its shoot states are read THEN each is the seed's.
+
+    The object holds no secret in the clear; opened with the key in the stack's state, it carries the shoot's CA
+    (the certificate the seed serves, and its private key), its other CAs and keys, etcd's encryption configuration,
+    and every Machine machine-controller-manager made with its node. The record shows its generation and checksum,
+    never the content.
+    """
+    deadline = time.monotonic() + SETTLE_S
+    while (unowned_deployments(local_stack, tmp_path) or not all(running(local_stack, tmp_path).values())) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(5)
+    local_stack.up()  # refresh finds the machines MCM made since, and uploads them
+    described = records(local_stack, tmp_path)
+    assert set(described) == {shoot for _, shoot in HOSTED.values()}
+    for namespace, (project, shoot) in HOSTED.items():
+        record, outputs = described[shoot], state_of(local_stack, f"{project}-{shoot}")
+        assert record["metadata"]["namespace"] == f"garden-{project}"
+        assert "BEGIN" not in json.dumps(record) and record["status"]["size"] > 0
+        assert record["spec"]["object"] == outputs["object"]
+        backup = secret_data(local_stack, tmp_path, namespace)
+        sealed = seed_client(backup).get_object(backup["bucketName"], record["spec"]["object"]).read()
+        assert sealed.startswith(shoot_state.MAGIC) and b"PRIVATE KEY" not in sealed
+        document = shoot_state.fetch(outputs)
+        assert record["status"]["generation"] >= 1
+        assert rendered.checksum(rendered.canonical(document)) == record["status"]["checksum"]
+        secrets = document["secrets"]
+        assert set(secrets) >= {"ca", "ca-client", "ca-etcd", "ca-front-proxy", "service-account-key",
+                                "etcd-encryption-secret"}  # fmt: skip
+        (served,) = items(local_stack, "seed/local-1", tmp_path, "secrets", "-n", namespace,
+                          "--field-selector", "metadata.name=ca")  # fmt: skip
+        assert secrets["ca"]["ca.crt"] == base64.b64decode(served["data"]["ca.crt"]).decode()
+        cert = x509.load_pem_x509_certificate(secrets["ca"]["ca.crt"].encode())
+        key = serialization.load_pem_private_key(secrets["ca"]["ca.key"].encode(), password=None)
+        assert key.public_key() == cert.public_key()
+        made = {m["metadata"]["name"]: m for m in machine_objects(local_stack, tmp_path, "machines")
+                if m["metadata"]["namespace"] == namespace}  # fmt: skip
+        kept = {m["name"]: m for m in document["machines"]["machines"]}
+        assert made and set(kept) == set(made)
+        for name, machine in kept.items():
+            assert machine["node"] == made[name]["metadata"]["labels"]["node"] and machine["spec"].get("providerID")
+        with pytest.raises(shoot_state.StateError):
+            shoot_state.fetch({**outputs, "key": shoot_state.new_key()})
+
+
+def test_a_state_is_uploaded_again_when_it_is_gone_and_not_when_nothing_moved(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN a converged landscape WHEN nothing moved THEN no upload; WHEN one state is deleted THEN it comes back.
+
+    The preview (with refresh, as `make up`) lists the one shoot's state as an update, and `up` uploads its next
+    generation, which opens as before.
+    """
+    local_stack.up()
+    assert STATE not in steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    before = records(local_stack, tmp_path)["web"]
+    root_client(local_stack).remove_object(before["spec"]["bucketName"], before["spec"]["object"])
+
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert steps.get(STATE) == ["update"]
+    local_stack.up()
+    after = records(local_stack, tmp_path)["web"]
+    assert after["status"]["generation"] == before["status"]["generation"] + 1
+    assert after["status"]["checksum"] == before["status"]["checksum"]
+    assert shoot_state.fetch(state_of(local_stack, "dev-web"))["secrets"]["ca"]

@@ -1,0 +1,217 @@
+"""An entry's store (Cloud Storage's JSON API against a fake of it, as a gcp seed's account uses it), and its status.
+
+No Cloud Storage here: a loopback server answers the token exchange and the object calls as Google documents them,
+and checks what arbor sends (a JWT signed by the account's key, a multipart upload with the object's metadata). The
+S3 side runs against the real MinIO in tests/integration/test_shoot_state.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import urllib.parse
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email import message_from_bytes
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.reconciler import entry_status, entry_store, etcd_snapshot
+from components.render import backup
+
+TOKEN = "ya29.fake"
+
+
+class FakeGcs(BaseHTTPRequestHandler):
+    """The token endpoint and the JSON API's object calls, objects kept in `objects`."""
+
+    objects: ClassVar[dict[str, tuple[bytes, dict[str, str]]]] = {}
+    public_key: Any = None
+    PAGE = 2
+    assertions: ClassVar[list[dict[str, Any]]] = []
+
+    def log_message(self, *_: Any) -> None:
+        """Quiet."""
+
+    def _answer(self, status: int, body: bytes = b"{}") -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        """The token exchange (a verified JWT) and the multipart upload."""
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.path == "/token":
+            assertion = urllib.parse.parse_qs(body.decode())["assertion"][0]
+            signed, signature = assertion.rsplit(".", 1)
+            raw = base64.urlsafe_b64decode(signature + "==")
+            self.public_key.verify(raw, signed.encode(), padding.PKCS1v15(), hashes.SHA256())
+            self.assertions.append(json.loads(base64.urlsafe_b64decode(signed.split(".")[1] + "==")))
+            return self._answer(200, json.dumps({"access_token": TOKEN, "expires_in": 3599}).encode())
+        if self.headers["Authorization"] != f"Bearer {TOKEN}":
+            return self._answer(401)
+        message = message_from_bytes(f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
+        resource, media = (bytes(part.get_payload(decode=True)) for part in message.get_payload())  # type: ignore[union-attr]
+        described = json.loads(resource)
+        self.objects[described["name"]] = (media, described["metadata"])
+        return self._answer(200, json.dumps({"name": described["name"]}).encode())
+
+    def do_GET(self) -> None:
+        """An object's resource, or its bytes with `alt=media`; 404 when there is none."""
+        if self.headers["Authorization"] != f"Bearer {TOKEN}":
+            return self._answer(401)
+        url = urllib.parse.urlparse(self.path)
+        if url.path.endswith("/o"):
+            return self._list(urllib.parse.parse_qs(url.query))
+        name = urllib.parse.unquote(url.path.rsplit("/o/", 1)[1])
+        if name not in self.objects:
+            return self._answer(404)
+        data, metadata = self.objects[name]
+        if "alt=media" in url.query:
+            return self._answer(200, data)
+        return self._answer(200, json.dumps({"name": name, "metadata": metadata}).encode())
+
+    def _list(self, query: dict[str, list[str]]) -> None:
+        """A page of the names under `prefix`, from `pageToken` (an index here)."""
+        names = sorted(n for n in self.objects if n.startswith(query["prefix"][0]))
+        start = int(query.get("pageToken", ["0"])[0])
+        page: dict[str, Any] = {"items": [{"name": n} for n in names[start : start + self.PAGE]]}
+        if start + self.PAGE < len(names):
+            page["nextPageToken"] = str(start + self.PAGE)
+        return self._answer(200, json.dumps(page).encode())
+
+
+@pytest.fixture
+def gcs() -> Iterator[tuple[str, dict[str, str]]]:
+    """The fake's URL, and `etcd-backup` data with a service account key it trusts."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    FakeGcs.public_key, FakeGcs.objects, FakeGcs.assertions = key.public_key(), {}, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeGcs)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    account = {"type": "service_account", "client_email": "seed-backup@p.iam.gserviceaccount.com",
+               "private_key_id": "k1", "private_key": pem.decode(), "token_uri": f"{url}/token"}  # fmt: skip
+    try:
+        yield url, {backup.KEY_SERVICE_ACCOUNT: json.dumps(account), backup.KEY_BUCKET: "arbor-seed-gcp-1"}
+    finally:
+        server.shutdown()
+
+
+def test_a_gcp_entry_writes_and_reads_objects_with_the_accounts_token(gcs: tuple[str, dict[str, str]]) -> None:
+    """GIVEN a gcp seed's `etcd-backup` data WHEN its entry's store writes, finds and reads an object THEN it is kept.
+
+    The account's key is exchanged once for a token (a JWT it signed, for Cloud Storage's read-write scope); the
+    object keeps its metadata; a missing one is not present.
+    """
+    url, data = gcs
+    store = entry_store.entry_store(data)
+    assert isinstance(store, entry_store.GcsEntry)
+    store.api = url
+    key = "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"
+    assert not store.present(key)
+    store.put(key, b"\x00sealed\xff", {"arbor-generation": "1"})
+    assert store.present(key)
+    assert store.get(key) == (b"\x00sealed\xff", {"arbor-generation": "1"})
+    (claims,) = FakeGcs.assertions
+    assert claims["scope"] == entry_store.GCS_SCOPE and claims["iss"].startswith("seed-backup@")
+    assert claims["aud"] == f"{url}/token" and claims["exp"] - claims["iat"] == 3600
+
+
+def test_a_gcp_entry_that_is_refused_says_which_object_in_one_line(gcs: tuple[str, dict[str, str]]) -> None:
+    """GIVEN a token the API refuses WHEN an object is written or read THEN a StoreError naming it and the status."""
+    url, data = gcs
+    store = entry_store.entry_store(data)
+    assert isinstance(store, entry_store.GcsEntry)
+    store.api, store._token = url, "stale"
+    with pytest.raises(entry_store.StoreError, match=r"writing e/x to bucket arbor-seed-gcp-1: 401"):
+        store.put("e/x", b"x", {})
+    with pytest.raises(entry_store.StoreError, match=r"reading e/x from bucket arbor-seed-gcp-1: 401"):
+        store.get("e/x")
+
+
+def test_an_s3_entry_is_chosen_for_aws_and_the_local_store() -> None:
+    """GIVEN aws's and the local store's `etcd-backup` data WHEN their store is made THEN S3, at the right host."""
+    aws = {"accessKeyID": "a", "secretAccessKey": "s", backup.KEY_REGION: "eu-west-1", backup.KEY_BUCKET: "b"}
+    store = entry_store.entry_store(aws)
+    assert isinstance(store, entry_store.S3Entry) and store.client._base_url.host == entry_store.AWS_S3
+
+
+@given(st.lists(st.tuples(st.integers(0, 99_999_999), st.integers(1_600_000_000, 2_000_000_000)), max_size=8))
+def test_the_entry_names_the_newest_full_snapshot_not_a_delta_or_a_chunk(snapshots: list[tuple[int, int]]) -> None:
+    """GIVEN etcd-backup-restore's keys in an entry WHEN the newest full snapshot is chosen THEN by its time.
+
+    Delta snapshots and the chunks of an upload in progress are not full snapshots.
+    """
+    prefix = "shoot--dev--web--uid/etcd-main/v2"
+    fulls = [f"{prefix}/Full-00000000-{rev:08d}-{unix}.gz" for rev, unix in snapshots]
+    noise = [f"{prefix}/Incr-00000001-00000002-{2_100_000_000}.gz", f"{prefix}/Full-00000000-00000001-2100000000.gz/3"]
+    found = entry_status.latest_full([*noise, *fulls])
+    if not fulls:
+        assert found is None
+        return
+    assert found is not None
+    newest = max(unix for _, unix in snapshots)
+    assert found[0].endswith(f"-{newest}.gz")
+    assert found[1] == etcd_snapshot.rfc3339(datetime.fromtimestamp(newest, UTC))
+
+
+class Listed:
+    """An entry's store that lists given keys."""
+
+    def __init__(self, keys: list[str]) -> None:
+        self.listed = keys
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under the prefix."""
+        return [k for k in self.listed if k.startswith(prefix)]
+
+
+def test_refresh_finds_a_newer_snapshot_and_up_names_it_in_the_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN an entry naming a snapshot WHEN the bucket holds a newer one THEN refresh marks it due and up names it.
+
+    With none newer, no change; a bucket that does not answer is not drift.
+    """
+    prefix = "e/etcd-main"
+    store = Listed([f"{prefix}/v2/Full-00000000-00000010-1700000000.gz"])
+    written: list[dict[str, Any]] = []
+    monkeypatch.setattr(entry_status, "entry_store", lambda data: store)
+    monkeypatch.setattr(entry_status, "write_status", written.append)
+    provider = entry_status.EntryStatusProvider()
+    props = {"backup": {}, "prefix": prefix, "entry": "e", "entryNamespace": "garden-dev", "gardenKubeconfig": "g",
+             "version": entry_status.PROVIDER_VERSION}  # fmt: skip
+    made = dict(provider.create(props).outs or {})
+    assert made["latest"].endswith("-1700000000.gz") and len(written) == 1
+    read = dict(provider.read("e", made).outs or {})
+    assert read["due"] is False and not provider.diff("e", read, props).changes
+    store.listed.append(f"{prefix}/v2/Full-00000000-00000020-1700086400.gz")
+    read = dict(provider.read("e", made).outs or {})
+    assert read["due"] is True and provider.diff("e", read, props).changes
+    updated = dict(provider.update("e", read, props).outs or {})
+    assert updated["latest"].endswith("-1700086400.gz") and updated["time"] == "2023-11-15T22:13:20Z"
+
+    def refused(data: dict[str, str]) -> Listed:
+        raise entry_store.StoreError("listing e/etcd-main/v2/ in bucket b: 503")
+
+    monkeypatch.setattr(entry_status, "entry_store", refused)
+    assert dict(provider.read("e", updated).outs or {})["due"] is False
+
+
+def test_a_gcp_entry_lists_every_page(gcs: tuple[str, dict[str, str]]) -> None:
+    """GIVEN more objects than one page holds WHEN a gcp entry lists a prefix THEN every key under it, no other."""
+    url, data = gcs
+    store = entry_store.entry_store(data)
+    assert isinstance(store, entry_store.GcsEntry)
+    store.api = url
+    names = [f"e/etcd-main/v2/Full-00000000-{i:08d}-17000000{i:02d}.gz" for i in range(FakeGcs.PAGE * 2 + 1)]
+    for name in [*names, "other/x"]:
+        store.put(name, b"x", {})
+    assert sorted(store.keys("e/etcd-main/v2/")) == sorted(names)

@@ -1,0 +1,242 @@
+"""A shoot's state in its entry without a store: what persists, the document, the seal, the provider's decisions.
+
+The upload to the real MinIO store and the read back are exercised in tests/integration/test_backups.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
+from components.reconciler import shoot_state as reconciler
+from components.render import controlplane, pki, shoot_state
+from tests.unit.landscape_mocks import registered
+from tests.unit.spec_cases import base
+from tests.unit.test_local_backups import outs
+
+KEYS = st.binary(min_size=32, max_size=32).map(lambda b: base64.b64encode(b).decode())
+SECRETS = {"ca": {"ca.crt": "C", "ca.key": "K"}, "etcd-encryption-secret": {"encryption-configuration.yaml": "E"}}
+
+
+def machine(name: str, **changes: Any) -> dict[str, Any]:
+    """A Machine as machine-controller-manager keeps it in the seed."""
+    obj: dict[str, Any] = {
+        "apiVersion": "machine.sapcloud.io/v1alpha1", "kind": "Machine",
+        "metadata": {
+            "name": name, "namespace": "shoot--dev--web", "uid": "u-1", "resourceVersion": "7",
+            "creationTimestamp": "2026-11-27T10:00:00Z", "labels": {"name": "web-pool-a"},
+            "annotations": {"deployment.kubernetes.io/revision": "3"},
+            "ownerReferences": [{"kind": "MachineSet", "name": "web-pool-a-abc", "uid": "u-0", "controller": True}],
+        },
+        "spec": {"class": {"kind": "MachineClass", "name": "web-pool-a-1"}, "providerID": f"kwok://{name}"},
+        "status": {"node": name, "currentStatus": {"phase": "Running", "lastUpdateTime": "2026-11-27T10:05:00Z"}},
+    }  # fmt: skip
+    for path, value in changes.items():
+        *parents, leaf = path.split(".")
+        target = obj
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    return obj
+
+
+def test_the_state_carries_the_cas_and_keys_whole_and_no_leaf() -> None:
+    """GIVEN a hosted shoot's credentials WHEN its persisted ones are chosen THEN every CA and key, no certificate."""
+    creds = pki.credentials("shoot--dev--web", ("10.0.0.0/16",))
+    chosen = {c.name for c in shoot_state.persisted(creds)}
+    assert chosen == {pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.CA_CLIENT, pki.SERVICE_ACCOUNT_KEY}
+    assert {c.kind for c in creds if c.name not in chosen} <= {pki.Kind.CERT, pki.Kind.TOKEN}
+
+
+def test_a_state_is_one_object_under_the_entrys_etcd_prefix() -> None:
+    """GIVEN an entry WHEN its state's key is made THEN it is one object in `<entry>/shoot-state/`."""
+    key = shoot_state.object_key("shoot--dev--web--uid")
+    assert key == "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"
+
+
+@given(
+    st.lists(st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True), unique=True, max_size=5),
+    st.text(max_size=20),
+    st.randoms(),
+)
+def test_the_document_moves_with_what_a_restore_needs_and_only_that(names: list[str], beat: str, rnd: Any) -> None:
+    """GIVEN machines WHEN their heartbeat, uid, version, order or volatile annotations change THEN the same bytes.
+
+    A changed provider ID (what a restore needs) changes the checksum.
+    """
+    machines = [machine(n) for n in names]
+    first = shoot_state.document({}, SECRETS, shoot_state.machine_state({"machines": machines}))
+    churned = [
+        machine(n, **{"status.currentStatus.lastUpdateTime": beat, "metadata.uid": beat,
+                      "metadata.resourceVersion": beat,
+                      "metadata.annotations": {"deployment.kubernetes.io/revision": beat}})
+        for n in names
+    ]  # fmt: skip
+    rnd.shuffle(churned)
+    assert shoot_state.document({}, SECRETS, shoot_state.machine_state({"machines": churned})) == first
+    if names:
+        moved = copy.deepcopy(machines)
+        moved[0]["spec"]["providerID"] += "-x"
+        again = shoot_state.document({}, SECRETS, shoot_state.machine_state({"machines": moved}))
+        assert shoot_state.checksum(again) != shoot_state.checksum(first)
+
+
+def test_a_machine_keeps_its_name_spec_owners_and_node_not_its_status() -> None:
+    """GIVEN a Machine WHEN kept for a restore THEN its name, labels, owners by name, spec and node name."""
+    kept = shoot_state.machine_object(machine("m-1"))
+    assert kept == {
+        "name": "m-1", "labels": {"name": "web-pool-a"}, "annotations": {},
+        "ownerReferences": [{"kind": "MachineSet", "name": "web-pool-a-abc"}],
+        "spec": {"class": {"kind": "MachineClass", "name": "web-pool-a-1"}, "providerID": "kwok://m-1"}, "node": "m-1",
+    }  # fmt: skip
+    # Where MCM names the node in its label alone.
+    labelled = machine("m-2", **{"metadata.labels": {"node": "n-2"}, "status": {}})
+    assert shoot_state.machine_object(labelled)["node"] == "n-2"
+
+
+@given(st.binary(max_size=4096), KEYS, KEYS)
+def test_a_sealed_state_opens_with_its_key_only(data: bytes, key: str, other: str) -> None:
+    """GIVEN a document WHEN sealed THEN it opens with its key to the same bytes, with no other, and hides it."""
+    sealed = reconciler.seal(data, key)
+    assert reconciler.unseal(sealed, key) == data
+    assert sealed != reconciler.seal(data, key)  # a fresh nonce each time
+    if len(data) >= 16:
+        assert data not in sealed[len(reconciler.MAGIC) :]
+    if other != key:
+        with pytest.raises(reconciler.StateError, match="does not open with this stack's key"):
+            reconciler.unseal(sealed, other)
+
+
+@given(st.binary(max_size=200), st.integers(min_value=0, max_value=400), KEYS)
+def test_an_altered_or_foreign_object_is_refused_in_one_line(data: bytes, at: int, key: str) -> None:
+    """GIVEN a sealed state with one byte flipped, or bytes of another format WHEN opened THEN a StateError."""
+    sealed = bytearray(reconciler.seal(data, key))
+    sealed[at % len(sealed)] ^= 0x01
+    with pytest.raises(reconciler.StateError):
+        reconciler.unseal(bytes(sealed), key)
+    with pytest.raises(reconciler.StateError, match="not an arbor shoot state"):
+        reconciler.unseal(data, key)
+
+
+def state_props(**changes: Any) -> dict[str, Any]:
+    """A ShootStateBackup's outputs after its first generation."""
+    props = {
+        "shoot": "web", "namespace": "garden-dev", "seedNamespace": "shoot--dev--web", "backup": {"bucketName": "b"},
+        "object": shoot_state.object_key("shoot--dev--web--uid"), "seedKubeconfig": "s", "gardenKubeconfig": "g",
+        "version": reconciler.PROVIDER_VERSION, "key": reconciler.new_key(), "due": False, "generation": 1,
+        "checksum": "c1", "size": 100, "lastUpload": "2026-11-27T10:00:00Z",
+        "secretsDigest": reconciler.digest(SECRETS), "machinesDigest": reconciler.digest({}),
+    }  # fmt: skip
+    return {**props, **changes}
+
+
+@pytest.mark.parametrize(
+    ("olds", "news", "wanted"),
+    [
+        ({}, {}, False),
+        ({"due": True}, {}, True),
+        ({}, {"secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}, True),
+        ({}, {"object": shoot_state.object_key("shoot--dev--web--uid2")}, True),
+    ],
+)
+def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
+    olds: dict[str, Any], news: dict[str, Any], wanted: bool
+) -> None:
+    """GIVEN the last generation and new inputs WHEN diffed THEN an update when the state may have moved.
+
+    Otherwise nothing, and the description stays; the key never changes, even when a new generation is due.
+    """
+    before = state_props(**olds)
+    after = {**state_props(key=None, generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    result = reconciler.ShootStateProvider().diff("s", before, after)
+    assert bool(result.changes) == wanted and not result.replaces
+    assert "key" in (result.stables or [])
+    assert ("generation" in (result.stables or [])) != wanted
+
+
+class Store:
+    """An entry's store that keeps what is put, and says whether the object is there."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[str, bytes, dict[str, str]]] = []
+
+    def put(self, key: str, data: bytes, metadata: dict[str, str]) -> None:
+        """Kept."""
+        self.written.append((key, data, metadata))
+
+    def present(self, _key: str) -> bool:
+        """Always."""
+        return True
+
+
+@pytest.fixture
+def store(monkeypatch: pytest.MonkeyPatch) -> Store:
+    """A kept store, the seed's machines empty and no garden to write to."""
+    kept = Store()
+    monkeypatch.setattr(reconciler, "entry_store", lambda data: kept)
+    monkeypatch.setattr(reconciler, "live_machines", lambda props: shoot_state.machine_state({}))
+    monkeypatch.setattr(reconciler, "write_status", lambda props: None)
+    return kept
+
+
+def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) -> None:
+    """GIVEN a new ShootStateBackup WHEN made, updated unchanged, then with a new CA THEN generations 1, 1, 2.
+
+    Each upload is sealed under the key made at create (a secret output), which the update keeps; the outputs hold
+    no secret's content.
+    """
+    provider = reconciler.ShootStateProvider()
+    news = {**state_props(key=None, generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
+    made = outs(provider.create(news))
+    assert made["generation"] == 1 and "secrets" not in made and len(store.written) == 1
+    key, (_, blob, meta) = made["key"], store.written[0]
+    document = json.loads(reconciler.unseal(blob, key))
+    assert document["secrets"] == SECRETS and meta[reconciler.META_CHECKSUM] == made["checksum"] == made["checksum"]
+    same = outs(provider.update("s", made, news))
+    assert (same["generation"], same["key"], len(store.written)) == (1, key, 1)
+    rotated = {**news, "secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}
+    moved = outs(provider.update("s", same, rotated))
+    assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
+    assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
+
+
+@pytest.mark.parametrize(("moved", "present", "due"), [(False, True, False), (True, True, True), (False, False, True)])
+def test_refresh_finds_a_generation_due_when_machines_moved_or_the_object_is_gone(
+    moved: bool, present: bool, due: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the machine state and the bucket WHEN refreshed THEN due when the machines moved or the object is gone."""
+    machines = shoot_state.machine_state({"machines": [machine("m-1")]} if moved else {})
+    monkeypatch.setattr(reconciler, "live_machines", lambda props: machines)
+    monkeypatch.setattr(reconciler, "_present", lambda props: present)
+    props = state_props(machinesDigest=reconciler.digest(shoot_state.machine_state({})))
+    assert outs(reconciler.ShootStateProvider().read("s", props))["due"] is due
+
+
+def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machines() -> None:
+    """GIVEN a local landscape with backups WHEN registered THEN each hosted shoot's state, its CAs whole.
+
+    The upload waits for the ShootState record and the workers; the self-hosted shoot (no entry) has none.
+    """
+    raw = base()
+    raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
+    built, mocks = registered(plan_landscape(parse_landscape(raw), "local"))
+    states = sorted(n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:ShootStateBackup")
+    assert states == ["arbor-shoot-dev-web-shoot-state", "arbor-shoot-ops-db-shoot-state"]
+    inputs = mocks.inputs["arbor-shoot-dev-web-shoot-state"]
+    secrets = inputs["secrets"]["value"]  # secret as a whole
+    assert set(secrets) == {pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.CA_CLIENT, pki.SERVICE_ACCOUNT_KEY,
+                            controlplane.ENCRYPTION_SECRET}  # fmt: skip
+    assert set(secrets[pki.CA]) == {pki.KEY_CA_CERT, pki.KEY_CA_KEY}
+    assert inputs["object"].endswith("/shoot-state/shootstate.json.gz.sealed")
+    record = mocks.inputs["arbor-shoot-dev-web-shoot-state-record"]
+    assert record["kind"] == "ShootState" and record["spec"]["object"] == inputs["object"]
+    edges = built.edges["arbor-shoot-dev-web-shoot-state"]
+    assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
