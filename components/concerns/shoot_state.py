@@ -16,7 +16,7 @@ from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
-from components.reconciler.shoot_state import ShootStateBackup
+from components.reconciler.shoot_state import ShootStateBackup, ShootStateKey
 from components.render import api, controlplane, shoot_state
 
 
@@ -53,6 +53,8 @@ def shoot_state_backup(
     spec = record.metadata.apply(lambda m: api.shoot_state_record(values, planned, m["uid"])["spec"])
     in_garden = pulumi.ResourceOptions(parent=parent, provider=garden.provider, depends_on=[record])
     described = KubeObject(f"{name}-shoot-state-record", {**state, "metadata": metadata, "spec": spec}, in_garden)
+    # Protected: the only key that opens the state in the bucket.
+    key = ShootStateKey(f"{name}-shoot-state-key", pulumi.ResourceOptions(parent=parent, protect=True))
     upload = ShootStateBackup(
         f"{name}-shoot-state",
         shoot=values.name,
@@ -61,9 +63,9 @@ def shoot_state_backup(
         secrets=secrets,
         backup_data=backup_data,
         object_key=spec.apply(lambda s: s["object"]),
+        key=key.key,
         seed_kubeconfig=seed.cluster.reach,
         garden_kubeconfig=garden.reach,
-        # Protected: it holds the only key that opens the state in the bucket.
-        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[described, *after]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[described, *after]),
     )
-    return [described, upload]
+    return [described, key, upload]

@@ -1,12 +1,13 @@
 """ShootStateBackup: a hosted shoot's state sealed in its backup entry, uploaded again whenever it changed.
 
 The state (components/render/shoot_state.py: the persisted secrets and the machine state) is what a control plane
-rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under a key this
-resource generates once and keeps as a secret output, so only the stack can open it, then uploaded with the seed's
-key to `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff
-compares their digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState
-record's status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their
-digest), and the machine objects are read from the seed when needed, never kept.
+rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under the shoot's own
+key (ShootStateKey: generated once, a secret output, a resource of its own so a restore can read it before anything
+else of the shoot is made), so only the stack can open it, then uploaded with the seed's key to
+`<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff compares their
+digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState record's
+status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their digest), and
+the machine objects are read from the seed when needed, never kept.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
@@ -151,22 +152,21 @@ class ShootStateProvider(ResourceProvider):
     """A shoot's state in its entry; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        """A key of its own, then the first generation."""
-        outs = _converge({**props, "key": new_key()})
-        return CreateResult(id_=f"{props['namespace']}/{props['shoot']}", outs=outs)
+        """The first generation."""
+        return CreateResult(id_=f"{props['namespace']}/{props['shoot']}", outs=_converge(props))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Changed secrets, a new place or state found moved by refresh upload again; the key never changes."""
-        keys = ("object", "seedNamespace", "version")
+        """Changed secrets, a new place or key, or state found moved by refresh upload again."""
+        keys = ("object", "seedNamespace", "key", "version")
         wanted = bool(olds.get("due")) or digest(news.get("secrets")) != olds.get("secretsDigest")
         wanted = wanted or any(olds.get(k) != news.get(k) for k in keys)
         inputs = [k for k in ("seedKubeconfig", "gardenKubeconfig", "backup") if olds.get(k) != news.get(k)]
-        stables = ["key"] + ([] if wanted else list(STATE_OUTPUTS))
+        stables = [] if wanted else list(STATE_OUTPUTS)
         return DiffResult(changes=wanted or bool(inputs), replaces=[], stables=stables, delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """The same key and the last generation's description, then a new generation if the state changed."""
-        kept = {k: olds.get(k) for k in ("key", *STATE_OUTPUTS)}
+        """The last generation's description, then a new generation if the state changed."""
+        kept = {k: olds.get(k) for k in STATE_OUTPUTS}
         return UpdateResult(outs=_converge({**news, **kept}))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -198,6 +198,7 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         secrets: pulumi.Input[dict[str, dict[str, str]]],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
+        key: pulumi.Input[str],
         seed_kubeconfig: pulumi.Input[str],
         garden_kubeconfig: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
@@ -206,7 +207,34 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
             "shoot": shoot, "namespace": namespace, "seedNamespace": seed_namespace,
             "secrets": pulumi.Output.secret(secrets), "backup": pulumi.Output.secret(backup_data),
             "object": object_key, "seedKubeconfig": seed_kubeconfig, "gardenKubeconfig": garden_kubeconfig,
-            "version": PROVIDER_VERSION, "key": None, "due": None, **dict.fromkeys(STATE_OUTPUTS),
+            "key": pulumi.Output.secret(key), "version": PROVIDER_VERSION, "due": None, **dict.fromkeys(STATE_OUTPUTS),
         }  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=["secrets", "backup", "key"])
         super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+
+
+class ShootStateKeyProvider(ResourceProvider):
+    """A random key, made once and never changed: everything sealed under it opens with it alone."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """A new 256-bit key."""
+        return CreateResult(id_=new_key()[:8], outs={**props, "key": new_key()})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """Never a change: a new key would leave every generation sealed under the old one unreadable."""
+        return DiffResult(changes=False, replaces=[], stables=["key"], delete_before_replace=False)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The key as kept: it lives only in the stack's state."""
+        return ReadResult(id_=id_, outs=props)
+
+
+class ShootStateKey(Resource, module="arbor", name="ShootStateKey"):
+    """The key a shoot's state is sealed under (secret); protected where it is registered."""
+
+    if TYPE_CHECKING:
+        key: pulumi.Output[str]
+
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["key"])
+        super().__init__(ShootStateKeyProvider(), name, {"key": None}, pulumi.ResourceOptions.merge(opts, secret))

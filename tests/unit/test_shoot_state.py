@@ -145,6 +145,7 @@ def state_props(**changes: Any) -> dict[str, Any]:
         ({"due": True}, {}, True),
         ({}, {"secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}, True),
         ({}, {"object": shoot_state.object_key("shoot--dev--web--uid2")}, True),
+        ({}, {"key": "another"}, True),
     ],
 )
 def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
@@ -152,13 +153,13 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
 ) -> None:
     """GIVEN the last generation and new inputs WHEN diffed THEN an update when the state may have moved.
 
-    Otherwise nothing, and the description stays; the key never changes, even when a new generation is due.
+    Otherwise nothing, and the description stays. A new key (a key resource made again) seals a new generation.
     """
     before = state_props(**olds)
-    after = {**state_props(key=None, generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    after = {**state_props(generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    after["key"] = news.get("key", before["key"])
     result = reconciler.ShootStateProvider().diff("s", before, after)
     assert bool(result.changes) == wanted and not result.replaces
-    assert "key" in (result.stables or [])
     assert ("generation" in (result.stables or [])) != wanted
 
 
@@ -190,11 +191,10 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Store:
 def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) -> None:
     """GIVEN a new ShootStateBackup WHEN made, updated unchanged, then with a new CA THEN generations 1, 1, 2.
 
-    Each upload is sealed under the key made at create (a secret output), which the update keeps; the outputs hold
-    no secret's content.
+    Each upload is sealed under the shoot's key (its own resource's); the outputs hold no secret's content.
     """
     provider = reconciler.ShootStateProvider()
-    news = {**state_props(key=None, generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
+    news = {**state_props(generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
     made = outs(provider.create(news))
     assert made["generation"] == 1 and "secrets" not in made and len(store.written) == 1
     key, (_, blob, meta) = made["key"], store.written[0]
@@ -206,6 +206,15 @@ def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) 
     moved = outs(provider.update("s", same, rotated))
     assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
     assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
+
+
+def test_a_key_is_made_once_and_never_changes() -> None:
+    """GIVEN a shoot's state key WHEN made THEN 256 random bits; WHEN diffed or refreshed THEN it stays as it is."""
+    provider = reconciler.ShootStateKeyProvider()
+    made = outs(provider.create({"key": None}))
+    assert len(base64.b64decode(made["key"])) == 32 and made["key"] != outs(provider.create({"key": None}))["key"]
+    assert not provider.diff("k", made, {"key": None}).changes
+    assert outs(provider.read("k", made)) == made
 
 
 @pytest.mark.parametrize(("moved", "present", "due"), [(False, True, False), (True, True, True), (False, False, True)])
@@ -240,3 +249,6 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert record["kind"] == "ShootState" and record["spec"]["object"] == inputs["object"]
     edges = built.edges["arbor-shoot-dev-web-shoot-state"]
     assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
+    # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
+    assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
+    assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")
