@@ -238,3 +238,88 @@ class ShootStateKey(Resource, module="arbor", name="ShootStateKey"):
     def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
         secret = pulumi.ResourceOptions(additional_secret_outputs=["key"])
         super().__init__(ShootStateKeyProvider(), name, {"key": None}, pulumi.ResourceOptions.merge(opts, secret))
+
+
+def _machine_count(props: dict[str, Any]) -> int:
+    """How many machine objects of any kind the seed namespace holds."""
+    return sum(len(objects) for objects in live_machines(props).values())
+
+
+def restorable(props: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """What the latest state would write into the seed namespace: nothing while it holds any machine object.
+
+    A namespace that lost every machine object (a seed rebuilt, a control plane restored elsewhere) gets the
+    machines of the state back; one with any left is machine-controller-manager's, as usual.
+    """
+    if _machine_count(props) or not _present(props):
+        return []
+    machines = fetch(props)["machines"]
+    return shoot_state.restorable(machines, props["deployments"], props["seedNamespace"])
+
+
+def restore_machines(props: dict[str, Any]) -> int:
+    """Writes the restorable machine objects into the seed namespace; how many."""
+    seed, written = Kube.from_kubeconfig(props["seedKubeconfig"]), 0
+    base = f"/apis/{machine_crds.GROUP}/{machine_crds.VERSION}/namespaces/{props['seedNamespace']}"
+    for kind, body in restorable(props):
+        try:
+            seed.create(f"{base}/{kind}", body)
+        except KubeError as error:
+            if error.status != 409:  # written by a restore that was interrupted
+                raise StateError(f"restoring {kind} {body['metadata']['name']}: {error}") from None
+        written += 1
+    return written
+
+
+class MachineRestoreProvider(ResourceProvider):
+    """A seed namespace's machine objects restored from the shoot's state, before its MachineDeployments."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Restores into a namespace without machine objects (a new shoot's entry has no state: nothing)."""
+        return CreateResult(id_=props["seedNamespace"], outs={**props, "restored": restore_machines(props)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update when refresh found machines to restore, or the shoot's place changed."""
+        moved = any(olds.get(k) != news.get(k) for k in ("seedNamespace", "object", "version"))
+        wanted = bool(olds.get("due")) or moved
+        return DiffResult(changes=wanted, replaces=[], stables=[] if wanted else ["restored"],
+                          delete_before_replace=False)  # fmt: skip
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Restores what is to restore."""
+        return UpdateResult(outs={**news, "restored": restore_machines(news), "due": False})
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """Whether the namespace lost its machine objects while the state holds some of planned pools."""
+        try:
+            due = bool(restorable(props))
+        except (StateError, KubeError):
+            due = False  # a seed or bucket that does not answer says nothing; the next `up` will tell
+        return ReadResult(id_=id_, outs={**props, "due": due})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Nothing: the machines are machine-controller-manager's."""
+
+
+class MachineRestore(Resource, module="arbor", name="MachineRestore"):
+    """The machine objects of a hosted shoot's seed namespace restored from its state; `backup`, `key` secret."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        seed_namespace: str,
+        deployments: list[str],
+        backup_data: pulumi.Input[dict[str, str]],
+        object_key: pulumi.Input[str],
+        key: pulumi.Input[str],
+        seed_kubeconfig: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "seedNamespace": seed_namespace, "deployments": deployments, "backup": pulumi.Output.secret(backup_data),
+            "object": object_key, "key": pulumi.Output.secret(key), "seedKubeconfig": seed_kubeconfig,
+            "version": PROVIDER_VERSION, "restored": None, "due": None,
+        }  # fmt: skip
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
+        super().__init__(MachineRestoreProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
