@@ -39,6 +39,8 @@ KEY_BYTES, NONCE_BYTES = 32, 12
 STATE_OUTPUTS = ("generation", "checksum", "size", "lastUpload", "secretsDigest", "machinesDigest")
 # The object's metadata a restore checks the document against (S3 user metadata, `x-amz-meta-*`).
 META_GENERATION, META_CHECKSUM = "arbor-generation", "arbor-checksum"
+# What an unknown value (pulumi.output.Unknown, nested in a preview's inputs) stands as in a digest.
+UNKNOWN = "\x00unknown"
 
 
 class StateError(Exception):
@@ -68,8 +70,12 @@ def unseal(blob: bytes, key: str) -> bytes:
 
 
 def digest(value: Any) -> str:
-    """The SHA-256 of a value's canonical JSON: the same content, the same digest."""
-    return hashlib.sha256(shoot_state.canonical({"value": value})).hexdigest()
+    """The SHA-256 of a value's canonical JSON: the same content, the same digest.
+
+    A value a preview does not know yet (a CA about to be issued again) digests as no known value does.
+    """
+    text = json.dumps({"value": value}, sort_keys=True, separators=(",", ":"), default=lambda _: UNKNOWN)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def live_machines(props: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pulumi.output import Unknown
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
@@ -161,6 +162,13 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
     result = reconciler.ShootStateProvider().diff("s", before, after)
     assert bool(result.changes) == wanted and not result.replaces
     assert ("generation" in (result.stables or [])) != wanted
+
+
+def test_a_preview_with_secrets_not_known_yet_is_an_update_not_a_crash() -> None:
+    """GIVEN a CA rotation's preview (the new CA unknown inside the secrets) WHEN diffed THEN an update is planned."""
+    after = {**state_props(), "secrets": {**SECRETS, "ca": {"ca.crt": Unknown(), "ca.key": Unknown()}}}
+    result = reconciler.ShootStateProvider().diff("s", state_props(), after)
+    assert result.changes and not result.replaces
 
 
 class Store:
