@@ -8,15 +8,17 @@ is uploaded (components/reconciler/shoot_state.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import pulumi
 
+from components import naming
 from components.bundles import ClusterAccess, SeedAccess
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
-from components.reconciler.shoot_state import ShootStateBackup
+from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey
 from components.render import api, controlplane, shoot_state
 
 
@@ -34,6 +36,49 @@ def persisted_secrets(
     return gathered(chosen, secret=True)
 
 
+@dataclass(frozen=True)
+class StateKeeping:
+    """What of a hosted shoot's state comes before its workers: its key, where it is, the restore of its machines."""
+
+    key: ShootStateKey
+    object_key: pulumi.Output[str]
+    restore: MachineRestore
+
+
+def state_keeping(
+    name: str,
+    values: ShootValues,
+    record: Record,
+    seed: SeedAccess | None,
+    backup_data: pulumi.Output[dict[str, str]] | None,
+    parent: pulumi.Resource,
+) -> StateKeeping | None:
+    """The shoot's state key (protected: the only one that opens the state) and the restore of its machines.
+
+    The restore writes the machine objects of the latest state into a seed namespace that lost all of them (a seed
+    rebuilt), so the MachineDeployments made next adopt the machines instead of making new ones. None for a shoot
+    without an entry (self-hosted, or on a seed without backups).
+    """
+    if seed is None or backup_data is None or values.backup is None:
+        return None
+    tid = values.technical_id
+    object_key = record.metadata.apply(lambda m: shoot_state.object_key(naming.backup_entry(tid, m["uid"])))
+    key = ShootStateKey(f"{name}-shoot-state-key", pulumi.ResourceOptions(parent=parent, protect=True))
+    restore = MachineRestore(
+        f"{name}-machine-restore",
+        seed_namespace=values.seed_namespace,
+        deployments=sorted(d.name for pool in values.deployments.values() for d in pool),
+        backup_data=backup_data,
+        object_key=object_key,
+        key=key.key,
+        seed_kubeconfig=seed.cluster.reach,
+        opts=pulumi.ResourceOptions(
+            parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds]
+        ),
+    )
+    return StateKeeping(key, object_key, restore)
+
+
 def shoot_state_backup(
     name: str,
     values: ShootValues,
@@ -42,6 +87,7 @@ def shoot_state_backup(
     seed: SeedAccess,
     secrets: pulumi.Output[dict[str, dict[str, str]]],
     backup_data: pulumi.Output[dict[str, str]],
+    kept: StateKeeping,
     parent: pulumi.Resource,
     after: Sequence[pulumi.Resource],
 ) -> list[pulumi.Resource]:
@@ -60,10 +106,10 @@ def shoot_state_backup(
         seed_namespace=values.seed_namespace,
         secrets=secrets,
         backup_data=backup_data,
-        object_key=spec.apply(lambda s: s["object"]),
+        object_key=kept.object_key,
+        key=kept.key.key,
         seed_kubeconfig=seed.cluster.reach,
         garden_kubeconfig=garden.reach,
-        # Protected: it holds the only key that opens the state in the bucket.
-        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[described, *after]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[described, kept.restore, *after]),
     )
-    return [described, upload]
+    return [described, kept.key, kept.restore, upload]

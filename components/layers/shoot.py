@@ -41,7 +41,7 @@ from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
-from components.concerns.shoot_state import persisted_secrets, shoot_state_backup
+from components.concerns.shoot_state import StateKeeping, persisted_secrets, shoot_state_backup, state_keeping
 from components.concerns.system import system_components
 from components.concerns.workers import Workers, in_shoot_workers
 from components.plan import network
@@ -88,10 +88,11 @@ class Shoot(pulumi.ComponentResource):
             extra[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
         self.credentials = self._credentials(name, garden, seed, extra)
         sources = {**self._sources(self.credentials), **extra}
-        steps = self._self_hosted(name, infra, sources) if seed is None else self._hosted(name, infra, seed, sources)
+        kept = state_keeping(name, values, record, seed, extra.get(backup.ETCD_BACKUP_SECRET), parent=self)
+        steps = self._hosted(name, infra, seed, sources, kept) if seed else self._self_hosted(name, infra, sources)
         entry = self._backup_entry(name, garden, record, seed)
         entry += self._snapshots(infra, seed, garden, record, extra, entry)
-        state = self._state(name, garden, record, seed, extra, after=steps)
+        state = self._state(name, garden, record, seed, extra, kept, after=steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
         self.admin_kubeconfig = self._admin_kubeconfig(name)
@@ -157,14 +158,15 @@ class Shoot(pulumi.ComponentResource):
         record: Record,
         seed: SeedAccess | None,
         extra: Sources,
+        kept: StateKeeping | None,
         after: Sequence[pulumi.Resource],
     ) -> list[pulumi.Resource]:
         """The shoot's state (persisted secrets, machines) sealed in its entry, after its control plane and machines."""
-        if seed is None or seed.backup is None or self.values.backup is None:
+        if seed is None or kept is None:
             return []
         secrets = persisted_secrets(self.credentials, self.encryption.config)
         data = extra[backup.ETCD_BACKUP_SECRET]
-        return shoot_state_backup(name, self.values, record, garden.cluster, seed, secrets, data, self, after)
+        return shoot_state_backup(name, self.values, record, garden.cluster, seed, secrets, data, kept, self, after)
 
     def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
         """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
@@ -273,7 +275,7 @@ class Shoot(pulumi.ComponentResource):
         return [*published, *self.access.ready, *node_configs, *pools]
 
     def _hosted(
-        self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources
+        self, name: str, infra: InfrastructureProvider, seed: SeedAccess, sources: Sources, kept: StateKeeping | None
     ) -> list[pulumi.Resource]:
         """The control plane in the seed, then the shoot's API and nodes, then the machines that join it."""
         # Each Secret by what writes it: a certificate its own, the SecretSet every other one.
@@ -302,7 +304,8 @@ class Shoot(pulumi.ComponentResource):
             self.network,
             self.access,
             sources,
-            after=control_plane,
+            # A seed namespace that lost its machine objects gets them back first, so MCM adopts the machines.
+            after=control_plane + ([kept.restore] if kept else []),
             opts=pulumi.ResourceOptions(parent=self),
             cas=cas,
             joinable=node_configs,

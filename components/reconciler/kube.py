@@ -11,6 +11,7 @@ import base64
 import json
 import ssl
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -21,8 +22,18 @@ from components import yaml_text
 from components.reconciler.credentials import CredentialError, CredentialFileError, TokenSource, read_file, user_auth
 
 TIMEOUT_S = 10
+# How often a throttled (429) request is made in all.
+THROTTLED_ATTEMPTS = 5
 JSON = "application/json"
 CA_FIELD = "kubeconfig cluster's certificate-authority"
+
+
+def _retry_after(header: str | None) -> float:
+    """Seconds to wait before asking again: the server's Retry-After, 1 when it gives none, at most 5."""
+    try:
+        return min(max(float(header or 1), 0.1), 5.0)
+    except ValueError:
+        return 1.0
 
 
 class KubeError(RuntimeError):
@@ -167,21 +178,30 @@ class Kube:
         content_type: str = "application/json",
         timeout: float = TIMEOUT_S,
     ) -> Any:
-        """One request; the decoded JSON answer."""
+        """One request; the decoded JSON answer.
+
+        A 429 (a new CRD's storage initializing, or the server shedding load) is asked again after its Retry-After,
+        a few times, as client-go does.
+        """
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.server + path, data=data, method=method)
-        request.add_header("Accept", "application/json")
-        if data is not None:
-            request.add_header("Content-Type", content_type)
-        try:
-            with self.open(request, timeout) as response:
-                return json.loads(response.read() or b"null")
-        except urllib.error.HTTPError as err:
-            raise KubeError(
-                f"{method} {path}: {err.code} {err.read().decode(errors='replace')[:300]}", err.code
-            ) from None
-        except (OSError, ValueError) as err:
-            raise KubeError(f"{method} {path}: {err}") from None
+        for attempt in range(THROTTLED_ATTEMPTS):
+            request = urllib.request.Request(self.server + path, data=data, method=method)
+            request.add_header("Accept", "application/json")
+            if data is not None:
+                request.add_header("Content-Type", content_type)
+            try:
+                with self.open(request, timeout) as response:
+                    return json.loads(response.read() or b"null")
+            except urllib.error.HTTPError as err:
+                if err.code == 429 and attempt + 1 < THROTTLED_ATTEMPTS:
+                    time.sleep(_retry_after(err.headers.get("Retry-After")))
+                    continue
+                raise KubeError(
+                    f"{method} {path}: {err.code} {err.read().decode(errors='replace')[:300]}", err.code
+                ) from None
+            except (OSError, ValueError) as err:
+                raise KubeError(f"{method} {path}: {err}") from None
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def get(self, path: str, timeout: float = TIMEOUT_S) -> Any:
         """GET `path` (e.g. `/api/v1/nodes`); `timeout` for an answer that takes long (a pod's, through its proxy)."""

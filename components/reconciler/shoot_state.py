@@ -1,12 +1,13 @@
 """ShootStateBackup: a hosted shoot's state sealed in its backup entry, uploaded again whenever it changed.
 
 The state (components/render/shoot_state.py: the persisted secrets and the machine state) is what a control plane
-rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under a key this
-resource generates once and keeps as a secret output, so only the stack can open it, then uploaded with the seed's
-key to `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff
-compares their digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState
-record's status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their
-digest), and the machine objects are read from the seed when needed, never kept.
+rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under the shoot's own
+key (ShootStateKey: generated once, a secret output, a resource of its own so a restore can read it before anything
+else of the shoot is made), so only the stack can open it, then uploaded with the seed's key to
+`<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff compares their
+digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState record's
+status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their digest), and
+the machine objects are read from the seed when needed, never kept.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
@@ -38,6 +39,8 @@ KEY_BYTES, NONCE_BYTES = 32, 12
 STATE_OUTPUTS = ("generation", "checksum", "size", "lastUpload", "secretsDigest", "machinesDigest")
 # The object's metadata a restore checks the document against (S3 user metadata, `x-amz-meta-*`).
 META_GENERATION, META_CHECKSUM = "arbor-generation", "arbor-checksum"
+# What an unknown value (pulumi.output.Unknown, nested in a preview's inputs) stands as in a digest.
+UNKNOWN = "\x00unknown"
 
 
 class StateError(Exception):
@@ -67,8 +70,12 @@ def unseal(blob: bytes, key: str) -> bytes:
 
 
 def digest(value: Any) -> str:
-    """The SHA-256 of a value's canonical JSON: the same content, the same digest."""
-    return hashlib.sha256(shoot_state.canonical({"value": value})).hexdigest()
+    """The SHA-256 of a value's canonical JSON: the same content, the same digest.
+
+    A value a preview does not know yet (a CA about to be issued again) digests as no known value does.
+    """
+    text = json.dumps({"value": value}, sort_keys=True, separators=(",", ":"), default=lambda _: UNKNOWN)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def live_machines(props: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -151,22 +158,21 @@ class ShootStateProvider(ResourceProvider):
     """A shoot's state in its entry; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        """A key of its own, then the first generation."""
-        outs = _converge({**props, "key": new_key()})
-        return CreateResult(id_=f"{props['namespace']}/{props['shoot']}", outs=outs)
+        """The first generation."""
+        return CreateResult(id_=f"{props['namespace']}/{props['shoot']}", outs=_converge(props))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Changed secrets, a new place or state found moved by refresh upload again; the key never changes."""
-        keys = ("object", "seedNamespace", "version")
+        """Changed secrets, a new place or key, or state found moved by refresh upload again."""
+        keys = ("object", "seedNamespace", "key", "version")
         wanted = bool(olds.get("due")) or digest(news.get("secrets")) != olds.get("secretsDigest")
         wanted = wanted or any(olds.get(k) != news.get(k) for k in keys)
         inputs = [k for k in ("seedKubeconfig", "gardenKubeconfig", "backup") if olds.get(k) != news.get(k)]
-        stables = ["key"] + ([] if wanted else list(STATE_OUTPUTS))
+        stables = [] if wanted else list(STATE_OUTPUTS)
         return DiffResult(changes=wanted or bool(inputs), replaces=[], stables=stables, delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """The same key and the last generation's description, then a new generation if the state changed."""
-        kept = {k: olds.get(k) for k in ("key", *STATE_OUTPUTS)}
+        """The last generation's description, then a new generation if the state changed."""
+        kept = {k: olds.get(k) for k in STATE_OUTPUTS}
         return UpdateResult(outs=_converge({**news, **kept}))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -198,6 +204,7 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         secrets: pulumi.Input[dict[str, dict[str, str]]],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
+        key: pulumi.Input[str],
         seed_kubeconfig: pulumi.Input[str],
         garden_kubeconfig: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
@@ -206,7 +213,119 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
             "shoot": shoot, "namespace": namespace, "seedNamespace": seed_namespace,
             "secrets": pulumi.Output.secret(secrets), "backup": pulumi.Output.secret(backup_data),
             "object": object_key, "seedKubeconfig": seed_kubeconfig, "gardenKubeconfig": garden_kubeconfig,
-            "version": PROVIDER_VERSION, "key": None, "due": None, **dict.fromkeys(STATE_OUTPUTS),
+            "key": pulumi.Output.secret(key), "version": PROVIDER_VERSION, "due": None, **dict.fromkeys(STATE_OUTPUTS),
         }  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=["secrets", "backup", "key"])
         super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+
+
+class ShootStateKeyProvider(ResourceProvider):
+    """A random key, made once and never changed: everything sealed under it opens with it alone."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """A new 256-bit key."""
+        return CreateResult(id_=new_key()[:8], outs={**props, "key": new_key()})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """Never a change: a new key would leave every generation sealed under the old one unreadable."""
+        return DiffResult(changes=False, replaces=[], stables=["key"], delete_before_replace=False)
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """The key as kept: it lives only in the stack's state."""
+        return ReadResult(id_=id_, outs=props)
+
+
+class ShootStateKey(Resource, module="arbor", name="ShootStateKey"):
+    """The key a shoot's state is sealed under (secret); protected where it is registered."""
+
+    if TYPE_CHECKING:
+        key: pulumi.Output[str]
+
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["key"])
+        super().__init__(ShootStateKeyProvider(), name, {"key": None}, pulumi.ResourceOptions.merge(opts, secret))
+
+
+def _machine_count(props: dict[str, Any]) -> int:
+    """How many machine objects of any kind the seed namespace holds."""
+    return sum(len(objects) for objects in live_machines(props).values())
+
+
+def restorable(props: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """What the latest state would write into the seed namespace: nothing while it holds any machine object.
+
+    A namespace that lost every machine object (a seed rebuilt, a control plane restored elsewhere) gets the
+    machines of the state back; one with any left is machine-controller-manager's, as usual.
+    """
+    if _machine_count(props) or not _present(props):
+        return []
+    machines = fetch(props)["machines"]
+    return shoot_state.restorable(machines, props["deployments"], props["seedNamespace"])
+
+
+def restore_machines(props: dict[str, Any]) -> int:
+    """Writes the restorable machine objects into the seed namespace; how many."""
+    seed, written = Kube.from_kubeconfig(props["seedKubeconfig"]), 0
+    base = f"/apis/{machine_crds.GROUP}/{machine_crds.VERSION}/namespaces/{props['seedNamespace']}"
+    for kind, body in restorable(props):
+        try:
+            seed.create(f"{base}/{kind}", body)
+        except KubeError as error:
+            if error.status != 409:  # written by a restore that was interrupted
+                raise StateError(f"restoring {kind} {body['metadata']['name']}: {error}") from None
+        written += 1
+    return written
+
+
+class MachineRestoreProvider(ResourceProvider):
+    """A seed namespace's machine objects restored from the shoot's state, before its MachineDeployments."""
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        """Restores into a namespace without machine objects (a new shoot's entry has no state: nothing)."""
+        return CreateResult(id_=props["seedNamespace"], outs={**props, "restored": restore_machines(props)})
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        """An update when refresh found machines to restore, or the shoot's place changed."""
+        moved = any(olds.get(k) != news.get(k) for k in ("seedNamespace", "object", "version"))
+        wanted = bool(olds.get("due")) or moved
+        return DiffResult(changes=wanted, replaces=[], stables=[] if wanted else ["restored"],
+                          delete_before_replace=False)  # fmt: skip
+
+    def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        """Restores what is to restore."""
+        return UpdateResult(outs={**news, "restored": restore_machines(news), "due": False})
+
+    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
+        """Whether the namespace lost its machine objects while the state holds some of planned pools."""
+        try:
+            due = bool(restorable(props))
+        except (StateError, KubeError):
+            due = False  # a seed or bucket that does not answer says nothing; the next `up` will tell
+        return ReadResult(id_=id_, outs={**props, "due": due})
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Nothing: the machines are machine-controller-manager's."""
+
+
+class MachineRestore(Resource, module="arbor", name="MachineRestore"):
+    """The machine objects of a hosted shoot's seed namespace restored from its state; `backup`, `key` secret."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        seed_namespace: str,
+        deployments: list[str],
+        backup_data: pulumi.Input[dict[str, str]],
+        object_key: pulumi.Input[str],
+        key: pulumi.Input[str],
+        seed_kubeconfig: pulumi.Input[str],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        props = {
+            "seedNamespace": seed_namespace, "deployments": deployments, "backup": pulumi.Output.secret(backup_data),
+            "object": object_key, "key": pulumi.Output.secret(key), "seedKubeconfig": seed_kubeconfig,
+            "version": PROVIDER_VERSION, "restored": None, "due": None,
+        }  # fmt: skip
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
+        super().__init__(MachineRestoreProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

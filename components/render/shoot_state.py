@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from components.render import pki
+from components.render.machine_crds import GROUP, VERSION
 
 # The credentials Gardener marks `persist` (a CA or key issued again would break every trust in it): the keys of
 # each one's public part (certificate, public key) and of its secret part (private key), as its Secret names them.
@@ -25,7 +26,7 @@ PERSISTED_KEYS = {
 }
 STATE_DIR, STATE_OBJECT = "shoot-state", "shootstate.json.gz.sealed"
 DOCUMENT_VERSION = 1
-# Plural of each machine kind, in the order a restore writes them (MCM adopts machines before it scales sets).
+# Plural of each machine kind, in the order a restore writes them (restorable: machines before their sets).
 MACHINE_KINDS = ("machines", "machinesets", "machinedeployments")
 # Annotations machine-controller-manager rewrites as it works; they say nothing a restore needs.
 VOLATILE_ANNOTATIONS = ("deployment.kubernetes.io/revision",)
@@ -82,3 +83,32 @@ def canonical(content: Mapping[str, Any]) -> bytes:
 def checksum(data: bytes) -> str:
     """The SHA-256 of a document (what the record shows; it reveals nothing of 256-bit keys)."""
     return hashlib.sha256(data).hexdigest()
+
+
+def _owner(kept: Mapping[str, Any], kind: str) -> str | None:
+    """The name of a kept object's owner of a kind."""
+    return next((o.get("name") for o in kept.get("ownerReferences") or [] if o.get("kind") == kind), None)
+
+
+def _restored(kind: str, kept: Mapping[str, Any], namespace: str) -> dict[str, Any]:
+    """A kept machine object as written again: no owner (its owner adopts it), no status (MCM reads its machine)."""
+    metadata = {"name": kept["name"], "namespace": namespace, "labels": dict(kept.get("labels") or {}),
+                "annotations": dict(kept.get("annotations") or {})}  # fmt: skip
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": kind, "metadata": metadata, "spec": kept.get("spec") or {}}
+
+
+def restorable(
+    machines: Mapping[str, Iterable[Mapping[str, Any]]], deployments: Collection[str], namespace: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """What a restore writes into an empty namespace, by kind plural, in order: Machines, then their MachineSets.
+
+    Only those of MachineDeployments still planned (a removed pool's machines never come back). Machines first: a
+    MachineSet that found fewer than its replicas would make new ones; made after them, it adopts them, and the
+    MachineDeployment arbor applies next adopts it (the same template, the same hash).
+    """
+    sets = [s for s in machines.get("machinesets", ()) if _owner(s, "MachineDeployment") in deployments]
+    names = {s["name"] for s in sets}
+    kept = [m for m in machines.get("machines", ()) if _owner(m, "MachineSet") in names]
+    return [("machines", _restored("Machine", m, namespace)) for m in kept] + [
+        ("machinesets", _restored("MachineSet", s, namespace)) for s in sets
+    ]

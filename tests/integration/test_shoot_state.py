@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -19,18 +21,23 @@ from cryptography.hazmat.primitives import serialization
 
 from components.reconciler import shoot_state
 from components.render import shoot_state as rendered
-from tests.integration.engine import Stack, items, steps_by_type
+from tests.integration.engine import Stack, items, kubectl, steps_by_type
 from tests.integration.test_backups import HOSTED, root_client, secret_data, seed_client
-from tests.integration.test_local_mcm import SETTLE_S, machine_objects, unowned_deployments
+from tests.integration.test_local_mcm import SETTLE_S, machine_objects, processes, unowned_deployments
 
 STATE = "pulumi-python:dynamic/arbor:ShootStateBackup"
 
 
-def running(stack: Stack, tmp_path: Path) -> dict[str, bool]:
-    """Whether each Machine of the stack's seeds runs (MCM made its node), by name."""
+def running(stack: Stack, tmp_path: Path, namespace: str = "") -> dict[str, bool]:
+    """Whether each Machine of the stack's seeds (of one seed namespace) runs (MCM made its node), by name."""
     machines = machine_objects(stack, tmp_path, "machines")
     return {m["metadata"]["name"]: (m.get("status") or {}).get("currentStatus", {}).get("phase") == "Running"
-            for m in machines}  # fmt: skip
+            for m in machines if m["metadata"]["namespace"] == (namespace or m["metadata"]["namespace"])}  # fmt: skip
+
+
+def shoot_nodes(stack: Stack, tmp_path: Path) -> dict[str, str]:
+    """dev/web's Nodes: name to uid."""
+    return {n["metadata"]["name"]: n["metadata"]["uid"] for n in items(stack, "shoot/dev/web", tmp_path, "nodes")}
 
 
 def records(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
@@ -111,3 +118,48 @@ def test_a_state_is_uploaded_again_when_it_is_gone_and_not_when_nothing_moved(
     assert after["status"]["generation"] == before["status"]["generation"] + 1
     assert after["status"]["checksum"] == before["status"]["checksum"]
     assert shoot_state.fetch(state_of(local_stack, "dev-web"))["secrets"]["ca"]
+
+
+def test_machines_lost_from_the_seed_come_back_from_the_state_and_no_node_is_replaced(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN dev/web's machine objects lost from its seed (MCM down, as in a seed rebuilt) WHEN up THEN adopted.
+
+    The preview lists the restore; `up` writes the state's Machines and MachineSets back before the pool's
+    MachineDeployment, MCM finds each machine's node by its name and adopts it: the same Machines run, and the
+    shoot has the same Nodes (names and uids), none new.
+    """
+    namespace, seed = "shoot--dev--web", local_stack.outputs()["kubeconfigs"]["seed/local-1"]
+    local_stack.up()  # the state holds the machines as they are now
+    nodes = {
+        n["metadata"]["name"]: n["metadata"]["uid"] for n in items(local_stack, "shoot/dev/web", tmp_path, "nodes")
+    }
+    before = sorted(m for m in running(local_stack, tmp_path, namespace))
+    assert before and set(before) <= set(nodes)
+    for (owner, _), pid in processes(local_stack).items():
+        if owner == namespace:
+            os.kill(pid, signal.SIGKILL)
+    for kind in ("machinedeployments", "machinesets", "machines"):
+        for obj in machine_objects(local_stack, tmp_path, kind):
+            if obj["metadata"]["namespace"] == namespace:
+                what = (f"{kind}.machine.sapcloud.io", obj["metadata"]["name"], "-n", namespace)
+                kubectl(seed, tmp_path, "patch", *what, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+                kubectl(seed, tmp_path, "delete", *what, "--wait=false", "--ignore-not-found")
+    deadline = time.monotonic() + 60
+    while running(local_stack, tmp_path, namespace) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not running(local_stack, tmp_path, namespace)
+
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert steps.get("pulumi-python:dynamic/arbor:MachineRestore") == ["update"]
+    local_stack.up()
+    deadline = time.monotonic() + SETTLE_S
+    while (
+        not ((now := running(local_stack, tmp_path, namespace)) and all(now.values())) and time.monotonic() < deadline
+    ):
+        time.sleep(5)
+    assert sorted(now) == before and all(now.values()), now
+    after = {
+        n["metadata"]["name"]: n["metadata"]["uid"] for n in items(local_stack, "shoot/dev/web", tmp_path, "nodes")
+    }
+    assert after == nodes

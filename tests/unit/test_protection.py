@@ -24,7 +24,7 @@ ENCRYPTION_KEYS = ["arbor-garden-encryption-keys"] + [
 ]
 # The local object store (every snapshot), the seed's bucket in it, and the hosted shoots' states (their keys).
 BACKUPS = ["arbor-seed-local-1-backup", "local-object-store"] + [
-    f"arbor-shoot-{s}-shoot-state" for s in ("dev-web", "ops-db")
+    f"arbor-shoot-{s}-shoot-state-key" for s in ("dev-web", "ops-db")
 ]
 # Every shoot's CAs and its service-account key; certificates and bootstrap tokens are issued again from them.
 PKI = ["ca", "ca-client", "ca-etcd", "ca-front-proxy", "service-account-key"]

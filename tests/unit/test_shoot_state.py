@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pulumi.output import Unknown
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
@@ -145,6 +146,7 @@ def state_props(**changes: Any) -> dict[str, Any]:
         ({"due": True}, {}, True),
         ({}, {"secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}, True),
         ({}, {"object": shoot_state.object_key("shoot--dev--web--uid2")}, True),
+        ({}, {"key": "another"}, True),
     ],
 )
 def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
@@ -152,14 +154,21 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
 ) -> None:
     """GIVEN the last generation and new inputs WHEN diffed THEN an update when the state may have moved.
 
-    Otherwise nothing, and the description stays; the key never changes, even when a new generation is due.
+    Otherwise nothing, and the description stays. A new key (a key resource made again) seals a new generation.
     """
     before = state_props(**olds)
-    after = {**state_props(key=None, generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    after = {**state_props(generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    after["key"] = news.get("key", before["key"])
     result = reconciler.ShootStateProvider().diff("s", before, after)
     assert bool(result.changes) == wanted and not result.replaces
-    assert "key" in (result.stables or [])
     assert ("generation" in (result.stables or [])) != wanted
+
+
+def test_a_preview_with_secrets_not_known_yet_is_an_update_not_a_crash() -> None:
+    """GIVEN a CA rotation's preview (the new CA unknown inside the secrets) WHEN diffed THEN an update is planned."""
+    after = {**state_props(), "secrets": {**SECRETS, "ca": {"ca.crt": Unknown(), "ca.key": Unknown()}}}
+    result = reconciler.ShootStateProvider().diff("s", state_props(), after)
+    assert result.changes and not result.replaces
 
 
 class Store:
@@ -190,11 +199,10 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Store:
 def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) -> None:
     """GIVEN a new ShootStateBackup WHEN made, updated unchanged, then with a new CA THEN generations 1, 1, 2.
 
-    Each upload is sealed under the key made at create (a secret output), which the update keeps; the outputs hold
-    no secret's content.
+    Each upload is sealed under the shoot's key (its own resource's); the outputs hold no secret's content.
     """
     provider = reconciler.ShootStateProvider()
-    news = {**state_props(key=None, generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
+    news = {**state_props(generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
     made = outs(provider.create(news))
     assert made["generation"] == 1 and "secrets" not in made and len(store.written) == 1
     key, (_, blob, meta) = made["key"], store.written[0]
@@ -206,6 +214,15 @@ def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) 
     moved = outs(provider.update("s", same, rotated))
     assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
     assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
+
+
+def test_a_key_is_made_once_and_never_changes() -> None:
+    """GIVEN a shoot's state key WHEN made THEN 256 random bits; WHEN diffed or refreshed THEN it stays as it is."""
+    provider = reconciler.ShootStateKeyProvider()
+    made = outs(provider.create({"key": None}))
+    assert len(base64.b64decode(made["key"])) == 32 and made["key"] != outs(provider.create({"key": None}))["key"]
+    assert not provider.diff("k", made, {"key": None}).changes
+    assert outs(provider.read("k", made)) == made
 
 
 @pytest.mark.parametrize(("moved", "present", "due"), [(False, True, False), (True, True, True), (False, False, True)])
@@ -240,3 +257,86 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert record["kind"] == "ShootState" and record["spec"]["object"] == inputs["object"]
     edges = built.edges["arbor-shoot-dev-web-shoot-state"]
     assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
+    # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
+    assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
+    assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")
+    # The machines of a namespace that lost them come back before the pool's MachineDeployment is applied.
+    restore = mocks.inputs["arbor-shoot-dev-web-machine-restore"]
+    assert restore["deployments"] == ["shoot--dev--web-pool-a-z1"] and restore["object"] == inputs["object"]
+    mcm, pool = "arbor-shoot-dev-web-workers-mcm", "arbor-shoot-dev-web-workers-pool-a-z1"
+    assert "arbor-shoot-dev-web-machine-restore" in built.edges[mcm] and mcm in built.edges[pool]
+
+
+def machine_set(name: str, deployment: str) -> dict[str, Any]:
+    """A MachineSet of a MachineDeployment, as MCM keeps it."""
+    return {
+        "metadata": {"name": name, "uid": "u-s", "labels": {"name": deployment, "machine-template-hash": "h1"},
+                     "ownerReferences": [{"kind": "MachineDeployment", "name": deployment, "uid": "u-d"}]},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"name": deployment}}},
+        "status": {"replicas": 1},
+    }  # fmt: skip
+
+
+def owned(name: str, machine_set: str) -> dict[str, Any]:
+    """A Machine of a MachineSet."""
+    return machine(name, **{"metadata.ownerReferences": [{"kind": "MachineSet", "name": machine_set}]})
+
+
+def test_a_restore_writes_machines_then_their_sets_of_planned_pools_only() -> None:
+    """GIVEN a state with two pools' machines WHEN restored with one pool planned THEN its machines, then its set.
+
+    Machines first (a set made first would make new ones to reach its replicas); no owner references or status
+    (their owners adopt them, MCM reads each machine's VM by its provider ID); a removed pool's never come back.
+    """
+    kept = shoot_state.machine_state({
+        "machinesets": [machine_set("web-pool-a-z1-abc", "web-pool-a-z1"), machine_set("old-x", "old")],
+        "machines": [owned("m-1", "web-pool-a-z1-abc"), owned("m-2", "old-x")],
+    })  # fmt: skip
+    written = shoot_state.restorable(kept, ["web-pool-a-z1"], "shoot--dev--web")
+    assert [(kind, obj["metadata"]["name"]) for kind, obj in written] == [
+        ("machines", "m-1"),
+        ("machinesets", "web-pool-a-z1-abc"),
+    ]
+    for _, obj in written:
+        assert obj["apiVersion"] == "machine.sapcloud.io/v1alpha1" and obj["metadata"]["namespace"] == "shoot--dev--web"
+        assert "ownerReferences" not in obj["metadata"] and "status" not in obj
+    assert written[0][1]["spec"]["providerID"] == "kwok://m-1"
+    assert written[1][1]["metadata"]["labels"]["machine-template-hash"] == "h1"
+
+
+def restore_props(**changes: Any) -> dict[str, Any]:
+    """A MachineRestore's outputs."""
+    props = {"seedNamespace": "shoot--dev--web", "deployments": ["web-pool-a-z1"], "backup": {}, "object": "o",
+             "key": "k", "seedKubeconfig": "s", "version": reconciler.PROVIDER_VERSION, "restored": 0,
+             "due": False}  # fmt: skip
+    return {**props, **changes}
+
+
+@pytest.mark.parametrize(("live", "present", "due"), [(0, True, True), (1, True, False), (0, False, False)])
+def test_a_namespace_that_lost_every_machine_object_is_restored_from_the_state(
+    live: int, present: bool, due: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the seed namespace's machine objects and the bucket WHEN refreshed and updated THEN restored if all lost.
+
+    One machine object left means MCM's business as usual; no state in the bucket, nothing to restore.
+    """
+    state = {"machines": shoot_state.machine_state({
+        "machinesets": [machine_set("web-pool-a-z1-abc", "web-pool-a-z1")],
+        "machines": [owned("m-1", "web-pool-a-z1-abc")],
+    })}  # fmt: skip
+    monkeypatch.setattr(reconciler, "_machine_count", lambda props: live)
+    monkeypatch.setattr(reconciler, "_present", lambda props: present)
+    monkeypatch.setattr(reconciler, "fetch", lambda props: state)
+    created: list[tuple[str, str]] = []
+
+    class Seed:
+        def create(self, path: str, body: dict[str, Any]) -> None:
+            created.append((path.rsplit("/", 1)[1], body["metadata"]["name"]))
+
+    monkeypatch.setattr(reconciler.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    provider = reconciler.MachineRestoreProvider()
+    read = outs(provider.read("r", restore_props()))
+    assert read["due"] is due and bool(provider.diff("r", read, restore_props(due=None)).changes) == due
+    updated = outs(provider.update("r", read, restore_props(due=None)))
+    assert updated["restored"] == (2 if due else 0)
+    assert created == ([("machines", "m-1"), ("machinesets", "web-pool-a-z1-abc")] if due else [])
