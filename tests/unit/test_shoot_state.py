@@ -18,6 +18,7 @@ from pulumi.output import Unknown
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.reconciler import shoot_state as reconciler
+from components.reconciler.kube import Kube
 from components.render import controlplane, pki, shoot_state
 from tests.unit.landscape_mocks import registered
 from tests.unit.spec_cases import base
@@ -166,7 +167,8 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
 
 def test_a_preview_with_secrets_not_known_yet_is_an_update_not_a_crash() -> None:
     """GIVEN a CA rotation's preview (the new CA unknown inside the secrets) WHEN diffed THEN an update is planned."""
-    after = {**state_props(), "secrets": {**SECRETS, "ca": {"ca.crt": Unknown(), "ca.key": Unknown()}}}
+    unknown = Unknown()  # type: ignore[no-untyped-call]
+    after = {**state_props(), "secrets": {**SECRETS, "ca": {"ca.crt": unknown, "ca.key": unknown}}}
     result = reconciler.ShootStateProvider().diff("s", state_props(), after)
     assert result.changes and not result.replaces
 
@@ -333,7 +335,7 @@ def test_a_namespace_that_lost_every_machine_object_is_restored_from_the_state(
         def create(self, path: str, body: dict[str, Any]) -> None:
             created.append((path.rsplit("/", 1)[1], body["metadata"]["name"]))
 
-    monkeypatch.setattr(reconciler.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
     provider = reconciler.MachineRestoreProvider()
     read = outs(provider.read("r", restore_props()))
     assert read["due"] is due and bool(provider.diff("r", read, restore_props(due=None)).changes) == due
