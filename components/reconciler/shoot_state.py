@@ -29,6 +29,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.entry_store import StoreError, entry_store
+from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.render import machine_crds, shoot_state
 
@@ -115,7 +116,7 @@ def upload(props: dict[str, Any]) -> dict[str, Any]:
         )
     except StoreError as error:
         raise StateError(str(error)) from None
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = rfc3339(datetime.now(UTC))
     return {**kept, "generation": generation, "checksum": checksum, "size": len(sealed), "lastUpload": now}
 
 
