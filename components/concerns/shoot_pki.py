@@ -16,6 +16,7 @@ from typing import Any
 
 import pulumi
 
+from components.concerns.gather import gathered
 from components.plan.values import ShootValues
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey, ca_hash
 from components.render import objects, pki
@@ -111,6 +112,12 @@ class ShootPki:
     def secrets(self) -> dict[str, dict[str, pulumi.Output[str]]]:
         """`stringData` of each Secret the control plane mounts, by Secret name."""
         return {name: data for c in self.credentials.values() for name, data in c.secret_data().items()}
+
+    def api_identity(self) -> pulumi.Output[dict[str, str]]:
+        """What an API server's own PKI is made of (secret): the shoot's CA, its key and the service-account key."""
+        ca, service_account = self.credentials[pki.CA], self.credentials[pki.SERVICE_ACCOUNT_KEY]
+        assert ca.cert is not None  # a CA always has its certificate
+        return gathered({"ca": ca.cert, "caKey": ca.key, "serviceAccountKey": service_account.key}, secret=True)
 
 
 # The credentials that cannot be issued again without every client and node trusting anew: CAs and keys.

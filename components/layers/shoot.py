@@ -215,10 +215,12 @@ class Shoot(pulumi.ComponentResource):
         infra: InfrastructureProvider,
         after: Sequence[pulumi.Resource],
         kubeconfig: pulumi.Output[str] | None,
+        restore: pulumi.Output[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
 
         `kubeconfig` is arbor's own at the shoot's domain (`_arbor_kubeconfig`), None for a shoot without one.
+        A provider serving it itself (local) uses the shoot's PKI and remakes a lost one from the `restore` entry.
         """
         return infra.shoot_api(
             self.values.cluster,
@@ -228,6 +230,8 @@ class Shoot(pulumi.ComponentResource):
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
             kubeconfig=kubeconfig,
+            pki=self.credentials.api_identity(),
+            restore=restore,
         )
 
     def _arbor_kubeconfig(self) -> pulumi.Output[str] | None:
@@ -288,14 +292,13 @@ class Shoot(pulumi.ComponentResource):
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
-        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig())
+        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), sources.get(backup.ETCD_BACKUP_SECRET))
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
         webhook = resource_manager(name, self.values, infra, seed, self.access, self.credentials, parent=self)
-        # Machines join once the shoot's API serves: MCM and its sidecar work against it; a machine is made only
-        # once node-agent's OSC Secret, the join RBAC and its access token are in the shoot (Gardener's flow: OSC
-        # before Worker).
+        # Machines join once the shoot's API serves (MCM works against it), and once node-agent's OSC Secret, the
+        # join RBAC and its access token are in the shoot (Gardener's flow: OSC before Worker).
         workers = Workers(
             f"{name}-workers",
             self.values,

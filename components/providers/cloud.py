@@ -246,6 +246,8 @@ class CloudProvider:
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
         kubeconfig: pulumi.Input[str] | None = None,
+        pki: pulumi.Input[dict[str, str]] | None = None,
+        restore: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """The API arbor serves at the shoot's external domain (`kubeconfig`), once `depends_on` (its records) exist.
 

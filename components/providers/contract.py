@@ -78,12 +78,17 @@ class InfrastructureProvider(Protocol):
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
         kubeconfig: pulumi.Input[str] | None = None,
+        pki: pulumi.Input[dict[str, str]] | None = None,
+        restore: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """Access to the API a shoot's control plane serves, with its nodes.
 
         `machines` are the nodes a provider that simulates machines makes itself (local: each pool's minimum, as
         the plan holds them, named and addressed). `kubeconfig` reaches arbor's own kube-apiserver at the shoot's
         domain, where that server is what clients reach (clouds); a provider that serves the API itself ignores it.
+        Such a provider (local) serves it with `pki` (the shoot's CA and service-account key) and makes a lost API
+        again from the newest snapshot in the backup entry `restore` names (the `etcd-backup` data); clouds ignore
+        both: there etcd-backup-restore restores etcd, and the control plane's Secrets carry the PKI.
         """
         ...
 

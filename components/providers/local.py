@@ -176,6 +176,8 @@ class LocalProvider(local_backup.LocalBackups):
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
         kubeconfig: pulumi.Input[str] | None = None,
+        pki: pulumi.Input[dict[str, str]] | None = None,
+        restore: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """A LocalCluster, a Kubernetes provider bound to it, and its kwok nodes.
 
@@ -191,6 +193,8 @@ class LocalProvider(local_backup.LocalBackups):
             kubernetes_version=self.settings.kubernetes_version,
             encryption_config=encryption_config,
             extra_client_cas=client_ca,
+            pki=pki,
+            restore=restore,
             # Protected: it holds the cluster's etcd data and admin credentials. A replacement (new Kubernetes
             # version of the tools, another work directory) would start it empty; deletion needs a confirmation.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
@@ -304,21 +308,20 @@ class LocalProvider(local_backup.LocalBackups):
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
         kubeconfig: pulumi.Input[str] | None = None,
+        pki: pulumi.Input[dict[str, str]] | None = None,
+        restore: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """On local, a shoot's API is one more kwokctl cluster, its nodes addressed from the shoot's ranges.
 
         It stands in for what the shoot's control plane serves (kwok runs no real kube-apiserver in the seed or on
-        a node), with the shoot's encryption configuration and trusting its client CA, as that control plane does.
+        a node), with the shoot's encryption configuration, PKI (its CA, service-account key) and client CA, as that
+        control plane does; lost, it is made again from its entry's newest snapshot (reconciler/shoot_cluster.py).
         Its kwok nodes stand in for the machines MCM would make (nothing runs the local sidecar's pods as nodes).
         """
         return self.cluster(
-            values,
-            parent,
-            depends_on,
-            encryption_config=encryption_config,
-            client_ca=client_ca,
-            machines=machines,
-        )
+            values, parent, depends_on,
+            encryption_config=encryption_config, client_ca=client_ca, machines=machines, pki=pki, restore=restore,
+        )  # fmt: skip
 
     def machine_sidecar(self, namespace: str) -> Sidecar:
         """provider-local's sidecar."""

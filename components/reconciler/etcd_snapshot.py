@@ -72,7 +72,7 @@ def etcd_url(cluster: kwokctl.Cluster) -> str:
     return f"http://127.0.0.1:{int(options['etcdPort'])}"
 
 
-def _etcd_tool(tool: str, *args: str) -> str:
+def etcd_tool(tool: str, *args: str) -> str:
     """The output of etcdctl or etcdutl; its error, never a key, when it fails."""
     program = shutil.which(tool)
     if program is None:
@@ -89,11 +89,9 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
     data = props["backup"]
     with tempfile.TemporaryDirectory(prefix="arbor-snapshot-") as tmp:
         raw, packed = Path(tmp) / "snapshot.db", Path(tmp) / "snapshot.db.gz"
-        _etcd_tool("etcdctl", "snapshot", "save", str(raw), f"--endpoints={endpoint}")
+        etcd_tool("etcdctl", "snapshot", "save", str(raw), f"--endpoints={endpoint}")
         # The revision the snapshot holds, read from the file: etcd may have moved on since it was saved.
-        revision = int(
-            json.loads(_etcd_tool("etcdutl", "snapshot", "status", str(raw), "--write-out=json"))["revision"]
-        )
+        revision = int(json.loads(etcd_tool("etcdutl", "snapshot", "status", str(raw), "--write-out=json"))["revision"])
         with raw.open("rb") as source, gzip.open(packed, "wb") as sink:
             shutil.copyfileobj(source, sink)
         taken = datetime.now(UTC)

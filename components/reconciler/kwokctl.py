@@ -17,7 +17,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -211,10 +211,12 @@ def start(cluster: Cluster) -> None:
             raise ClusterNotReadyError(f"{error}{advice}") from None
 
 
-def restart(cluster: Cluster) -> None:
-    """Stops every process of the cluster and starts them again from its kwok.yaml; etcd keeps its data."""
+def restart(cluster: Cluster, while_stopped: Callable[[], None] | None = None) -> None:
+    """Stops every process of the cluster, runs `while_stopped`, starts them again from its kwok.yaml."""
     with ports_lock(cluster.workdir):
         _kwokctl(cluster, "stop", "cluster")
+        if while_stopped is not None:
+            while_stopped()
         _kwokctl(cluster, "start", "cluster")
         wait_ready(cluster)
 

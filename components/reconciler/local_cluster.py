@@ -9,6 +9,11 @@ secret) and `extraClientCas` (PEM CAs trusted for client certificates besides kw
 rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster with the
 new flags, its etcd data kept. `read()` reports the files as they are, so an edited file is drift that `up` repairs.
 
+Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
+cluster is made: `pki` (secret: the shoot's CA and service-account key, which it serves and signs tokens with) and
+`restore` (secret: the `etcd-backup` data of the shoot's entry, whose newest full snapshot a new cluster starts
+from). Neither changes an existing cluster; `restoredFrom` names the snapshot it started from.
+
 The engine stores the provider pickled by reference to this module (the provider process imports it from
 the project root): moving or renaming the module or class needs a shim left behind, or existing resources
 can no longer be read or deleted.
@@ -21,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.reconciler import kwokctl
+from components.reconciler import kwokctl, shoot_cluster
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
 PROVIDER_VERSION = "2"
@@ -70,6 +75,7 @@ def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
         "endpoint": kwokctl.endpoint(cluster),
         "kubeconfig": kwokctl.kubeconfig(cluster),
         "running": True,
+        "restoredFrom": shoot_cluster.restored_from(cluster),
     }
 
 
@@ -90,11 +96,17 @@ def _ensure_running(props: dict[str, Any]) -> dict[str, Any]:
                 # A cluster whose files a crash left half-written cannot start: make it again.
                 kwokctl.delete(cluster)
         if not cluster.exists():
+            # A lost cluster comes back as it was: the shoot's PKI, and etcd from the entry's newest snapshot.
+            if props.get("pki"):
+                shoot_cluster.write_pki(cluster, props["pki"])
+            shoot_cluster.plan_restore(cluster, props.get("restore"))
             # The configuration exists before the first start, so nothing is ever stored unencrypted.
             _write_files(props, cluster)
             flags = _apiserver_flags(props, cluster)
             kwokctl.create(cluster, {f: v for f, v in flags.items() if v and f in CREATE_FLAGS})
         kwokctl.wait_ready(cluster)
+    if shoot_cluster.pending(cluster):
+        shoot_cluster.restore(cluster, props["restore"])
     _write_files(props, cluster)
     if kwokctl.set_apiserver_flags(cluster, _apiserver_flags(props, cluster)):
         kwokctl.restart(cluster)
@@ -134,7 +146,8 @@ class LocalClusterProvider(ResourceProvider):
         cluster = _cluster(props)
         if not cluster.exists():
             return ReadResult(id_="", outs={})
-        if not kwokctl.ready(cluster) or kwokctl.stopped_components(cluster):
+        # A restore a killed run left pending reads as stopped too: `up` finishes it.
+        if not kwokctl.ready(cluster) or kwokctl.stopped_components(cluster) or shoot_cluster.pending(cluster):
             return ReadResult(id_=id_, outs={**props, "running": False})
         return ReadResult(id_=id_, outs=_outputs(props, cluster))
 
@@ -161,6 +174,8 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
         opts: pulumi.ResourceOptions | None = None,
         encryption_config: pulumi.Input[str] | None = None,
         extra_client_cas: pulumi.Input[str] | None = None,
+        pki: pulumi.Input[dict[str, str]] | None = None,
+        restore: pulumi.Input[dict[str, str]] | None = None,
     ) -> None:
         props = {
             "clusterName": cluster_name,
@@ -168,12 +183,15 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
             "kubernetesVersion": kubernetes_version,
             "encryptionConfig": encryption_config,
             "extraClientCas": extra_client_cas,
+            "pki": pki,
+            "restore": restore,
             "version": PROVIDER_VERSION,
             "endpoint": None,
             "kubeconfig": None,
             "running": None,
+            "restoredFrom": None,
         }
         opts = pulumi.ResourceOptions.merge(
-            opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "encryptionConfig"])
+            opts, pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "encryptionConfig", "pki", "restore"])
         )
         super().__init__(LocalClusterProvider(), name, props, opts)

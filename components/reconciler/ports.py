@@ -5,8 +5,8 @@ the ephemeral range can be taken in between by any outgoing connection (and agai
 picks them itself, from a window that outgoing connections never use: from PORT_FLOOR (above the well-known
 ports of Kubernetes components, 10250 to 10259) up to the start of `ip_local_port_range`. Each cluster gets a
 block of BLOCK consecutive ports at a place derived from its directory, so a cluster gets the same ports each
-time it is made and two clones rarely meet; a block with a port taken (bound now, or recorded by a stopped
-cluster of the same work directory) gives way to the next one.
+time it is made (lost and made again, it keeps its address) and two clones rarely meet; a block with a port taken
+(one of kwokctl's bound now, or any recorded by a stopped cluster of the same work directory) gives way to the next.
 
 Only `kwokctl create` uses this: an existing cluster keeps the ports in its kwok.yaml, and ports are no input of
 LocalCluster, so nothing is replaced or restarted for them. The two ports after kwokctl's in a block are spare,
@@ -51,7 +51,7 @@ def ephemeral_start(text: str | None) -> int:
 def choose(key: str, low: int, high: int, used: Collection[int], free: Callable[[int], bool]) -> dict[str, int] | None:
     """The kwokctl port options of a cluster: the first usable block from the one `key` hashes to, None if none is.
 
-    A block is usable when its ports lie in [low, high), none is in `used` and each is `free` now.
+    A block is usable when its ports lie in [low, high), none is in `used` and each of kwokctl's is `free` now.
     """
     blocks = (high - low) // BLOCK
     if blocks < 1:
@@ -60,7 +60,9 @@ def choose(key: str, low: int, high: int, used: Collection[int], free: Callable[
     for step in range(blocks):
         base = low + ((start + step) % blocks) * BLOCK
         ports = range(base, base + BLOCK)
-        if not any(p in used for p in ports) and all(free(p) for p in ports):
+        # The spare ports need not be free now: only the block's own gardener-resource-manager binds them, and it
+        # outlives a cluster that is lost and made again, which so gets its block (its address) back.
+        if not any(p in used for p in ports) and all(free(p) for p in ports[: len(OPTIONS)]):
             return dict(zip(OPTIONS, ports, strict=False))
     return None
 

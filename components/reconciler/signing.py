@@ -52,6 +52,14 @@ def public_pem(key: rsa.RSAPrivateKey) -> str:
     )
 
 
+def _rsa_key(pem: str) -> rsa.RSAPrivateKey:
+    """An RSA private key from PEM."""
+    key = serialization.load_pem_private_key(pem.encode(), password=None)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("the key is not an RSA key")
+    return key
+
+
 def _name(common_name: str, organizations: tuple[str, ...] | list[str] = ()) -> x509.Name:
     """A subject: organizations (Kubernetes groups) and the common name (the user)."""
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
@@ -120,13 +128,12 @@ def issue(
     ip_addresses: list[str],
     usages: list[str],
     validity_s: int,
+    key_pem_text: str | None = None,
 ) -> Issued:
-    """A new key and a certificate for it, signed by the CA."""
+    """A certificate signed by the CA, for a new key (or the given one)."""
     ca = x509.load_pem_x509_certificate(ca_cert.encode())
-    signer = serialization.load_pem_private_key(ca_key.encode(), password=None)
-    if not isinstance(signer, rsa.RSAPrivateKey):
-        raise ValueError("the CA key is not an RSA key")
-    key = new_key()
+    signer = _rsa_key(ca_key)
+    key = _rsa_key(key_pem_text) if key_pem_text else new_key()
     builder = (
         _builder(_name(common_name, organizations), ca.subject, key, validity_s)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)

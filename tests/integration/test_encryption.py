@@ -61,9 +61,9 @@ def converge(stack: Stack, **encryption: Any) -> None:
     stack.up()
 
 
-def etcd_value(stack: Stack, key: str) -> bytes:
-    """The raw value of `key` in the garden's etcd."""
-    config = next(yaml.safe_load_all((cluster_dir(f"{stack.name}-garden") / "kwok.yaml").read_text()))
+def etcd_value(stack: Stack, key: str, cluster: str = "garden") -> bytes:
+    """The raw value of `key` in the etcd of one of the stack's clusters (the garden's unless named)."""
+    config = next(yaml.safe_load_all((cluster_dir(f"{stack.name}-{cluster}") / "kwok.yaml").read_text()))
     etcd = next(c for c in config["components"] if c["name"] == "etcd")
     url = next(a.split("=", 1)[1] for a in etcd["args"] if a.startswith("--listen-client-urls="))
     cmd = ["etcdctl", f"--endpoints={url.replace('0.0.0.0', '127.0.0.1')}", "get", key, "--print-value-only"]

@@ -8,6 +8,7 @@ store, and the ShootState record in the garden describes it. The tests open it w
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import signal
@@ -19,13 +20,18 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from components.reconciler import shoot_state
+from components.reconciler import kwokctl, shoot_state
+from components.reconciler.kube import certificate_authority, server_of
 from components.render import shoot_state as rendered
-from tests.integration.engine import Stack, items, kubectl, steps_by_type
-from tests.integration.test_backups import HOSTED, root_client, secret_data, seed_client
+from tests.integration.engine import Stack, items, kube_items, kubectl, steps_by_type, token_kubeconfig
+from tests.integration.test_backups import HOSTED, entry_status, root_client, secret_data, seed_client
+from tests.integration.test_encryption import etcd_value
 from tests.integration.test_local_mcm import SETTLE_S, machine_objects, processes, unowned_deployments
 
 STATE = "pulumi-python:dynamic/arbor:ShootStateBackup"
+CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
+# The namespace of the user objects a lost cluster must get back.
+KEPT = "kept"
 
 
 def running(stack: Stack, tmp_path: Path, namespace: str = "") -> dict[str, bool]:
@@ -163,3 +169,52 @@ def test_machines_lost_from_the_seed_come_back_from_the_state_and_no_node_is_rep
         n["metadata"]["name"]: n["metadata"]["uid"] for n in items(local_stack, "shoot/dev/web", tmp_path, "nodes")
     }
     assert after == nodes
+
+
+def shoot_objects(kubeconfig: str, tmp_path: Path) -> dict[str, tuple[str, Any]]:
+    """The user objects of namespace `kept` in a shoot: kind/name to uid and data."""
+    found = kube_items(kubeconfig, tmp_path, "namespaces,configmaps,secrets,serviceaccounts", "-n", KEPT)
+    return {
+        f"{o['kind']}/{o['metadata']['name']}": (o["metadata"]["uid"], o.get("data"))
+        for o in found
+        if o["metadata"].get("namespace", o["metadata"]["name"]) == KEPT and o["metadata"]["name"] != "kube-root-ca.crt"
+    }
+
+
+def test_a_lost_shoot_cluster_comes_back_from_its_latest_snapshot_as_the_same_cluster(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN user objects in dev/web, snapshotted WHEN its cluster is lost (etcd and PKI) and up runs THEN all back.
+
+    The refreshing preview lists the cluster made again; `up` starts it from the entry's newest snapshot with the
+    shoot's own PKI: the same objects (uids, data), Secrets still encrypted in etcd, the same Nodes, and the admin
+    kubeconfig and service-account token issued before the loss still work. The cluster names its snapshot.
+    """
+    local_stack.up()
+    admin = local_stack.outputs()["adminKubeconfigs"]["dev/web"]
+    kubectl(admin, tmp_path, "create", "namespace", KEPT)
+    kubectl(admin, tmp_path, "-n", KEPT, "create", "configmap", "settings", "--from-literal=colour=blue")
+    kubectl(admin, tmp_path, "-n", KEPT, "create", "secret", "generic", "password", "--from-literal=value=s3cret")
+    kubectl(admin, tmp_path, "-n", KEPT, "create", "serviceaccount", "robot")
+    token = kubectl(admin, tmp_path, "-n", KEPT, "create", "token", "robot", "--duration=2h").strip()
+    objects, nodes = shoot_objects(admin, tmp_path), shoot_nodes(local_stack, tmp_path)
+    assert len(objects) == 5 and nodes  # with the namespace's default ServiceAccount
+    asked = dataclasses.replace(local_stack, env={**(local_stack.env or {}), "ARBOR_BACKUP_REQUEST": f"t{time.time()}"})
+    asked.up()
+    snapshot = entry_status(local_stack, tmp_path, "shoot--dev--web")["name"]
+
+    kwokctl.delete(kwokctl.Cluster(f"{local_stack.name}-shoot-dev-web", os.environ["KWOK_WORKDIR"]))
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert "create" in steps.get(CLUSTER, []), steps
+    local_stack.up()
+
+    assert local_stack.resource_outputs(CLUSTER)["arbor-shoot-dev-web-cluster"]["restoredFrom"] == snapshot
+    assert shoot_objects(admin, tmp_path) == objects
+    assert shoot_nodes(local_stack, tmp_path) == nodes
+    assert etcd_value(local_stack, f"/registry/secrets/{KEPT}/password", "shoot-dev-web").startswith(b"k8s:enc:")
+    who = kubectl(token_kubeconfig(admin, server_of(admin), token), tmp_path, "auth", "whoami")
+    assert f"system:serviceaccount:{KEPT}:robot" in who
+    # Served with the shoot's CA: the one its seed namespace's `ca` Secret holds.
+    ca = base64.b64decode(items(local_stack, "seed/local-1", tmp_path, "secrets", "-n", "shoot--dev--web",
+                                "--field-selector", "metadata.name=ca")[0]["data"]["ca.crt"]).decode()  # fmt: skip
+    assert certificate_authority(admin) == ca

@@ -45,6 +45,17 @@ def test_a_block_with_a_taken_or_recorded_port_gives_way_to_the_next() -> None:
     assert recorded is not None and not set(recorded.values()) & set(first.values())
 
 
+def test_a_cluster_made_again_gets_its_block_back_while_its_spare_ports_are_bound() -> None:
+    """GIVEN the block's spare ports bound (its shoot's resource manager outlived the cluster) WHEN chosen THEN it."""
+    key = "/a/.kwok/clusters/local-shoot-dev-web"
+    first = ports.choose(key, LOW, HIGH, set(), always)
+    assert first is not None
+    spare = ports.spare_ports(first["kubeApiserverPort"])
+    assert spare and ports.choose(key, LOW, HIGH, set(), lambda port: port not in spare) == first
+    # Recorded by another cluster's kwok.yaml, a spare port still moves the block.
+    assert ports.choose(key, LOW, HIGH, {spare[0]}, always) != first
+
+
 def test_no_choice_when_no_block_is_free_or_the_window_is_empty() -> None:
     """GIVEN every port taken, or an ephemeral range that starts below the floor WHEN chosen THEN kwokctl picks."""
     assert ports.choose("k", LOW, LOW + 3 * ports.BLOCK, set(), lambda _: False) is None
