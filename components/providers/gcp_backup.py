@@ -1,9 +1,9 @@
 """A seed's backup bucket on Cloud Storage, with Gardener's safety settings, and an account for that bucket alone.
 
-Uniform bucket-level access (no object ACLs), public access prevention enforced, versioning on, soft delete off
-(versions keep deleted snapshots instead, as Gardener turns soft delete off), a lifecycle that aborts stale
-multipart uploads and deletes noncurrent versions (components/render/backup.py). A service account gets
-`roles/storage.objectAdmin` bound on this bucket only; its key is the `etcd-backup` Secret's
+Uniform bucket-level access (no object ACLs), public access prevention enforced, versioning on, soft delete for 7
+days (Gardener turns it off; here it keeps what the bucket's own key deletes, noncurrent generations included), a
+lifecycle that aborts stale multipart uploads and deletes noncurrent versions (components/render/backup.py). A
+service account gets `roles/storage.objectAdmin` bound on this bucket only; its key is the `etcd-backup` Secret's
 `serviceaccount.json`. The bucket is protected and retained: deleting the seed leaves it in the project.
 """
 
@@ -36,7 +36,7 @@ def backup_bucket(values: BackupValues, parent: pulumi.Resource) -> BackupAccess
         uniform_bucket_level_access=True,
         public_access_prevention="enforced",
         versioning={"enabled": True},
-        soft_delete_policy={"retention_duration_seconds": 0},
+        soft_delete_policy={"retention_duration_seconds": backup.GCP_SOFT_DELETE_DAYS * 24 * 3600},
         lifecycle_rules=cast(Any, backup.gcp_lifecycle_rules()),  # plain dicts of the Args' fields
         force_destroy=False,
         labels={OWNER_LABEL: values.seed},

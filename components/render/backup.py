@@ -34,6 +34,9 @@ ABORT_MULTIPART_DAYS = 7
 NONCURRENT_DAYS = 30
 # gcp: the role the backup identity gets on its bucket alone.
 GCP_BUCKET_ROLE = "roles/storage.objectAdmin"
+# gcp: how long a deleted generation stays soft-deleted. The role's `storage.objects.delete` also deletes noncurrent
+# generations; soft delete keeps them restorable for this long, and only who may update the bucket can shorten it.
+GCP_SOFT_DELETE_DAYS = 7
 # The labels and tags every backup resource carries (the seed it belongs to).
 OWNER_TAG = "arbor.dev/seed"
 

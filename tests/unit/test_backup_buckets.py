@@ -74,13 +74,15 @@ def test_every_seed_gets_a_bucket_named_as_planned_that_outlives_it(example: Exa
 
 
 def test_gcp_buckets_are_private_versioned_and_expire_old_versions(examples: dict[str, Example]) -> None:
-    """GIVEN a gcp seed's bucket WHEN registered THEN uniform access, no public access, versions, lifecycle."""
+    """GIVEN a gcp seed's bucket WHEN registered THEN uniform access, no public access, versions, soft delete."""
     example = examples["gcp"]
     for planned in _backups(example):
         bucket = _one(example, BUCKET["gcp"], f"arbor-seed-{planned.seed}-backup")
         assert bucket["uniformBucketLevelAccess"] is True
         assert bucket["publicAccessPrevention"] == "enforced"
         assert bucket["versioning"] == {"enabled": True}
+        # What its own key deletes, a noncurrent generation too, stays soft-deleted for a week.
+        assert bucket["softDeletePolicy"] == {"retentionDurationSeconds": 7 * 24 * 3600}
         assert bucket["location"] == planned.region
         actions = {r["action"]["type"] for r in bucket["lifecycleRules"]}
         assert actions == {"Delete", "AbortIncompleteMultipartUpload"}
