@@ -195,8 +195,9 @@ class LocalProvider(local_backup.LocalBackups):
             extra_client_cas=client_ca,
             pki=pki,
             restore=restore,
-            # Protected: it holds the cluster's etcd data and admin credentials. A replacement (new Kubernetes
-            # version of the tools, another work directory) would start it empty; deletion needs a confirmation.
+            # Protected: it holds the cluster's etcd data and admin credentials; deletion needs a confirmation. A
+            # replacement (new Kubernetes version of the tools, another work directory) starts a garden or seed
+            # empty; a shoot with an entry comes back from the final snapshot its deletion takes.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
         provider = _provider(values, parent, cluster.kubeconfig, [cluster])

@@ -12,7 +12,8 @@ new flags, its etcd data kept. `read()` reports the files as they are, so an edi
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (secret: the shoot's CA and service-account key, which it serves and signs tokens with) and
 `restore` (secret: the `etcd-backup` data of the shoot's entry, whose newest full snapshot a new cluster starts
-from). Neither changes an existing cluster; `restoredFrom` names the snapshot it started from.
+from, and which takes a final snapshot before it is deleted). Neither changes an existing cluster; `restoredFrom`
+names the snapshot it started from.
 
 The engine stores the provider pickled by reference to this module (the provider process imports it from
 the project root): moving or renaming the module or class needs a shim left behind, or existing resources
@@ -152,8 +153,11 @@ class LocalClusterProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=_outputs(props, cluster))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Stops every process of the cluster and removes its files."""
-        kwokctl.delete(_cluster(props))
+        """Stops every process of the cluster and removes its files, after a final snapshot where it has an entry."""
+        cluster = _cluster(props)
+        if props.get("restore"):
+            shoot_cluster.final_snapshot(cluster, props["restore"])
+        kwokctl.delete(cluster)
 
 
 class LocalCluster(Resource, module="arbor", name="LocalCluster"):

@@ -4,8 +4,8 @@ One small stack (garden, a seed, two hosted shoots of one project), its tests in
 protected in the state; a downgrade fails the preview with its line; a Kubernetes minor upgrade rolls the pool,
 as the preview says, by machine-controller-manager replacing the machine; an unconfirmed removal fails the
 preview with its line; with `confirmDeletion` the `make up` path (hack/deletions.py, then `pulumi up`) deletes the
-shoot, its cluster and its protected CAs and keys, and nothing of the other shoot, which shares its seed and its
-project's namespace in the garden: all a deletion could wrongly reach.
+shoot, its cluster (after a final snapshot into its entry) and its protected CAs and keys, and nothing of the other
+shoot, which shares its seed and its project's namespace in the garden: all a deletion could wrongly reach.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from typing import Any
 import preview_summary
 import pytest
 
+from components.reconciler import entry_status as listed_status
+from components.reconciler import entry_store
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
@@ -33,6 +35,7 @@ from tests.integration.engine import (
     require_environment,
     steps_by_type,
 )
+from tests.integration.test_backups import restored_keys, secret_data, seed_client
 
 # web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
 WEB, DB = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}, LOCAL_LANDSCAPE["shoots"][1]
@@ -132,6 +135,9 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_no
     assert "add to the landscape `confirmDeletion: {shoots: [ops/db]}`" in out
     assert "arbor-shoot-ops-db-cluster" in names(stack)
 
+    # Written after the last snapshot: the final one, taken before the cluster goes, keeps it.
+    kubectl(stack.outputs()["adminKubeconfigs"]["ops/db"], tmp_path, "create", "configmap", "final-words")
+    entry = secret_data(stack, tmp_path, "shoot--ops--db")
     stack.set_config({"arbor:landscape": landscape(shoots=[WEB], confirmDeletion={"shoots": ["ops/db"]})})
     # As `make preview`: the confirmed deletion is previewed, and nothing else is deleted, replaced or changed.
     assert hack_deletions(stack, "--preview-flags") == "--ignore-protect"
@@ -165,3 +171,8 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_no
     shoots = kubectl(kubeconfigs["garden"], tmp_path, "get", "shoots", "-A", "-o", "name").split()
     assert shoots == ["shoot.arbor.dev/web"]
     assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
+    # Its entry outlives it, its newest full snapshot the one taken right before its cluster was deleted.
+    latest = listed_status.latest_full(entry_store.entry_store(entry).keys(f"{entry['storePrefix']}/v2/"))
+    assert latest is not None
+    snapshot = seed_client(entry).get_object(entry["bucketName"], latest[0]).read()
+    assert "/registry/configmaps/default/final-words" in restored_keys(snapshot, tmp_path)
