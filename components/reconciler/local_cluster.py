@@ -134,7 +134,10 @@ class LocalClusterProvider(ResourceProvider):
         """Replaces on a new identity; updates when the logic version changed or refresh found it stopped."""
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
         stopped = olds.get("running") is False
-        changed = bool(replaces) or stopped or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
+        # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
+        # again from it. A state recorded before the input existed is taken as unchanged.
+        moved = "restore" in olds and olds["restore"] != news.get("restore")
+        changed = bool(replaces) or stopped or moved or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:

@@ -23,7 +23,9 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import signal
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,8 @@ ADMIN_VALIDITY_S = 365 * 24 * 3600
 PKI_KEYS = ("ca", "caKey", "serviceAccountKey")
 # etcd's flags a restored member must carry, read from the cluster's kwok.yaml.
 ETCD_MEMBER_FLAGS = ("--name", "--initial-cluster", "--initial-advertise-peer-urls")
+# How long kube-apiserver gets to stop before a final snapshot (it drains requests for a few seconds).
+APISERVER_STOP_S = 30
 
 
 class RestoreError(Exception):
@@ -154,12 +158,26 @@ def restore(cluster: kwokctl.Cluster, data: dict[str, str]) -> str:
     return key
 
 
+def _stop_apiserver(cluster: kwokctl.Cluster) -> None:
+    """Stops the cluster's kube-apiserver (kwokctl's binary runtime starts no exited process again); etcd runs on."""
+    try:
+        pid = int((cluster.dir / "pids" / "kube-apiserver.pid").read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError):
+        return  # not running
+    deadline = time.monotonic() + APISERVER_STOP_S
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def final_snapshot(cluster: kwokctl.Cluster, data: dict[str, str]) -> str | None:
     """Before a cluster with data is deleted: a full snapshot into its entry (started first if stopped); its key."""
     if not kwokctl.holds_data(cluster) or pending(cluster):
         return None
     if not kwokctl.ready(cluster) or kwokctl.stopped_components(cluster):
         kwokctl.start(cluster)
+    # Nothing written after it: its API server goes first, as Gardener scales kube-apiserver down before etcd.
+    _stop_apiserver(cluster)
     try:
         taken = take({"cluster": cluster.name, "workdir": cluster.workdir, "backup": data,
                       "prefix": data[backup.KEY_PREFIX]})  # fmt: skip

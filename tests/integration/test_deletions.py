@@ -28,6 +28,7 @@ from tests.integration.engine import (
     Stack,
     cluster_dir,
     items,
+    kube_items,
     kubectl,
     make_stack,
     processes_of,
@@ -36,16 +37,22 @@ from tests.integration.engine import (
     steps_by_type,
 )
 from tests.integration.test_backups import restored_keys, secret_data, seed_client
+from tests.integration.test_encryption import etcd_value
 
 # web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
 WEB, DB = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}, LOCAL_LANDSCAPE["shoots"][1]
+# A second seed with backups, which ops/web's control plane migrates to last.
+SECOND_SEED = {
+    "name": "local-2", "provider": "local", "zones": ["local-a", "local-b"], "cluster": {"nodes": 1},
+    "backup": {"provider": "local"}, "networks": {"pods": "10.32.0.0/12", "services": "10.48.0.0/16"},
+}  # fmt: skip
 
 
 def landscape(**fields: Any) -> dict[str, Any]:
     """The local garden and seed with ops/web and ops/db, and `fields` at the top of the landscape."""
     garden = {**LOCAL_LANDSCAPE["garden"]}
     garden.pop("encryption", None)
-    return {"garden": garden, "seeds": LOCAL_LANDSCAPE["seeds"], "shoots": [WEB, DB], **fields}
+    return {"garden": garden, "seeds": [*LOCAL_LANDSCAPE["seeds"], SECOND_SEED], "shoots": [WEB, DB], **fields}
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +183,94 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_no
     assert latest is not None
     snapshot = seed_client(entry).get_object(entry["bucketName"], latest[0]).read()
     assert "/registry/configmaps/default/final-words" in restored_keys(snapshot, tmp_path)
+
+
+WIDGETS = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {
+        "group": "example.com", "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+        "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+            "type": "object", "properties": {"spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}},
+        }}}],
+    },
+}  # fmt: skip
+
+
+def user_objects(admin: str, tmp_path: Path) -> dict[str, tuple[str, Any]]:
+    """The user objects of namespace `moving` in a shoot: kind/name to uid and data (or spec)."""
+    found = kube_items(admin, tmp_path, "namespaces,configmaps,secrets,widgets,crd", "-n", "moving")
+    return {
+        f"{o['kind']}/{o['metadata']['name']}": (o["metadata"]["uid"], o.get("data") or o.get("spec"))
+        for o in found
+        if o["metadata"]["name"] in ("moving", "settings", "password", "w1", "widgets.example.com")
+    }
+
+
+def test_a_new_seed_migrates_the_control_plane_and_nothing_is_lost(stack: Stack, tmp_path: Path) -> None:
+    """GIVEN user objects in ops/web WHEN its seed changes THEN the preview lists a migration; after it, all is there.
+
+    The same objects (uids, data, a custom resource), Secrets encrypted in etcd, the same Nodes and Machines, its
+    CA and service-account key byte-identical, the admin kubeconfig from before still works; nothing of it is left
+    on the source seed; both buckets hold the final snapshot; the record went Migrate, Restore, Reconcile.
+    """
+    admin = stack.outputs()["adminKubeconfigs"]["ops/web"]
+    (tmp_path / "widgets.json").write_text(json.dumps(WIDGETS))
+    kubectl(admin, tmp_path, "apply", "-f", str(tmp_path / "widgets.json"))
+    kubectl(admin, tmp_path, "wait", "--for=condition=Established", "crd/widgets.example.com")
+    kubectl(admin, tmp_path, "create", "namespace", "moving")
+    kubectl(admin, tmp_path, "-n", "moving", "create", "configmap", "settings", "--from-literal=colour=blue")
+    kubectl(admin, tmp_path, "-n", "moving", "create", "secret", "generic", "password", "--from-literal=v=s3cret")
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+    (tmp_path / "w1.json").write_text(json.dumps(widget))
+    kubectl(admin, tmp_path, "-n", "moving", "apply", "-f", str(tmp_path / "w1.json"))
+    objects, nodes = user_objects(admin, tmp_path), items(stack, "shoot/ops/web", tmp_path, "nodes")
+    assert len(objects) == 5 and nodes
+    source, target, ns = "seed/local-1", "seed/local-2", "shoot--ops--web"
+    machines = sorted(m["metadata"]["name"] for m in items(stack, source, tmp_path, "machines.machine.sapcloud.io",
+                                                           "-n", ns))  # fmt: skip
+    persisted = {s["metadata"]["name"]: s["data"] for s in items(stack, source, tmp_path, "secrets", "-n", ns)
+                 if s["metadata"]["name"] in ("ca", "service-account-key", "etcd-encryption-secret")}  # fmt: skip
+    assert len(persisted) == 3 and machines
+    entry = secret_data(stack, tmp_path, ns)
+
+    stack.set_config({"arbor:landscape": landscape(shoots=[{**WEB, "seed": "local-2"}])})
+    preview = stack.preview_json("--refresh")
+    ops = {(s.get("newState") or s.get("oldState") or {}).get("type", ""): s["op"] for s in preview["steps"]}
+    assert ops.get("pulumi-python:dynamic/arbor:ShootMigration") == "update", ops
+    replaced = [s["urn"] for s in preview["steps"] if s["op"] in ("replace", "create-replacement", "delete-replaced")]
+    assert not [u for u in replaced if "core/v1:Node" in u or "LocalCluster" in u], replaced
+    said = "\n".join(str(d.get("message", "")) for d in preview.get("diagnostics") or [])
+    assert "this update migrates ops/web's control plane from seed local-1 to local-2" in said
+    (tmp_path / "garden").write_text(stack.outputs()["kubeconfigs"]["garden"])
+    watch = subprocess.Popen(
+        ["kubectl", "--kubeconfig", str(tmp_path / "garden"), "-n", "garden-ops", "get", "shoots.arbor.dev", "web",
+         "--watch", "--output-watch-events", "-o", "jsonpath={.object.status.lastOperation.type}{'\\n'}"],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        stack.make_up()
+    finally:
+        watch.terminate()
+        seen = [line for line in watch.communicate(timeout=30)[0].splitlines() if line]
+    assert [op for i, op in enumerate(seen) if not i or seen[i - 1] != op][-3:] == ["Migrate", "Restore", "Reconcile"]
+
+    assert user_objects(admin, tmp_path) == objects
+    assert [(n["metadata"]["name"], n["metadata"]["uid"]) for n in items(stack, "shoot/ops/web", tmp_path, "nodes")] \
+        == [(n["metadata"]["name"], n["metadata"]["uid"]) for n in nodes]  # fmt: skip
+    assert etcd_value(stack, "/registry/secrets/moving/password", "shoot-ops-web").startswith(b"k8s:enc:")
+    moved = items(stack, target, tmp_path, "machines.machine.sapcloud.io", "-n", ns)
+    assert sorted(m["metadata"]["name"] for m in moved) == machines
+    assert {s["metadata"]["name"]: s["data"] for s in items(stack, target, tmp_path, "secrets", "-n", ns)
+            if s["metadata"]["name"] in persisted} == persisted  # fmt: skip
+    assert f"namespace/{ns}" not in kubectl(stack.outputs()["kubeconfigs"][source], tmp_path, "get", "ns", "-o", "name")
+    record = items(stack, "garden", tmp_path, "shoots.arbor.dev", "-n", "garden-ops")
+    (web,) = [r for r in record if r["metadata"]["name"] == "web"]
+    assert web["spec"]["seedName"] == "local-2" and web["status"]["lastOperation"]["state"] == "Succeeded"
+    final = stack.resource_outputs("pulumi-python:dynamic/arbor:ShootMigration")["arbor-shoot-ops-web-migration"]
+    target_entry = secret_data(stack, tmp_path, ns, seed=target)
+    for data in (entry, target_entry):
+        keys = entry_store.entry_store(data).keys(f"{data['storePrefix']}/v2/")
+        assert final["finalSnapshot"].rsplit("/", 1)[1] in {k.rsplit("/", 1)[1] for k in keys}
+    assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
