@@ -30,7 +30,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.reconciler import kwokctl, shoot_cluster
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
-PROVIDER_VERSION = "2"
+PROVIDER_VERSION = "3"
 # Inputs that identify a different cluster: a change replaces it (kwokctl cannot rename or upgrade in place).
 REPLACE_ON = ("clusterName", "workdir", "kubernetesVersion")
 BOOTSTRAP_TOKEN_FLAG = "--enable-bootstrap-token-auth"
@@ -77,6 +77,8 @@ def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
         "kubeconfig": kwokctl.kubeconfig(cluster),
         "running": True,
         "restoredFrom": shoot_cluster.restored_from(cluster),
+        # Kept for delete, which gets the outputs only: its final snapshot goes into this entry.
+        "restore": props.get("restore"),
     }
 
 

@@ -11,8 +11,10 @@ shoot, which shares its seed and its project's namespace in the garden: all a de
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -267,10 +269,89 @@ def test_a_new_seed_migrates_the_control_plane_and_nothing_is_lost(stack: Stack,
     assert f"namespace/{ns}" not in kubectl(stack.outputs()["kubeconfigs"][source], tmp_path, "get", "ns", "-o", "name")
     record = items(stack, "garden", tmp_path, "shoots.arbor.dev", "-n", "garden-ops")
     (web,) = [r for r in record if r["metadata"]["name"] == "web"]
-    assert web["spec"]["seedName"] == "local-2" and web["status"]["lastOperation"]["state"] == "Succeeded"
+    assert web["spec"]["seedName"] == "local-2"
+    assert web["status"]["lastOperation"]["state"] == "Succeeded", web["status"]["conditions"]
     final = stack.resource_outputs("pulumi-python:dynamic/arbor:ShootMigration")["arbor-shoot-ops-web-migration"]
     target_entry = secret_data(stack, tmp_path, ns, seed=target)
     for data in (entry, target_entry):
         keys = entry_store.entry_store(data).keys(f"{data['storePrefix']}/v2/")
         assert final["finalSnapshot"].rsplit("/", 1)[1] in {k.rsplit("/", 1)[1] for k in keys}
+    assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
+
+
+def events(log: Path) -> list[dict[str, Any]]:
+    """The engine's events written so far (whole lines only)."""
+    text = log.read_text() if log.exists() else ""
+    return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
+
+
+def step_seen(log: Path, kind: str, op: str, urn_part: str) -> bool:
+    """Whether the event log has a `kind` event (resourcePreEvent, resOutputsEvent) of `op` on a matching URN."""
+    return any(
+        (meta := (e.get(kind) or {}).get("metadata") or {}).get("op") == op and urn_part in meta.get("urn", "")
+        for e in events(log)
+    )
+
+
+def up_killed(stack: Stack, tmp_path: Path, name: str, kind: str, op: str, urn_part: str, after_s: float) -> bool:
+    """`up --refresh` as `make up` runs it, SIGKILLed `after_s` after its event log shows the step; whether it was.
+
+    A run that ends before the step is not killed (the step was done by an earlier one).
+    """
+    log, out = tmp_path / f"events-{name}.jsonl", (tmp_path / f"up-{name}.txt").open("w")
+    cmd = ["pulumi", "up", "--stack", stack.name, "--yes", "--refresh", "--skip-preview", "--non-interactive",
+           "--suppress-progress", "--event-log", str(log)]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PULUMI_DEBUG_COMMANDS": "true"}, stdout=out, stderr=out)
+    deadline = time.monotonic() + 600
+    while not step_seen(log, kind, op, urn_part):
+        if proc.poll() is not None:
+            return False
+        assert time.monotonic() < deadline, (tmp_path / f"up-{name}.txt").read_text()
+        time.sleep(0.05)
+    time.sleep(after_s)
+    proc.kill()  # the engine alone, as a crash leaves its plugins and providers
+    proc.wait()
+    out.close()
+    lines = subprocess.run([sys.executable, str(ROOT / "hack" / "recover.py"), stack.name], capture_output=True,
+                           text=True, check=True).stdout  # fmt: skip
+    assert "removed stale lock" in lines, lines
+    return True
+
+
+# Where the migration back is killed: in the migrate half, right after it, while the target's cluster is restored,
+# and while the source's namespace is deleted.
+KILLS = (
+    ("migrating", "resourcePreEvent", "update", "ShootMigration::arbor-shoot-ops-web-migration", 1.5),
+    ("migrated", "resOutputsEvent", "update", "ShootMigration::arbor-shoot-ops-web-migration", 0.0),
+    ("restoring", "resourcePreEvent", "update", "LocalCluster::arbor-shoot-ops-web-cluster", 2.0),
+    ("leaving", "resourcePreEvent", "delete", "Namespace::arbor-seed-local-2-shoot--ops--web", 0.5),
+)
+
+
+def test_a_migration_killed_at_four_points_is_finished_by_the_next_up_with_nothing_lost(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN ops/web on local-2 WHEN moved back and `up` is SIGKILLed along the way THEN the next `up` finishes it.
+
+    Killed inside the migrate half, after it, during the restore and during the source's clean-up, each run
+    resumed after hack/recover.py: the same objects, Nodes and Machines end up on local-1, nothing on local-2.
+    """
+    admin = stack.outputs()["adminKubeconfigs"]["ops/web"]
+    objects, ns = user_objects(admin, tmp_path), "shoot--ops--web"
+    nodes = sorted(n["metadata"]["uid"] for n in items(stack, "shoot/ops/web", tmp_path, "nodes"))
+    machines = sorted(m["metadata"]["name"] for m in items(stack, "seed/local-2", tmp_path,
+                                                           "machines.machine.sapcloud.io", "-n", ns))  # fmt: skip
+    assert len(objects) == 5 and nodes and machines
+    stack.set_config({"arbor:landscape": landscape(shoots=[WEB])})
+    killed = [name for name, kind, op, urn, delay in KILLS if up_killed(stack, tmp_path, name, kind, op, urn, delay)]
+    assert killed[:2] == ["migrating", "migrated"], killed
+    stack.make_up()
+
+    assert user_objects(admin, tmp_path) == objects
+    assert sorted(n["metadata"]["uid"] for n in items(stack, "shoot/ops/web", tmp_path, "nodes")) == nodes
+    back = items(stack, "seed/local-1", tmp_path, "machines.machine.sapcloud.io", "-n", ns)
+    assert sorted(m["metadata"]["name"] for m in back) == machines
+    assert etcd_value(stack, "/registry/secrets/moving/password", "shoot-ops-web").startswith(b"k8s:enc:")
+    assert f"namespace/{ns}" not in kubectl(stack.outputs()["kubeconfigs"]["seed/local-2"], tmp_path, "get", "ns",
+                                            "-o", "name")  # fmt: skip
     assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}

@@ -121,6 +121,16 @@ def test_a_restored_member_keeps_the_name_and_peer_url_its_kwok_yaml_gives_etcd(
     assert shoot_cluster._member_flags(cluster) == [args[0], args[2], args[3]]
 
 
+def test_a_clusters_outputs_keep_its_entry_for_its_final_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a shoot's cluster WHEN its outputs are made THEN they keep the entry: delete gets outputs, not inputs."""
+    monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:1")
+    monkeypatch.setattr(kwokctl, "kubeconfig", lambda c: "k")
+    props = {"clusterName": "c", "workdir": str(tmp_path), "kubernetesVersion": "v1", "version": "3", "restore": BACKUP}
+    assert local_cluster._outputs(props, kwokctl.Cluster("c", str(tmp_path)))["restore"] == BACKUP
+
+
 def test_a_pending_restore_reads_as_a_stopped_cluster_so_up_finishes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
