@@ -193,7 +193,8 @@ class Shoot(pulumi.ComponentResource):
         target, signers = None, None
         if seed is not None:
             namespace = self.values.seed_namespace
-            target = SecretTarget(seed.cluster.reach, namespace, after=[seed.namespaces[namespace]])
+            after, identity = [seed.namespaces[namespace]], seed.cluster.identifier
+            target = SecretTarget(seed.cluster.reach, namespace, after=after, cluster=identity)
 
             def signers(issued: ShootPki) -> list[pulumi.Resource]:
                 kept = {**self._sources(issued), **extra}
