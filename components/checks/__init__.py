@@ -22,6 +22,7 @@ from typing import Any
 from components.checks.capacity import capacity
 from components.checks.catalogue import catalogue_problems, expired_versions, kept_expired
 from components.checks.landscape import cross_checks
+from components.checks.migration import migration_notices
 from components.checks.names import name_checks
 from components.checks.previous import (
     credential_outputs,
@@ -154,11 +155,11 @@ def records(plan: LandscapePlan) -> dict[str, Any]:
 
 
 def notices(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """What an allowed change replaces and restarts (rotations) or deletes (confirmed deletions), for the preview."""
+    """What an allowed change replaces and restarts (rotations), deletes (confirmed deletions) or moves (a new seed)."""
     rotated = previous.get("credentials") or {}
     rotations = [
         message
         for key, counters in credential_outputs(plan).items()
         if key in rotated and (message := rotation_message(key, rotated[key], counters))
     ]
-    return rotations + deletion_notices(plan, previous)
+    return rotations + deletion_notices(plan, previous) + migration_notices(plan, previous)

@@ -12,8 +12,9 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from components.checks.migration import migration_refusals
 from components.kinds import KeyRotation
-from components.plan.values import EncryptionValues, LandscapePlan, ShootValues
+from components.plan.values import EncryptionValues, LandscapePlan, SeedValues, ShootValues
 from components.render.pki import rotation_plan
 from components.spec import cidrs
 
@@ -145,7 +146,8 @@ def shoot_outputs(plan: LandscapePlan) -> dict[str, dict[str, Any]]:
             "images": {p.name: [p.image, p.image_version] for p in s.workers},
             "hosting": _hosting(s),
             "networkType": s.network_type,
-            **({"seed": s.seed} if s.seed else {}),
+            # A hosted shoot's rotation counters too: a migration waits for a rotation to be done (`_migration`).
+            **({"seed": s.seed, "rotation": dict(s.credentials.rotation)} if s.seed else {}),
             **({"etcdVolumes": _etcd_volumes(s)} if s.etcd_volumes else {}),
         }
         for s in plan.shoots
@@ -229,7 +231,7 @@ def _pool_versions(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> lis
     return lines
 
 
-def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any], seeds: Mapping[str, SeedValues]) -> list[str]:
     """A hosting-mode or seed change of one shoot, which would rebuild its control plane with an empty etcd."""
     at = f"landscape.shoots[{i}]"
     old_hosting, old_seed = before.get("hosting"), before.get("seed")
@@ -241,21 +243,18 @@ def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[st
             f"with an empty etcd; keep it {old_hosting}, or create a new shoot and move the workloads"
         ]
     if old_seed and shoot.seed and old_seed != shoot.seed:
-        return [
-            f"{at}.seed: {old_seed} -> {shoot.seed} would rebuild the control plane on the new seed with an empty "
-            f"etcd; arbor has no control-plane migration yet (it comes with etcd backups): keep seed {old_seed}"
-        ]
+        return migration_refusals(at, shoot, old_seed, before, seeds)
     return []
 
 
 def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
     """Version, hosting, seed, network plugin and etcd volume changes the previous outputs (`shoot_outputs`) forbid."""
-    lines = []
+    lines, seeds = [], {s.name: s for s in plan.seeds}
     for i, shoot, before in _recorded(plan, previous):
         if isinstance(old := before.get("kubernetesVersion"), str):
             lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
         lines += _pool_versions(i, shoot, before.get("workers") or {})
-        lines += _placement(i, shoot, before)
+        lines += _placement(i, shoot, before, seeds)
         lines += _etcd_volume_changes(i, shoot, before)
         lines += _network_type(i, shoot, before.get("networkType"))
     return lines

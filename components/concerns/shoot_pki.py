@@ -84,6 +84,8 @@ class SecretTarget:
     namespace: str
     # What must exist before a Secret is written (the namespace).
     after: Sequence[pulumi.Resource] = ()
+    # The seed's identity (`<provider>:<name>`): another one is another place, where the certificates are issued again.
+    cluster: str = ""
     # The certificates the program reads (arbor's own client, the resource manager's serving certificate for a
     # process or Deployment arbor renders): the state keeps their content. Of the rest, only their Secrets do.
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT, pki.RESOURCE_MANAGER_SERVER})
@@ -93,7 +95,7 @@ class SecretTarget:
         if credential.kind is not pki.Kind.CERT:
             return None
         layout = {s: {k: CERT_FIELDS[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout}
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout, "cluster": self.cluster}
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
+from components.providers.contract import InfrastructureProvider
 from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey
 from components.render import api, controlplane, shoot_state
 
@@ -43,6 +44,8 @@ class StateKeeping:
     key: ShootStateKey
     object_key: pulumi.Output[str]
     restore: MachineRestore
+    # What moves the control plane when the seed changes, which the shoot's API and restores wait for.
+    moved: list[pulumi.Resource]
 
 
 def state_keeping(
@@ -51,6 +54,8 @@ def state_keeping(
     record: Record,
     seed: SeedAccess | None,
     backup_data: pulumi.Output[dict[str, str]] | None,
+    infra: InfrastructureProvider,
+    garden: ClusterAccess,
     parent: pulumi.Resource,
 ) -> StateKeeping | None:
     """The shoot's state key (protected: the only one that opens the state) and the restore of its machines.
@@ -64,6 +69,7 @@ def state_keeping(
     tid = values.technical_id
     object_key = record.metadata.apply(lambda m: shoot_state.object_key(naming.backup_entry(tid, m["uid"])))
     key = ShootStateKey(f"{name}-shoot-state-key", pulumi.ResourceOptions(parent=parent, protect=True))
+    moved = list(infra.control_plane_move(values, seed, backup_data, (object_key, key.key), garden, parent))
     restore = MachineRestore(
         f"{name}-machine-restore",
         seed_namespace=values.seed_namespace,
@@ -71,12 +77,13 @@ def state_keeping(
         backup_data=backup_data,
         object_key=object_key,
         key=key.key,
+        seed=values.seed,
         seed_kubeconfig=seed.cluster.reach,
         opts=pulumi.ResourceOptions(
-            parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds]
+            parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds, *moved]
         ),
     )
-    return StateKeeping(key, object_key, restore)
+    return StateKeeping(key, object_key, restore, moved)
 
 
 def shoot_state_backup(

@@ -88,7 +88,8 @@ class Shoot(pulumi.ComponentResource):
             extra[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
         self.credentials = self._credentials(name, garden, seed, extra)
         sources = {**self._sources(self.credentials), **extra}
-        kept = state_keeping(name, values, record, seed, extra.get(backup.ETCD_BACKUP_SECRET), parent=self)
+        backup_data = extra.get(backup.ETCD_BACKUP_SECRET)
+        kept = state_keeping(name, values, record, seed, backup_data, infra, garden.cluster, parent=self)
         steps = self._hosted(name, infra, seed, sources, kept) if seed else self._self_hosted(name, infra, sources)
         entry = self._backup_entry(name, garden, record, seed)
         entry += self._snapshots(infra, seed, garden, record, extra, entry)
@@ -192,7 +193,8 @@ class Shoot(pulumi.ComponentResource):
         target, signers = None, None
         if seed is not None:
             namespace = self.values.seed_namespace
-            target = SecretTarget(seed.cluster.reach, namespace, after=[seed.namespaces[namespace]])
+            after, identity = [seed.namespaces[namespace]], seed.cluster.identifier
+            target = SecretTarget(seed.cluster.reach, namespace, after=after, cluster=identity)
 
             def signers(issued: ShootPki) -> list[pulumi.Resource]:
                 kept = {**self._sources(issued), **extra}
@@ -287,7 +289,8 @@ class Shoot(pulumi.ComponentResource):
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
         control_plane = list(done.values())
-        serving = [done["kube-controller-manager"], done["kube-scheduler"]]
+        # The shoot's API waits for its control plane and, when it moved, for the source to let it go.
+        serving = [done["kube-controller-manager"], done["kube-scheduler"], *(kept.moved if kept else [])]
         if hosted.load_balancer is not None:
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
@@ -372,6 +375,7 @@ class Shoot(pulumi.ComponentResource):
     ) -> ShootStatus:
         """The record's status, written once everything else converged, from what the clusters say."""
         values = self.values
+        deployments = {d.name: f"{d.class_name}x{d.minimum}" for ds in values.deployments.values() for d in ds}
         return ShootStatus(
             f"{name}-status",
             namespace=values.project_namespace,
@@ -382,11 +386,7 @@ class Shoot(pulumi.ComponentResource):
             seed_kubeconfig=seed.cluster.reach if seed else None,
             shoot_kubeconfig=self.access.reach,
             kubernetes_version=values.kubernetes_version,
-            machine_deployments={
-                d.name: f"{d.class_name}x{d.minimum}" for ds in values.deployments.values() for d in ds
-            }
-            if seed
-            else None,
+            machine_deployments=deployments if seed else None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(converged)),
         )
 

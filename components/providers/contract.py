@@ -159,6 +159,22 @@ class InfrastructureProvider(Protocol):
         """
         ...
 
+    def control_plane_move(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        backup: pulumi.Output[dict[str, str]],
+        state: tuple[pulumi.Output[str], pulumi.Output[str]],
+        garden: ClusterAccess,
+        parent: pulumi.Resource,
+    ) -> Sequence[pulumi.Resource]:
+        """What moves a hosted shoot's control plane to `seed` when its seed changes: Gardener's migrate half.
+
+        The shoot's API, its machine restore and everything on the new seed wait for it. `state` is the shoot
+        state's object and key. Empty where arbor cannot move a control plane yet (the checks refuse the change).
+        """
+        ...
+
     def etcd_snapshots(
         self,
         shoot: ShootValues,

@@ -33,7 +33,7 @@ from components.reconciler import kwokctl
 from components.reconciler.kube import kubeconfig_file, server_of
 from components.reconciler.kwokctl import flag_name
 from components.reconciler.local_cluster import LocalCluster
-from components.reconciler.local_process import LocalProcess
+from components.reconciler.local_process import LocalProcess, process_dir
 from components.reconciler.node_addresses import NodeAddresses
 from components.reconciler.object_set import ObjectSet
 from components.render import machine_providers, machines, resource_manager
@@ -110,12 +110,6 @@ def kwok_node(
             delete_before_replace=True,
         ),
     )
-
-
-def process_dir(workdir: str, cluster: str, program: str) -> str:
-    """Where a supervised process of a cluster keeps its files and its log, under the landscape's work dir."""
-    # Named after the cluster, which the stack's name prefixes: two stacks of one work dir never share one.
-    return os.path.join(workdir, "processes", f"{cluster}-{program}")
 
 
 # Settings of the local processes over their containers': arbor supervises exactly one of each per shoot, so no
@@ -195,8 +189,9 @@ class LocalProvider(local_backup.LocalBackups):
             extra_client_cas=client_ca,
             pki=pki,
             restore=restore,
-            # Protected: it holds the cluster's etcd data and admin credentials. A replacement (new Kubernetes
-            # version of the tools, another work directory) would start it empty; deletion needs a confirmation.
+            # Protected: it holds the cluster's etcd data and admin credentials; deletion needs a confirmation. A
+            # replacement (new Kubernetes version of the tools, another work directory) starts a garden or seed
+            # empty; a shoot with an entry comes back from the final snapshot its deletion takes.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
         provider = _provider(values, parent, cluster.kubeconfig, [cluster])

@@ -22,6 +22,7 @@ from components.plan.values import BackupValues, ShootValues
 from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
 from components.reconciler.object_store import ObjectStore
+from components.reconciler.shoot_migration import ShootMigration
 from components.reconciler.store_bucket import StoreBucket
 from components.render import backup
 from components.render.backup import KEY_PREFIX
@@ -80,6 +81,25 @@ class LocalBackups:
     def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
         """The seed's bucket in the stack's object store."""
         return store_bucket(values, self.object_store(), parent)
+
+    def control_plane_move(
+        self,
+        shoot: ShootValues,
+        seed: SeedAccess,
+        backup: pulumi.Output[dict[str, str]],
+        state: tuple[pulumi.Output[str], pulumi.Output[str]],
+        garden: ClusterAccess,
+        parent: pulumi.Resource,
+    ) -> Sequence[pulumi.Resource]:
+        """The shoot's ShootMigration, recording its seed: a new one moves it (reconciler/shoot_migration.py)."""
+        assert shoot.seed is not None  # only a hosted shoot has a seed to move from
+        migration = ShootMigration(
+            f"{parent._name}-migration", shoot=shoot.name, namespace=shoot.project_namespace, seed=shoot.seed,
+            seed_namespace=shoot.seed_namespace, seed_kubeconfig=seed.cluster.reach, garden_kubeconfig=garden.reach,
+            backup_data=backup, object_key=state[0], key=state[1], cluster=shoot.cluster.name, workdir=self.workdir,
+            opts=pulumi.ResourceOptions(parent=parent),
+        )  # fmt: skip
+        return [migration]
 
     def etcd_snapshots(
         self,

@@ -57,6 +57,7 @@ MAX_EXPIRATION_S = 24 * 3600
 RENEW_AFTER = 0.8
 MAX_RENEW_BASIS_S = 24 * 3600
 INPUTS = (
+    "kubeconfig",
     "namespace",
     "serviceAccount",
     "secretName",

@@ -19,7 +19,8 @@ from components.reconciler import apply
 from components.reconciler.kube import Kube, KubeError
 from components.render import objects
 
-INPUTS = ("objects", "version")
+# A new cluster (a control plane moved to another seed) is an update too: its objects are applied there.
+INPUTS = ("objects", "version", "cluster")
 DRIFTED = ""
 
 

@@ -27,7 +27,7 @@ from components.reconciler.kube import Kube, KubeError, secret_path
 from components.render import objects
 
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
-INPUTS = ("kubeconfig", "namespace", "secrets")
+INPUTS = ("kubeconfig", "namespace", "secrets", "cluster")
 OUTPUT = "writtenHashes"
 FOUND = "foundHashes"
 # The `checksum/<name>` annotation of each Secret written (components/render/objects.py), for the workloads that
@@ -45,7 +45,7 @@ def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
     """A credential's inputs with where it writes its Secrets, and the output that says what it wrote."""
     if where is None:
         return props
-    return {**props, **{k: where[k] for k in INPUTS}, OUTPUT: None}
+    return {**props, **{k: where[k] for k in INPUTS if k in where}, OUTPUT: None}
 
 
 def writes(props: Mapping[str, Any]) -> bool:
@@ -148,10 +148,13 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 
     A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
     handed them over); it writes them, and is checked, from its next issue on. One that no longer writes any keeps
-    its credential. Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing.
+    its credential. Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing;
+    another seed (its identity, `cluster`: a control plane moved) is elsewhere, and the certificate is issued there
+    again, as Gardener's secrets manager regenerates a restored control plane's unpersisted secrets.
     """
     if not writes(olds) or not writes(news):
         return False
     moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
+    moved = moved or (olds.get("cluster") is not None and olds.get("cluster") != news.get("cluster"))
     found = olds.get(FOUND)
     return moved or (found is not None and found != olds.get(OUTPUT))

@@ -83,9 +83,18 @@ def etcd_tool(tool: str, *args: str) -> str:
     return done.stdout
 
 
+def restore_marker(cluster: kwokctl.Cluster) -> Path:
+    """Where a cluster made from a snapshot names it until its etcd holds it (reconciler/shoot_cluster.py)."""
+    return cluster.dir / "arbor" / "restore-pending"
+
+
 def take(props: dict[str, Any]) -> dict[str, Any]:
     """Saves the etcd's snapshot, compresses and uploads it; its key, time, revision, size and digest."""
-    endpoint = etcd_url(kwokctl.Cluster(props["cluster"], props["workdir"]))
+    cluster = kwokctl.Cluster(props["cluster"], props["workdir"])
+    if restore_marker(cluster).is_file():
+        # Its etcd is a new, empty one until the restore is done: a snapshot of it would become the newest.
+        raise SnapshotError(f"cluster '{cluster.name}' is being restored from a snapshot: run `make up` to finish")
+    endpoint = etcd_url(cluster)
     data = props["backup"]
     with tempfile.TemporaryDirectory(prefix="arbor-snapshot-") as tmp:
         raw, packed = Path(tmp) / "snapshot.db", Path(tmp) / "snapshot.db.gz"

@@ -12,7 +12,8 @@ new flags, its etcd data kept. `read()` reports the files as they are, so an edi
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (secret: the shoot's CA and service-account key, which it serves and signs tokens with) and
 `restore` (secret: the `etcd-backup` data of the shoot's entry, whose newest full snapshot a new cluster starts
-from). Neither changes an existing cluster; `restoredFrom` names the snapshot it started from.
+from, and which takes a final snapshot before it is deleted). Neither changes an existing cluster; `restoredFrom`
+names the snapshot it started from.
 
 The engine stores the provider pickled by reference to this module (the provider process imports it from
 the project root): moving or renaming the module or class needs a shim left behind, or existing resources
@@ -29,7 +30,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.reconciler import kwokctl, shoot_cluster
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
-PROVIDER_VERSION = "2"
+PROVIDER_VERSION = "3"
 # Inputs that identify a different cluster: a change replaces it (kwokctl cannot rename or upgrade in place).
 REPLACE_ON = ("clusterName", "workdir", "kubernetesVersion")
 BOOTSTRAP_TOKEN_FLAG = "--enable-bootstrap-token-auth"
@@ -76,6 +77,8 @@ def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
         "kubeconfig": kwokctl.kubeconfig(cluster),
         "running": True,
         "restoredFrom": shoot_cluster.restored_from(cluster),
+        # Kept for delete, which gets the outputs only: its final snapshot goes into this entry.
+        "restore": props.get("restore"),
     }
 
 
@@ -133,7 +136,10 @@ class LocalClusterProvider(ResourceProvider):
         """Replaces on a new identity; updates when the logic version changed or refresh found it stopped."""
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
         stopped = olds.get("running") is False
-        changed = bool(replaces) or stopped or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
+        # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
+        # again from it. A state recorded before the input existed is taken as unchanged.
+        moved = "restore" in olds and olds["restore"] != news.get("restore")
+        changed = bool(replaces) or stopped or moved or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
@@ -152,8 +158,11 @@ class LocalClusterProvider(ResourceProvider):
         return ReadResult(id_=id_, outs=_outputs(props, cluster))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Stops every process of the cluster and removes its files."""
-        kwokctl.delete(_cluster(props))
+        """Stops every process of the cluster and removes its files, after a final snapshot where it has an entry."""
+        cluster = _cluster(props)
+        if props.get("restore"):
+            shoot_cluster.final_snapshot(cluster, props["restore"])
+        kwokctl.delete(cluster)
 
 
 class LocalCluster(Resource, module="arbor", name="LocalCluster"):

@@ -56,6 +56,12 @@ def executable(program: str) -> str:
     return str(Path(found).resolve())
 
 
+def process_dir(workdir: str, cluster: str, program: str) -> str:
+    """Where a supervised process of a cluster keeps its files and its log, under the landscape's work dir."""
+    # Named after the cluster, which the stack's name prefixes: two stacks of one work dir never share one.
+    return os.path.join(workdir, "processes", f"{cluster}-{program}")
+
+
 def free_port() -> int:
     """A loopback port nothing listens on now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

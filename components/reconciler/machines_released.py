@@ -30,17 +30,38 @@ TIMEOUT_S = 900.0
 POLL_S = 2.0
 
 
-def held(kube: Kube, namespace: str) -> list[str]:
-    """`<kind>/<name>` of each object in the namespace that still carries an MCM finalizer."""
+def _held(kube: Kube, namespace: str) -> list[tuple[str, dict[str, Any]]]:
+    """The collection path and metadata of each object in the namespace that still carries an MCM finalizer."""
     paths = [f"{GROUP_PATH}/{namespace}/{kind}" for kind in MACHINE_KINDS] + [secret_path(namespace)]
-    names = []
+    found = []
     for path in paths:
         listed = kube.find(path)
         for item in (listed or {}).get("items") or []:
             meta = item.get("metadata") or {}
             if any(f.startswith(FINALIZER_PREFIX) for f in meta.get("finalizers") or []):
-                names.append(f"{path.rsplit('/', 1)[1]}/{meta.get('name')}")
-    return names
+                found.append((path, meta))
+    return found
+
+
+def held(kube: Kube, namespace: str) -> list[str]:
+    """`<kind>/<name>` of each object in the namespace that still carries an MCM finalizer."""
+    return [f"{path.rsplit('/', 1)[1]}/{meta.get('name')}" for path, meta in _held(kube, namespace)]
+
+
+def release(kube: Kube, namespace: str) -> list[str]:
+    """Takes MCM's finalizers off every object it holds in the namespace, with MCM stopped (a migration's source).
+
+    Gardener's worker migration does so, so that the namespace can go without deleting the machines behind them.
+    Returns `<kind>/<name>` of each released object.
+    """
+    released = []
+    for path, meta in _held(kube, namespace):
+        kept = [f for f in meta.get("finalizers") or [] if not f.startswith(FINALIZER_PREFIX)]
+        # The resource version makes a patch of an object changed meanwhile fail, not drop another's finalizer.
+        body = {"metadata": {"finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}
+        kube.merge_patch(f"{path}/{meta['name']}", body)
+        released.append(f"{path.rsplit('/', 1)[1]}/{meta['name']}")
+    return released
 
 
 def wait_released(kube: Kube, namespace: str, timeout_s: float = TIMEOUT_S, poll_s: float = POLL_S) -> None:

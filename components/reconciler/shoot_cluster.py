@@ -11,6 +11,11 @@ etcd-backup-restore restores etcd main of a Gardener shoot whose volume is empty
 into the cluster's `arbor/` before `kwokctl create`, and removed only once the restored etcd serves: a run killed
 anywhere in between restores again on the next `up` (LocalCluster reads a pending restore as not running). The
 key it was restored from stays in `arbor/restored-from`.
+
+A cluster with an entry is never deleted without a final full snapshot (Gardener's migrate flow takes one before it
+stops etcd): a replacement (a new Kubernetes version of the tools) or a move so comes back with every object, and a
+snapshot that fails stops the deletion. A cluster whose restore is pending holds nothing of the shoot yet: no
+snapshot of it is taken, and its pending snapshot stays the newest.
 """
 
 from __future__ import annotations
@@ -18,14 +23,16 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
+import signal
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from components.reconciler import kwokctl, signing
 from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
-from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool
+from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
 from components.render import backup
 
 # The certificate kwokctl's components share, as kwokctl names it (kube-apiserver serves it; the others are its
@@ -41,15 +48,12 @@ ADMIN_VALIDITY_S = 365 * 24 * 3600
 PKI_KEYS = ("ca", "caKey", "serviceAccountKey")
 # etcd's flags a restored member must carry, read from the cluster's kwok.yaml.
 ETCD_MEMBER_FLAGS = ("--name", "--initial-cluster", "--initial-advertise-peer-urls")
+# How long kube-apiserver gets to stop before a final snapshot (it drains requests for a few seconds).
+APISERVER_STOP_S = 30
 
 
 class RestoreError(Exception):
     """A snapshot that could not be found, read or restored; the message says which and why (never a key)."""
-
-
-def _pending_file(cluster: kwokctl.Cluster) -> Path:
-    """Where the snapshot a new cluster is to start from is named until it serves."""
-    return cluster.dir / "arbor" / "restore-pending"
 
 
 def _restored_file(cluster: kwokctl.Cluster) -> Path:
@@ -97,13 +101,13 @@ def plan_restore(cluster: kwokctl.Cluster, data: dict[str, str] | None) -> str |
     """Before a cluster is made: names the snapshot it is to start from (the entry's newest), None for none."""
     key = latest_snapshot(data) if data else None
     if key:
-        kwokctl.write_file(_pending_file(cluster), key)
+        kwokctl.write_file(restore_marker(cluster), key)
     return key
 
 
 def pending(cluster: kwokctl.Cluster) -> str | None:
     """The snapshot a made cluster still has to start from, None when none is pending."""
-    path = _pending_file(cluster)
+    path = restore_marker(cluster)
     return path.read_text().strip() if path.is_file() else None
 
 
@@ -150,5 +154,36 @@ def restore(cluster: kwokctl.Cluster, data: dict[str, str]) -> str:
 
         kwokctl.restart(cluster, while_stopped=replace_data)
     kwokctl.write_file(_restored_file(cluster), key)
-    _pending_file(cluster).unlink()
+    restore_marker(cluster).unlink()
     return key
+
+
+def _stop_apiserver(cluster: kwokctl.Cluster) -> None:
+    """Stops the cluster's kube-apiserver (kwokctl's binary runtime starts no exited process again); etcd runs on."""
+    try:
+        pid = int((cluster.dir / "pids" / "kube-apiserver.pid").read_text().strip())
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError):
+        return  # not running
+    deadline = time.monotonic() + APISERVER_STOP_S
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def final_snapshot(cluster: kwokctl.Cluster, data: dict[str, str]) -> str | None:
+    """Before a cluster with data is deleted: a full snapshot into its entry (started first if stopped); its key."""
+    if not kwokctl.holds_data(cluster) or pending(cluster):
+        return None
+    # Only etcd has to run: a run killed after it stopped the API server finds etcd alone.
+    if "etcd" in kwokctl.stopped_components(cluster):
+        kwokctl.start(cluster)
+    # Nothing written after it: its API server goes first, as Gardener scales kube-apiserver down before etcd.
+    _stop_apiserver(cluster)
+    try:
+        taken = take({"cluster": cluster.name, "workdir": cluster.workdir, "backup": data,
+                      "prefix": data[backup.KEY_PREFIX]})  # fmt: skip
+    except SnapshotError as error:
+        raise RestoreError(
+            f"cluster '{cluster.name}' is kept: its final snapshot failed ({error}); fix the cause and run `up` again"
+        ) from None
+    return str(taken["latest"])

@@ -286,8 +286,11 @@ class MachineRestoreProvider(ResourceProvider):
         return CreateResult(id_=props["seedNamespace"], outs={**props, "restored": restore_machines(props)})
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update when refresh found machines to restore, or the shoot's place changed."""
-        moved = any(olds.get(k) != news.get(k) for k in ("seedNamespace", "object", "version"))
+        """An update when refresh found machines to restore, or the shoot's place changed (a migration: its seed).
+
+        A state recorded before seeds were is taken as on its seed.
+        """
+        moved = any(olds.get(k, news.get(k)) != news.get(k) for k in ("seedNamespace", "object", "seed", "version"))
         wanted = bool(olds.get("due")) or moved
         return DiffResult(changes=wanted, replaces=[], stables=[] if wanted else ["restored"],
                           delete_before_replace=False)  # fmt: skip
@@ -321,11 +324,12 @@ class MachineRestore(Resource, module="arbor", name="MachineRestore"):
         object_key: pulumi.Input[str],
         key: pulumi.Input[str],
         seed_kubeconfig: pulumi.Input[str],
+        seed: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "seedNamespace": seed_namespace, "deployments": deployments, "backup": pulumi.Output.secret(backup_data),
-            "object": object_key, "key": pulumi.Output.secret(key), "seedKubeconfig": seed_kubeconfig,
+            "object": object_key, "key": pulumi.Output.secret(key), "seedKubeconfig": seed_kubeconfig, "seed": seed,
             "version": PROVIDER_VERSION, "restored": None, "due": None,
         }  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])

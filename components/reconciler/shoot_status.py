@@ -27,6 +27,8 @@ MIRROR = "kubernetes.io/config.mirror"
 MACHINES = "/apis/machine.sapcloud.io/v1alpha1/namespaces"
 # How long a write waits for MCM to bring the machines to what the update asked for (a roll on local: minutes).
 SETTLE_S = 600.0
+# How long a control plane just applied gets to answer (its pods start on the seed's nodes).
+STARTING_S = 120.0
 POLL_S = 3.0
 
 
@@ -69,17 +71,22 @@ def _observe(props: dict[str, Any]) -> tuple[health.Condition, ...]:
     return health.evaluate(shoot.ready(), workloads, nodes, int(props["expectedNodes"]), machines, deployments)
 
 
-def _settled(props: dict[str, Any], timeout_s: float = SETTLE_S, poll_s: float = POLL_S) -> tuple[Condition, ...]:
-    """The conditions once the machines caught up: only EveryNodeReady failing is observed again, up to `timeout_s`.
+def _settled(
+    props: dict[str, Any], timeout_s: float = SETTLE_S, poll_s: float = POLL_S, starting_s: float = STARTING_S
+) -> tuple[Condition, ...]:
+    """The conditions once the shoot caught up, or as they are when waiting for it is over.
 
     MCM makes and rolls machines after `up` applied their objects, and Gardener's reconcile waits for its worker
-    likewise; anything else failing is reported at once.
+    likewise: EveryNodeReady alone is observed again up to `timeout_s`. A control plane just applied (a new shoot,
+    one restored on another seed) gets `starting_s` to become ready, as Gardener waits for kube-apiserver.
     """
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
     while True:
         conditions = _observe(props)
         failing = {c.type for c in conditions if not c.status}
-        if failing != {health.NODES} or time.monotonic() >= deadline:
+        waited = time.monotonic() - started
+        nodes_only = failing == {health.NODES} and waited < timeout_s
+        if not (nodes_only or (failing and waited < min(starting_s, timeout_s))):
             return conditions
         time.sleep(poll_s)
 

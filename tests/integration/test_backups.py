@@ -39,10 +39,10 @@ SEED = "seed/local-1"
 HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
 
 
-def secret_data(stack: Stack, tmp_path: Path, namespace: str) -> dict[str, str]:
-    """The `etcd-backup` Secret of a hosted shoot's seed namespace, decoded."""
+def secret_data(stack: Stack, tmp_path: Path, namespace: str, seed: str = SEED) -> dict[str, str]:
+    """The `etcd-backup` Secret of a hosted shoot's seed namespace (on seed `seed`, by its key), decoded."""
     (secret,) = items(
-        stack, SEED, tmp_path, "secrets", "-n", namespace, "--field-selector", "metadata.name=etcd-backup"
+        stack, seed, tmp_path, "secrets", "-n", namespace, "--field-selector", "metadata.name=etcd-backup"
     )
     return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
 

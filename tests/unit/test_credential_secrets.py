@@ -159,7 +159,7 @@ def test_a_replaced_leaf_leaves_its_successors_secret_alone(cluster: Cluster, ca
 def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfig_alone_does_not(
     cluster: Cluster, ca: signing.Issued
 ) -> None:
-    """GIVEN a written leaf WHEN its namespace or layout changes THEN it is replaced; a kubeconfig alone is not."""
+    """GIVEN a written leaf WHEN its namespace, layout or seed changes THEN replaced; a kubeconfig alone does not."""
     provider = pki.CertificateProvider()
     inputs = leaf_inputs(ca)
     outs = provider.create(inputs).outs or {}
@@ -167,6 +167,11 @@ def test_a_secret_moved_elsewhere_issues_the_certificate_again_and_the_kubeconfi
     renamed = {"etcd-peer-2": LEAF["etcd-peer"]}
     assert provider.diff("id", outs, {**inputs, "secrets": renamed}).replaces == ["secret"]
     assert not provider.diff("id", outs, {**inputs, "kubeconfig": "another"}).changes
+    # Another seed (a control plane moved): issued again there; a state from before seeds were named is not moved.
+    on_seed = provider.create({**inputs, "cluster": "local:local-1"}).outs or {}
+    assert provider.diff("id", on_seed, {**inputs, "cluster": "local:local-2"}).replaces == ["secret"]
+    assert not provider.diff("id", on_seed, {**inputs, "cluster": "local:local-1", "kubeconfig": "other"}).changes
+    assert not provider.diff("id", outs, {**inputs, "cluster": "local:local-1"}).changes
 
 
 def test_an_unpublished_leaf_keeps_no_content_and_its_checksums_stand_for_it(

@@ -19,12 +19,15 @@ def deployed(doc: dict[str, Any] | None = None) -> dict[str, Any]:
     return checks.records(plan)
 
 
-def second_seed() -> dict[str, Any]:
-    """The base landscape with a second seed `local-2` that hosts dev/web."""
+def second_seed(backup: bool = False) -> dict[str, Any]:
+    """The base landscape with a second seed `local-2` (with backups if asked) that hosts dev/web."""
     doc = base()
     doc["seeds"].append(
         {"name": "local-2", "provider": "local", "networks": {"pods": "10.32.0.0/12", "services": "10.48.0.0/16"}}
+        | ({"backup": {"provider": "local"}} if backup else {})
     )
+    if backup:
+        doc["seeds"][0]["backup"] = {"provider": "local"}
     doc["shoots"][0]["seed"] = "local-2"
     return doc
 
@@ -59,6 +62,8 @@ def moved(doc: dict[str, Any], index: int, **fields: Any) -> dict[str, Any]:
 
 
 WEB, ROOT = "landscape.shoots[0]", "landscape.shoots[2]"
+# A hosted shoot's rotation counters as recorded, none rotated.
+ROTATION = {"ca": 0, "etcdCA": 0, "frontProxyCA": 0, "serviceAccountKey": 0, "bootstrapToken": 0}
 DOWNGRADE = "Kubernetes does not support downgrading a control plane (etcd data is written by the newer version)"
 CASES = [
     ("same landscape", base(), deployed(), []),
@@ -108,12 +113,45 @@ CASES = [
         [],
     ),
     (
-        "seed change",
+        "seed change between seeds with backups (a migration)",
+        moved(second_seed(backup=True), 0, seed="local-1"),
+        deployed(second_seed(backup=True)),
+        [],
+    ),
+    (
+        "seed change from a seed without backups",
         moved(second_seed(), 0, seed="local-1"),
         deployed(second_seed()),
         [
-            f"{WEB}.seed: local-2 -> local-1 would rebuild the control plane on the new seed with an empty etcd; arbor "
-            "has no control-plane migration yet (it comes with etcd backups): keep seed local-2"
+            f"{WEB}.seed: local-2 -> local-1: a migration moves etcd and the shoot's state through the seeds' buckets, "
+            "and seeds local-2 and local-1 have no backup; add it first"
+        ],
+    ),
+    (
+        "seed change with a credentials rotation",
+        moved(second_seed(backup=True), 0, seed="local-1", credentials={"rotation": {"ca": 1}}),
+        deployed(second_seed(backup=True)),
+        [
+            f"{WEB}.seed: local-2 -> local-1: cannot move while credentials or encryption keys rotate; finish the "
+            "rotation in one update and move the control plane in another"
+        ],
+    ),
+    (
+        "seed change during an encryption key rotation",
+        moved(second_seed(backup=True), 0, seed="local-1", encryption={"keyRotation": "prepare"}),
+        deployed(moved(second_seed(backup=True), 0, encryption={"keyRotation": "prepare"})),
+        [
+            f"{WEB}.seed: local-2 -> local-1: cannot move while credentials or encryption keys rotate; finish the "
+            "rotation in one update and move the control plane in another"
+        ],
+    ),
+    (
+        "seed change from a seed removed at once",
+        moved(without(second_seed(backup=True), "seeds", "local-2", {"seeds": ["local-2"]}), 0, seed="local-1"),
+        deployed(second_seed(backup=True)),
+        [
+            f"{WEB}.seed: local-2 -> local-1: both seeds must be converged by this stack while the control plane "
+            "moves (a seed removed at once, or one of another seed stack); keep seed local-2 until both are"
         ],
     ),
     (
@@ -235,6 +273,7 @@ def test_records_hold_version_hosting_and_seed() -> None:
             "hosting": "hosted",
             "networkType": "calico",
             "seed": "local-1",
+            "rotation": ROTATION,
         },
         "ops/db": {
             "kubernetesVersion": "1.33.6",
@@ -243,6 +282,7 @@ def test_records_hold_version_hosting_and_seed() -> None:
             "hosting": "hosted",
             "networkType": "calico",
             "seed": "local-1",
+            "rotation": ROTATION,
         },
         "ops/root": {
             "kubernetesVersion": "1.34.4",

@@ -73,7 +73,7 @@ def conditions(nodes_ok: bool, api_ok: bool = True) -> tuple[health.Condition, .
     ("seen", "observations", "state"),
     [
         ([conditions(False), conditions(False), conditions(True)], 3, "Succeeded"),  # MCM caught up
-        ([conditions(False, api_ok=False), conditions(True)], 1, "Error"),  # not only the nodes: at once
+        ([conditions(False, api_ok=False), conditions(True)], 2, "Succeeded"),  # a control plane starting
         ([conditions(True)], 1, "Succeeded"),
     ],
 )
@@ -97,3 +97,18 @@ def test_status_waits_for_the_machines_only(
 def test_status_stops_waiting_at_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shoot_status, "_observe", lambda _props: conditions(False))
     assert health.last_operation_state(shoot_status._settled({}, timeout_s=0, poll_s=0)) == "Error"
+
+
+def test_a_control_plane_that_does_not_start_is_reported_after_its_start_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN an API that never answers WHEN the status is written THEN Error once the start window is over."""
+    observed: list[int] = []
+
+    def observe(_props: dict[str, Any]) -> tuple[health.Condition, ...]:
+        observed.append(1)
+        return conditions(True, api_ok=False)
+
+    monkeypatch.setattr(shoot_status, "_observe", observe)
+    result = shoot_status._settled({}, timeout_s=60, poll_s=0, starting_s=0)
+    assert health.last_operation_state(result) == "Error" and len(observed) == 1

@@ -71,7 +71,7 @@ def test_the_objects_are_applied_in_order_and_the_state_keeps_where_they_are_not
     assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
 
 
-@pytest.mark.parametrize("change", ["edited", "deleted", "image", "service dropped"])
+@pytest.mark.parametrize("change", ["edited", "deleted", "image", "service dropped", "another cluster"])
 def test_drift_or_a_change_is_an_update_that_applies_them_again(cluster: Cluster, change: str) -> None:
     """GIVEN applied objects WHEN one is edited or deleted in the cluster, or the objects change THEN `up` applies."""
     provider = object_set.ObjectSetProvider()
@@ -87,6 +87,8 @@ def test_drift_or_a_change_is_an_update_that_applies_them_again(cluster: Cluster
         news = inputs(
             [CONFIG, SERVICE, {**ETCD, "spec": {**ETCD["spec"], "template": {"spec": {"containers": [container]}}}}]
         )
+    elif change == "another cluster":
+        news = {**inputs(), "cluster": "local:local-2"}  # a migration: the same objects, on the new seed
     else:
         news = inputs([CONFIG, ETCD])
     read = provider.read("id", outs).outs or {}

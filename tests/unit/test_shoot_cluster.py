@@ -10,7 +10,7 @@ import yaml
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from components.reconciler import entry_store, kwokctl, local_cluster, shoot_cluster, signing
+from components.reconciler import entry_store, etcd_snapshot, kwokctl, local_cluster, shoot_cluster, signing
 from tests.unit.test_entry_store import Listed
 
 DAY_S = 24 * 3600
@@ -121,6 +121,16 @@ def test_a_restored_member_keeps_the_name_and_peer_url_its_kwok_yaml_gives_etcd(
     assert shoot_cluster._member_flags(cluster) == [args[0], args[2], args[3]]
 
 
+def test_a_clusters_outputs_keep_its_entry_for_its_final_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a shoot's cluster WHEN its outputs are made THEN they keep the entry: delete gets outputs, not inputs."""
+    monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:1")
+    monkeypatch.setattr(kwokctl, "kubeconfig", lambda c: "k")
+    props = {"clusterName": "c", "workdir": str(tmp_path), "kubernetesVersion": "v1", "version": "3", "restore": BACKUP}
+    assert local_cluster._outputs(props, kwokctl.Cluster("c", str(tmp_path)))["restore"] == BACKUP
+
+
 def test_a_pending_restore_reads_as_a_stopped_cluster_so_up_finishes_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -137,3 +147,55 @@ def test_a_pending_restore_reads_as_a_stopped_cluster_so_up_finishes_it(
     kwokctl.write_file(cluster.dir / "arbor" / "restore-pending", f"{PREFIX}/v2/Full-00000000-00000020-1.gz")
     read = dict(provider.read("c", props).outs or {})
     assert read["running"] is False and provider.diff("c", read, props).changes
+
+
+def test_a_cluster_with_an_entry_is_deleted_only_after_its_final_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a shoot's cluster holding data WHEN deleted THEN a full snapshot into its entry first; failing, kept.
+
+    A cluster without data, or whose restore is pending (its etcd is not the shoot's yet), is not snapshotted.
+    """
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    (cluster.dir / "etcd" / "member").mkdir(parents=True)
+    (cluster.dir / "kwok.yaml").write_text("{}")
+    taken: list[dict[str, Any]] = []
+    monkeypatch.setattr(kwokctl, "ready", lambda c: True)
+    monkeypatch.setattr(kwokctl, "stopped_components", lambda c: [])
+
+    def take(props: dict[str, Any]) -> dict[str, Any]:
+        taken.append(props)
+        return {"latest": "k"}
+
+    monkeypatch.setattr(shoot_cluster, "take", take)
+    deleted: list[kwokctl.Cluster] = []
+    monkeypatch.setattr(kwokctl, "delete", deleted.append)
+    provider = local_cluster.LocalClusterProvider()
+    entry = {**BACKUP, "bucketName": "b"}
+    props: dict[str, Any] = {"clusterName": "c", "workdir": str(tmp_path), "restore": entry}
+    provider.delete("c", props)
+    assert [(t["cluster"], t["prefix"], t["backup"]["bucketName"]) for t in taken] == [("c", PREFIX, "b")]
+    assert deleted == [cluster]
+
+    def failing(props: dict[str, Any]) -> dict[str, Any]:
+        raise etcd_snapshot.SnapshotError("uploading it to bucket b: 503")
+
+    monkeypatch.setattr(shoot_cluster, "take", failing)
+    with pytest.raises(shoot_cluster.RestoreError, match=r"^cluster 'c' is kept: its final snapshot failed \(.*503\)"):
+        provider.delete("c", props)
+    assert deleted == [cluster]
+    kwokctl.write_file(etcd_snapshot.restore_marker(cluster), "x")
+    assert shoot_cluster.final_snapshot(cluster, entry) is None
+    provider.delete("c", {**props, "restore": None})
+    assert len(deleted) == 2 and len(taken) == 1
+
+
+def test_no_snapshot_is_taken_of_a_cluster_whose_restore_is_pending(tmp_path: Path) -> None:
+    """GIVEN a cluster made from a snapshot, not yet restored WHEN a snapshot is asked for THEN refused in one line."""
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    kwokctl.write_file(etcd_snapshot.restore_marker(cluster), "x")
+    props = {"cluster": "c", "workdir": str(tmp_path), "backup": {}, "prefix": PREFIX}
+    with pytest.raises(
+        etcd_snapshot.SnapshotError, match=r"^cluster 'c' is being restored from a snapshot: run `make up`"
+    ):
+        etcd_snapshot.take(props)
