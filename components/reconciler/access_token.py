@@ -41,6 +41,7 @@ from pulumi.dynamic import (
     UpdateResult,
 )
 
+from components.reconciler import unknowns
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.kwokctl import write_file
 from components.reconciler.seed_operation import OPERATION, requested_operation
@@ -254,7 +255,9 @@ class AccessTokenProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update, never a replacement: new inputs (`renewAfter` moved), a Secret read() found wrong, or due."""
-        changed = [k for k in INPUTS if olds.get(k) != news.get(k)]
+        # The cluster (its kubeconfig) only when known: a preview restarting it does not know it yet.
+        changed = [k for k in INPUTS if k != "kubeconfig" and olds.get(k) != news.get(k)]
+        changed += unknowns.changed(olds, news, ("kubeconfig",))
         stale = olds.get("tokenState") != VALID
         due = bool(olds.get("expiresAt")) and token_renewal_due(
             float(olds["issuedAt"]), float(olds["expiresAt"]), clock()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.reconciler import kwokctl, shoot_cluster
+from components.reconciler import kwokctl, shoot_cluster, unknowns
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
 PROVIDER_VERSION = "3"
@@ -137,8 +137,8 @@ class LocalClusterProvider(ResourceProvider):
         replaces = [k for k in REPLACE_ON if olds.get(k) != news.get(k)]
         stopped = olds.get("running") is False
         # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
-        # again from it. A state recorded before the input existed is taken as unchanged.
-        moved = "restore" in olds and olds["restore"] != news.get("restore")
+        # again from it. A state recorded before the input existed, or a preview not knowing it yet, is no change.
+        moved = bool(unknowns.changed(olds, news, ("restore",)))
         changed = bool(replaces) or stopped or moved or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 

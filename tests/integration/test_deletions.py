@@ -288,10 +288,11 @@ def events(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines(keepends=True) if line.endswith("\n")]
 
 
-def step_seen(log: Path, kind: str, op: str, urn_part: str) -> bool:
-    """Whether the event log has a `kind` event (resourcePreEvent, resOutputsEvent) of `op` on a matching URN."""
+def step_seen(log: Path, kind: str, ops: str, urn_part: str) -> bool:
+    """Whether the event log has a `kind` event (resourcePreEvent, resOutputsEvent) of one of `ops` (`a|b`) on a URN."""
     return any(
-        (meta := (e.get(kind) or {}).get("metadata") or {}).get("op") == op and urn_part in meta.get("urn", "")
+        (meta := (e.get(kind) or {}).get("metadata") or {}).get("op") in ops.split("|")
+        and urn_part in meta.get("urn", "")
         for e in events(log)
     )
 
@@ -326,7 +327,8 @@ def up_killed(stack: Stack, tmp_path: Path, name: str, kind: str, op: str, urn_p
 KILLS = (
     ("migrating", "resourcePreEvent", "update", "ShootMigration::arbor-shoot-ops-web-migration", 1.5),
     ("migrated", "resOutputsEvent", "update", "ShootMigration::arbor-shoot-ops-web-migration", 0.0),
-    ("restoring", "resourcePreEvent", "update", "LocalCluster::arbor-shoot-ops-web-cluster", 2.0),
+    # An update, or a create where refresh already found the source's cluster gone.
+    ("restoring", "resourcePreEvent", "update|create", "LocalCluster::arbor-shoot-ops-web-cluster", 2.0),
     ("leaving", "resourcePreEvent", "delete", "Namespace::arbor-seed-local-2-shoot--ops--web", 0.5),
 )
 
