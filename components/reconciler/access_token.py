@@ -58,7 +58,6 @@ MAX_EXPIRATION_S = 24 * 3600
 RENEW_AFTER = 0.8
 MAX_RENEW_BASIS_S = 24 * 3600
 INPUTS = (
-    "kubeconfig",
     "namespace",
     "serviceAccount",
     "secretName",
@@ -255,9 +254,8 @@ class AccessTokenProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update, never a replacement: new inputs (`renewAfter` moved), a Secret read() found wrong, or due."""
-        # The cluster (its kubeconfig) only when known: a preview restarting it does not know it yet.
-        changed = [k for k in INPUTS if k != "kubeconfig" and olds.get(k) != news.get(k)]
-        changed += unknowns.changed(olds, news, ("kubeconfig",))
+        # And the cluster (its kubeconfig), only when known: a preview restarting it does not know it yet.
+        changed = [k for k in INPUTS if olds.get(k) != news.get(k)] + unknowns.changed(olds, news, ("kubeconfig",))
         stale = olds.get("tokenState") != VALID
         due = bool(olds.get("expiresAt")) and token_renewal_due(
             float(olds["issuedAt"]), float(olds["expiresAt"]), clock()

@@ -23,6 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from components.reconciler import unknowns
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.render import objects
 
@@ -155,6 +156,6 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     if not writes(olds) or not writes(news):
         return False
     moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
-    moved = moved or (olds.get("cluster") is not None and olds.get("cluster") != news.get("cluster"))
+    moved = moved or bool(unknowns.changed(olds, news, ("cluster",)))
     found = olds.get(FOUND)
     return moved or (found is not None and found != olds.get(OUTPUT))

@@ -263,7 +263,7 @@ def flag_name(arg: str) -> str:
     return arg.split("=", 1)[0]
 
 
-def _apiserver_proc(cluster: Cluster) -> Path:
+def apiserver_proc(cluster: Cluster) -> Path:
     """/proc/<pid> of the cluster's kube-apiserver, from kwokctl's pid file (OSError when there is none)."""
     return Path("/proc", (cluster.dir / "pids" / "kube-apiserver.pid").read_text().strip())
 
@@ -271,7 +271,7 @@ def _apiserver_proc(cluster: Cluster) -> Path:
 def running_apiserver_args(cluster: Cluster) -> list[str]:
     """The command line of the cluster's running kube-apiserver, [] when it does not run."""
     try:
-        cmdline = (_apiserver_proc(cluster) / "cmdline").read_bytes()
+        cmdline = (apiserver_proc(cluster) / "cmdline").read_bytes()
     except (OSError, ValueError):
         return []
     return [arg.decode() for arg in cmdline.split(b"\0") if arg]
@@ -361,7 +361,7 @@ def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:
 def apiserver_instance(cluster: Cluster) -> str:
     """An ID of the running kube-apiserver process (boot, pid, start time): it changes exactly when it restarts."""
     try:
-        proc = _apiserver_proc(cluster)
+        proc = apiserver_proc(cluster)
         # Field 22 of /proc/<pid>/stat, the start time; counted after the command name, which may hold spaces.
         started = (proc / "stat").read_text().rsplit(")", 1)[1].split()[19]
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()

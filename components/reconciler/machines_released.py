@@ -43,9 +43,14 @@ def _held(kube: Kube, namespace: str) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
+def _named(path: str, meta: dict[str, Any]) -> str:
+    """`<kind>/<name>` of an object listed at `path`."""
+    return f"{path.rsplit('/', 1)[1]}/{meta.get('name')}"
+
+
 def held(kube: Kube, namespace: str) -> list[str]:
     """`<kind>/<name>` of each object in the namespace that still carries an MCM finalizer."""
-    return [f"{path.rsplit('/', 1)[1]}/{meta.get('name')}" for path, meta in _held(kube, namespace)]
+    return [_named(path, meta) for path, meta in _held(kube, namespace)]
 
 
 def release(kube: Kube, namespace: str) -> list[str]:
@@ -60,7 +65,7 @@ def release(kube: Kube, namespace: str) -> list[str]:
         # The resource version makes a patch of an object changed meanwhile fail, not drop another's finalizer.
         body = {"metadata": {"finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}
         kube.merge_patch(f"{path}/{meta['name']}", body)
-        released.append(f"{path.rsplit('/', 1)[1]}/{meta['name']}")
+        released.append(_named(path, meta))
     return released
 
 

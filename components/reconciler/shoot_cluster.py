@@ -105,16 +105,19 @@ def plan_restore(cluster: kwokctl.Cluster, data: dict[str, str] | None) -> str |
     return key
 
 
+def _named(path: Path) -> str | None:
+    """The snapshot key a marker file names, None without the file."""
+    return path.read_text().strip() if path.is_file() else None
+
+
 def pending(cluster: kwokctl.Cluster) -> str | None:
     """The snapshot a made cluster still has to start from, None when none is pending."""
-    path = restore_marker(cluster)
-    return path.read_text().strip() if path.is_file() else None
+    return _named(restore_marker(cluster))
 
 
 def restored_from(cluster: kwokctl.Cluster) -> str | None:
     """The snapshot the cluster started from, None when it started empty."""
-    path = _restored_file(cluster)
-    return path.read_text().strip() if path.is_file() else None
+    return _named(_restored_file(cluster))
 
 
 def _member_flags(cluster: kwokctl.Cluster) -> list[str]:
@@ -161,12 +164,12 @@ def restore(cluster: kwokctl.Cluster, data: dict[str, str]) -> str:
 def _stop_apiserver(cluster: kwokctl.Cluster) -> None:
     """Stops the cluster's kube-apiserver (kwokctl's binary runtime starts no exited process again); etcd runs on."""
     try:
-        pid = int((cluster.dir / "pids" / "kube-apiserver.pid").read_text().strip())
-        os.kill(pid, signal.SIGTERM)
+        proc = kwokctl.apiserver_proc(cluster)
+        os.kill(int(proc.name), signal.SIGTERM)
     except (OSError, ValueError):
         return  # not running
     deadline = time.monotonic() + APISERVER_STOP_S
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+    while proc.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
 
 

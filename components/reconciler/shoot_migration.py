@@ -34,7 +34,6 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl, local_process, machines_released, shoot_cluster, shoot_state
-from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import LAYOUT, rfc3339
 from components.reconciler.kube import Kube, KubeError
@@ -67,14 +66,15 @@ def _copy_snapshot(source: dict[str, Any], target: dict[str, Any]) -> str | None
     """Copies the source entry's newest full snapshot into the target entry unless it is there; its target key."""
     src, dst = source["backup"], target["backup"]
     try:
-        latest = latest_full(entry_store(src).keys(f"{src[backup.KEY_PREFIX]}/{LAYOUT}/"))
+        latest = shoot_cluster.latest_snapshot(src)
         if latest is None:
             return None
-        key: str = dst[backup.KEY_PREFIX] + latest[0].removeprefix(src[backup.KEY_PREFIX])
-        if key not in entry_store(dst).keys(f"{dst[backup.KEY_PREFIX]}/{LAYOUT}/"):
-            body, metadata = entry_store(src).get(latest[0])
-            entry_store(dst).put(key, body, metadata)
-    except StoreError as error:
+        key: str = dst[backup.KEY_PREFIX] + latest.removeprefix(src[backup.KEY_PREFIX])
+        # Listed, not asked with `present`: a store that cannot answer must stop the move, not pass for a copy.
+        target_store = entry_store(dst)
+        if key not in target_store.keys(f"{dst[backup.KEY_PREFIX]}/{LAYOUT}/"):
+            target_store.put(key, *entry_store(src).get(latest))
+    except (StoreError, shoot_cluster.RestoreError) as error:
         raise MigrationError(f"copying the final snapshot: {error}") from None
     return key
 

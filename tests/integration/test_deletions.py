@@ -306,11 +306,11 @@ def up_killed(stack: Stack, tmp_path: Path, name: str, kind: str, op: str, urn_p
     cmd = ["pulumi", "up", "--stack", stack.name, "--yes", "--refresh", "--skip-preview", "--non-interactive",
            "--suppress-progress", "--event-log", str(log)]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, "PULUMI_DEBUG_COMMANDS": "true"}, stdout=out, stderr=out)
-    deadline = time.monotonic() + 600
+    # No deadline of its own: the run either shows the step or ends (the engine's own timeouts bound it).
     while not step_seen(log, kind, op, urn_part):
         if proc.poll() is not None:
+            out.close()
             return False
-        assert time.monotonic() < deadline, (tmp_path / f"up-{name}.txt").read_text()
         time.sleep(0.05)
     time.sleep(after_s)
     proc.kill()  # the engine alone, as a crash leaves its plugins and providers
