@@ -236,7 +236,7 @@ def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
 
 
 # What a sharded landscape's garden stack exports for its seed stacks (the local garden's kubeconfig, the store).
-GARDEN_STACK_OUTPUTS = {
+GARDEN_STACK_OUTPUTS: dict[str, Any] = {
     "kubeconfigs": {"garden": "garden kubeconfig"}, "gardenReach": "",
     "objectStoreAccess": {"endpoint": "https://127.0.0.1:9000", "caCert": "<store ca>", "rootUser": "arbor",
                           "rootPassword": "<root password>"},
