@@ -218,11 +218,13 @@ class Shoot(pulumi.ComponentResource):
         after: Sequence[pulumi.Resource],
         kubeconfig: pulumi.Output[str] | None,
         restore: pulumi.Output[dict[str, str]] | None = None,
+        identity: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
 
         `kubeconfig` is arbor's own at the shoot's domain (`_arbor_kubeconfig`), None for a shoot without one.
-        A provider serving it itself (local) uses the shoot's PKI and remakes a lost one from the `restore` entry.
+        A provider serving it itself (local) uses the shoot's PKI (`identity`: where the seed holds it) and remakes
+        a lost one from the `restore` entry.
         """
         return infra.shoot_api(
             self.values.cluster,
@@ -232,7 +234,7 @@ class Shoot(pulumi.ComponentResource):
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
             kubeconfig=kubeconfig,
-            pki=self.credentials.api_identity(),
+            pki=identity if identity is not None else self.credentials.api_identity(),
             restore=restore,
         )
 
@@ -295,7 +297,10 @@ class Shoot(pulumi.ComponentResource):
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
-        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), sources.get(backup.ETCD_BACKUP_SECRET))
+        # Its PKI is read in the seed namespace, where the SecretSet wrote it before the control plane started.
+        identity = pulumi.Output.all(seedKubeconfig=seed.cluster.reach, namespace=self.values.seed_namespace)
+        restore = sources.get(backup.ETCD_BACKUP_SECRET)
+        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), restore, identity)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
@@ -338,14 +343,9 @@ class Shoot(pulumi.ComponentResource):
 
     def _admin_kubeconfig(self, name: str) -> pulumi.Output[str]:
         """A short-lived admin kubeconfig of the shoot's client CA (a secret output)."""
-        return admin_kubeconfig(
-            name,
-            self.credentials[pki.CA_CLIENT],
-            server=self.access.endpoint,
-            server_ca=self.access.kubeconfig.apply(certificate_authority),
-            expiration_s=self.values.credentials.admin_kubeconfig_expiration_s,
-            parent=self,
-        )
+        ca, server_ca = self.credentials[pki.CA_CLIENT], self.access.kubeconfig.apply(certificate_authority)
+        expiration_s = self.values.credentials.admin_kubeconfig_expiration_s
+        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self)
 
     def _system_components(self, name: str) -> list[pulumi.Resource]:
         """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""
