@@ -20,7 +20,6 @@ snapshot of it is taken, and its pending snapshot stays the newest.
 
 from __future__ import annotations
 
-import base64
 import gzip
 import os
 import shutil
@@ -31,10 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from components.reconciler import kwokctl, signing
+from components.reconciler.credential_secrets import read_secret
 from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import KubeError
 from components.render import backup
 from components.render import pki as credentials
 
@@ -74,18 +74,18 @@ def _restored_file(cluster: kwokctl.Cluster) -> Path:
 
 def seed_pki(source: dict[str, str]) -> dict[str, str]:
     """A hosted shoot's PKI as its seed namespace holds it (`source` names the seed and the namespace)."""
-    seed, namespace = Kube.from_kubeconfig(source[PKI_SEED]), source[PKI_NAMESPACE]
-    secrets: dict[str, dict[str, str]] = {}
+    seed = {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
+    secrets: dict[str, dict[str, str] | None] = {}
     found = {}
     for key, (secret, field) in PKI_SOURCES.items():
-        if secret not in secrets:
-            try:
-                secrets[secret] = seed.get(f"/api/v1/namespaces/{namespace}/secrets/{secret}").get("data") or {}
-            except KubeError as error:
-                raise RestoreError(f"the shoot's PKI: reading Secret {namespace}/{secret}: {error}") from None
-        if field not in secrets[secret]:
-            raise RestoreError(f"the shoot's PKI: Secret {namespace}/{secret} has no {field}")
-        found[key] = base64.b64decode(secrets[secret][field]).decode()
+        where = f"the shoot's PKI: Secret {source[PKI_NAMESPACE]}/{secret}"
+        try:
+            data = secrets[secret] if secret in secrets else secrets.setdefault(secret, read_secret(seed, secret))
+        except KubeError as error:
+            raise RestoreError(f"{where}: {error}") from None
+        if data is None or field not in data:
+            raise RestoreError(f"{where} has no {field}")
+        found[key] = data[field]
     return found
 
 

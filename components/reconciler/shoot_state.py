@@ -29,6 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
+from components.reconciler.credential_secrets import read_secret
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
@@ -102,16 +103,19 @@ def _header(props: dict[str, Any]) -> dict[str, str]:
 
 def seed_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
     """The persisted secrets as the seed namespace holds them (`sources`: each one's Secret and keys), by name."""
-    seed, namespace = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
+    seed = {"kubeconfig": props["seedKubeconfig"], "namespace": props["seedNamespace"]}
     found: dict[str, dict[str, str]] = {}
     for name, source in sorted(props["sources"].items()):
+        where = f"Secret {props['seedNamespace']}/{source['secret']}"
         try:
-            data = seed.get(f"/api/v1/namespaces/{namespace}/secrets/{source['secret']}").get("data") or {}
+            data = read_secret(seed, source["secret"])
         except KubeError as error:
-            raise StateError(f"reading Secret {namespace}/{source['secret']}: {error}") from None
+            raise StateError(f"reading {where}: {error}") from None
+        if data is None:
+            raise StateError(f"{where} is missing")
         if missing := [key for key in source["keys"] if key not in data]:
-            raise StateError(f"Secret {namespace}/{source['secret']} has no {', '.join(missing)}")
-        found[name] = {key: base64.b64decode(data[key]).decode() for key in source["keys"]}
+            raise StateError(f"{where} has no {', '.join(missing)}")
+        found[name] = {key: data[key] for key in source["keys"]}
     return found
 
 
