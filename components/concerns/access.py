@@ -76,13 +76,18 @@ def admin_kubeconfig(
     parent: pulumi.Resource,
     user: str = "admin",
     groups: tuple[str, ...] = DEFAULT_GROUPS,
+    signer: tuple[pulumi.Input[str], str] | None = None,
 ) -> pulumi.Output[str]:
-    """An admin kubeconfig (resource `<name>-admin-kubeconfig`) valid for `expiration_s`; a secret output."""
+    """An admin kubeconfig (resource `<name>-admin-kubeconfig`) valid for `expiration_s`; a secret output.
+
+    `signer`: the seed and namespace whose Secret holds the client CA's key (a hosted shoot's), read there.
+    """
     assert client_ca.cert is not None  # a CA always has its certificate
     resource = AdminKubeconfig(
         f"{name}-admin-kubeconfig",
         client_ca_cert=client_ca.cert,
-        client_ca_key=client_ca.key,
+        client_ca_key=None if signer else client_ca.key,
+        signer=signer,
         server=server,
         server_ca=server_ca,
         expiration_s=expiration_s,

@@ -96,7 +96,7 @@ class Shoot(pulumi.ComponentResource):
         state = self._state(name, garden, record, seed, extra, kept, after=steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
-        self.admin_kubeconfig = self._admin_kubeconfig(name)
+        self.admin_kubeconfig = self._admin_kubeconfig(name, seed)
         system = self._system_components(name)
         grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *state, *system, rewritten, *steps])
@@ -106,15 +106,9 @@ class Shoot(pulumi.ComponentResource):
 
     def _record(self, name: str, garden: GardenAccess) -> Record:
         """The Shoot record in its project's garden namespace."""
-        return Record(
-            f"{name}-record",
-            api.shoot_record(self.values),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=garden.cluster.provider,
-                depends_on=garden.project(self.values.project),
-            ),
-        )
+        project = garden.project(self.values.project)
+        opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=project)
+        return Record(f"{name}-record", api.shoot_record(self.values), opts=opts)
 
     def _backup_entry(
         self, name: str, garden: GardenAccess, record: Record, seed: SeedAccess | None
@@ -341,11 +335,12 @@ class Shoot(pulumi.ComponentResource):
             for obj in nodeagent.join_rbac(keys)
         ]
 
-    def _admin_kubeconfig(self, name: str) -> pulumi.Output[str]:
-        """A short-lived admin kubeconfig of the shoot's client CA (a secret output)."""
+    def _admin_kubeconfig(self, name: str, seed: SeedAccess | None) -> pulumi.Output[str]:
+        """A short-lived admin kubeconfig of the shoot's client CA (a secret output), read in the seed if hosted."""
         ca, server_ca = self.credentials[pki.CA_CLIENT], self.access.kubeconfig.apply(certificate_authority)
         expiration_s = self.values.credentials.admin_kubeconfig_expiration_s
-        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self)
+        signer = (seed.cluster.reach, self.values.seed_namespace) if seed is not None else None
+        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer=signer)
 
     def _system_components(self, name: str) -> list[pulumi.Resource]:
         """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""
