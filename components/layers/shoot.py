@@ -340,7 +340,9 @@ class Shoot(pulumi.ComponentResource):
         ca, server_ca = self.credentials[pki.CA_CLIENT], self.access.kubeconfig.apply(certificate_authority)
         expiration_s = self.values.credentials.admin_kubeconfig_expiration_s
         signer = (seed.cluster.reach, self.values.seed_namespace) if seed is not None else None
-        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer=signer)
+        # Read there once the SecretSet wrote it: after a rotation, not before.
+        after = [self.written[pki.signer(pki.CA_CLIENT)]] if seed is not None else []
+        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer, after)
 
     def _system_components(self, name: str) -> list[pulumi.Resource]:
         """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""

@@ -317,6 +317,9 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
     # After the SecretSet that writes the Secrets it reads them from (through the control plane that mounts them).
     assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-shoot-state")
+    # So are the admin kubeconfig (signed with the client CA there) and the shoot's cluster (its PKI read there).
+    assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-admin-kubeconfig"]
+    assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-cluster")
     # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
     assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
     assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")
