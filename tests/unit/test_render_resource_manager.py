@@ -14,6 +14,8 @@ from components.pins import GARDENER_VERSION, RESOURCE_MANAGER
 from components.plan.planner import LOCAL_DOMAIN, plan_landscape
 from components.render import resource_manager as grm
 from components.yaml_text import dump, load
+from tests.unit.landscape_mocks import registered
+from tests.unit.spec_cases import base
 
 with open("stacks/Pulumi.local.yaml") as f:
     LOCAL = yaml.safe_load(f)["config"]["arbor:landscape"]
@@ -96,3 +98,23 @@ def test_nodeagent_validate_checks_against_the_pinned_release() -> None:
         "github.com/gardener/gardener": GARDENER_VERSION,
         "github.com/gardener/gardener/pkg/apis": GARDENER_VERSION,
     }
+
+
+def test_a_local_resource_manager_reads_its_serving_key_from_the_seed_and_the_state_keeps_none() -> None:
+    """GIVEN a local landscape WHEN registered THEN the process reads tls.crt and tls.key from their seed Secret.
+
+    Its certificate writes that Secret and keeps no content (not published); the process names it and its
+    checksum.
+    """
+    _, mocks = registered(plan_landscape(parse_landscape(base()), "local"))
+    process = mocks.inputs["arbor-shoot-dev-web-grm-process"]
+    assert not {"tls.crt", "tls.key"} & set(process["files"])
+    held = process["secretFiles"]
+    assert sorted(held) == ["tls.crt", "tls.key"]
+    assert {f["secret"] for f in held.values()} == {"gardener-resource-manager-server"}
+    # The checksum is the certificate's output (the mocks compute none): a new certificate restarts the process.
+    assert {f["namespace"] for f in held.values()} == {"shoot--dev--web"} and all(
+        "checksum" in f for f in held.values()
+    )
+    certificate = mocks.inputs["arbor-shoot-dev-web-pki-gardener-resource-manager-server"]
+    assert certificate["published"] is False
