@@ -19,7 +19,7 @@ import pulumi
 from components.bundles import ClusterAccess, ResourceManagerServing, SeedAccess, ServingSecret
 from components.plan.values import ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
-from components.reconciler.kube import certificate_authority
+from components.reconciler.kube import certificate_authority, certificate_authority_file
 from components.reconciler.local_process import LocalProcess
 from components.reconciler.ports import spare_ports
 from components.render import pki
@@ -36,10 +36,20 @@ def _ports(endpoint: str) -> tuple[int, int]:
     return webhook, health
 
 
+def _token_kubeconfig(endpoint: str, kubeconfig: str, token_file: str, name: str) -> str:
+    """A kubeconfig of the cluster whose user reads the token file, trusting its CA where the cluster's names it.
+
+    A local cluster's kubeconfig names kwokctl's CA file: the process reads it there, the state keeps the path.
+    """
+    ca_file = certificate_authority_file(kubeconfig)
+    ca_pem = "" if ca_file else certificate_authority(kubeconfig)
+    return token_file_kubeconfig(endpoint, ca_pem, token_file, name, grm.NAME, ca_file=ca_file)
+
+
 def _kubeconfig(cluster: ClusterAccess, token_file: str, name: str) -> pulumi.Output[str]:
     """A kubeconfig of the cluster whose user reads the token file."""
     return pulumi.Output.all(cluster.endpoint, cluster.kubeconfig).apply(
-        lambda got: token_file_kubeconfig(got[0], certificate_authority(got[1]), token_file, name, grm.NAME)
+        lambda got: _token_kubeconfig(got[0], got[1], token_file, name)
     )
 
 
