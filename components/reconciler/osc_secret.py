@@ -5,13 +5,15 @@ what a change touches (`unitHashes.kubelet.service`), and the output `restartPla
 restart, stop, write and delete on the pool's nodes. A changed `secretName` means the pool rolls. `read()`
 compares the Secret in the cluster with the state: an edited or deleted Secret is drift, and `up` restores it.
 
-The Secret's content is an input only: the outputs keep its hashes (`secretHash` of the object written, `oscHash`
-of its `osc.yaml`), which is all that diff and drift need, so the state holds the content once, not twice.
+The Secret's content is an input only, gzip-compressed (`pack`): the outputs keep its hashes (`secretHash` of the
+object written, `oscHash` of its `osc.yaml`), which is all that diff and drift need, so the state holds the content
+once, not twice, and small.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,23 @@ from components.reconciler.kube import Kube
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
 INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secretHash", "oscHash", "version")
+# The Secret's content is packed in the state (pack): units and files (a self-hosted shoot's static pods with their
+# credentials) compress several times, and the state is rewritten after every step.
+PACKED = "gzip+base64:"
+
+
+def pack(secret: dict[str, Any]) -> str:
+    """The Secret as the state keeps it: canonical JSON, gzip-compressed (no timestamp), base64, after PACKED."""
+    text = json.dumps(secret, sort_keys=True, separators=(",", ":")).encode()
+    return PACKED + base64.b64encode(gzip.compress(text, mtime=0)).decode()
+
+
+def unpacked(secret: str | dict[str, Any]) -> dict[str, Any]:
+    """The Secret a `secret` input holds: packed, or whole as an older state kept it."""
+    if isinstance(secret, str) and secret.startswith(PACKED):
+        unpacked_secret: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(secret[len(PACKED) :])))
+        return unpacked_secret
+    return dict(secret) if isinstance(secret, dict) else {}
 
 
 def secret_hash(secret: dict[str, Any]) -> str:
@@ -54,7 +73,7 @@ def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
 def _write(props: dict[str, Any], old_name: str | None = None) -> None:
     """Creates or replaces the Secret; removes the previous one when the pool's key changed."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    secret = props["secret"]
+    secret = unpacked(props["secret"])
     name = secret["metadata"]["name"]
     kube.create_or_replace(SECRETS, secret)
     if old_name and old_name != name:
@@ -123,7 +142,7 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
             "kubeconfig": kubeconfig,
             "pool": pool,
             "secretName": pulumi.Output.from_input(secret).apply(lambda s: s["metadata"]["name"]),
-            "secret": secret,
+            "secret": pulumi.Output.from_input(secret).apply(pack),
             "secretHash": pulumi.Output.from_input(secret).apply(secret_hash),
             "oscHash": pulumi.Output.from_input(secret).apply(lambda s: osc_hash(s["stringData"]["osc.yaml"])),
             "unitHashes": unit_hashes,

@@ -72,3 +72,19 @@ def test_osc_state_keeps_hashes_and_an_edit_is_drift(monkeypatch: pytest.MonkeyP
 
     read = provider.read("s", outs).outs or {}
     assert provider.diff("s", read, inputs).changes is drift
+
+
+def test_an_osc_secret_is_packed_in_the_state_and_written_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN an OSC Secret packed as the program sends it WHEN created THEN the cluster gets the Secret itself.
+
+    Packed, it is several times smaller than its JSON (units and files compress well).
+    """
+    cluster = _Cluster("units: [a]\n")
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: cluster))
+    inputs = osc_inputs("units: [a]\n" * 200)
+    packed = {**inputs, "secret": osc_secret.pack(inputs["secret"])}
+    assert packed["secret"].startswith(osc_secret.PACKED) and len(packed["secret"]) * 5 < len(
+        json.dumps(inputs["secret"])
+    )
+    osc_secret.OperatingSystemConfigProvider().create(packed)
+    assert cluster.written == [inputs["secret"]] and osc_secret.unpacked(packed["secret"]) == inputs["secret"]

@@ -22,6 +22,7 @@ from components.pins import GARDENER_VERSION
 from components.plan.nodeagent_release import release
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
+from components.reconciler import osc_secret
 from components.render import exposure, pki
 from tests.unit.landscape_mocks import OUTPUTS, Built, build
 from tests.unit.spec_cases import CLOUD_PROFILES
@@ -273,7 +274,7 @@ def test_reconcile_osc_trusts_the_cas_and_points_at_the_internal_domain() -> pul
         osc = mocks.of("pulumi-python:dynamic/arbor:OperatingSystemConfig")[f"{PREFIX}-osc-pool-a"]
         files = {
             f["path"]: base64.b64decode(inline["data"]).decode() if inline["encoding"] == "b64" else inline["data"]
-            for f in yaml.safe_load(osc["secret"]["stringData"]["osc.yaml"])["spec"]["files"]
+            for f in yaml.safe_load(osc_secret.unpacked(osc["secret"])["stringData"]["osc.yaml"])["spec"]["files"]
             if (inline := f["content"].get("inline")) is not None
         }
         assert files["/var/lib/kubelet/ca.crt"] == CLIENT_CA
