@@ -13,7 +13,6 @@ once, not twice, and small.
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
@@ -23,27 +22,11 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.plan.osc import restart_plan
 from components.reconciler.kube import Kube
+from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
 INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secretHash", "oscHash", "version")
-# The Secret's content is packed in the state (pack): units and files (a self-hosted shoot's static pods with their
-# credentials) compress several times, and the state is rewritten after every step.
-PACKED = "gzip+base64:"
-
-
-def pack(secret: dict[str, Any]) -> str:
-    """The Secret as the state keeps it: canonical JSON, gzip-compressed (no timestamp), base64, after PACKED."""
-    text = json.dumps(secret, sort_keys=True, separators=(",", ":")).encode()
-    return PACKED + base64.b64encode(gzip.compress(text, mtime=0)).decode()
-
-
-def unpacked(secret: str | dict[str, Any]) -> dict[str, Any]:
-    """The Secret a `secret` input holds: packed, or whole as an older state kept it."""
-    if isinstance(secret, str) and secret.startswith(PACKED):
-        unpacked_secret: dict[str, Any] = json.loads(gzip.decompress(base64.b64decode(secret[len(PACKED) :])))
-        return unpacked_secret
-    return dict(secret) if isinstance(secret, dict) else {}
 
 
 def secret_hash(secret: dict[str, Any]) -> str:
@@ -73,7 +56,7 @@ def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
 def _write(props: dict[str, Any], old_name: str | None = None) -> None:
     """Creates or replaces the Secret; removes the previous one when the pool's key changed."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    secret = unpacked(props["secret"])
+    secret = dict(unpacked(props["secret"]))
     name = secret["metadata"]["name"]
     kube.create_or_replace(SECRETS, secret)
     if old_name and old_name != name:

@@ -11,6 +11,7 @@ import pytest
 
 from components.reconciler import node_addresses, osc_secret
 from components.reconciler.kube import Kube
+from components.render import packing
 
 
 def unreachable() -> Kube:
@@ -82,9 +83,8 @@ def test_an_osc_secret_is_packed_in_the_state_and_written_whole(monkeypatch: pyt
     cluster = _Cluster("units: [a]\n")
     monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: cluster))
     inputs = osc_inputs("units: [a]\n" * 200)
-    packed = {**inputs, "secret": osc_secret.pack(inputs["secret"])}
-    assert packed["secret"].startswith(osc_secret.PACKED) and len(packed["secret"]) * 5 < len(
-        json.dumps(inputs["secret"])
-    )
+    packed = {**inputs, "secret": packing.pack(inputs["secret"])}
+    assert packed["secret"].startswith(packing.PACKED)
+    assert len(packed["secret"]) * 5 < len(json.dumps(inputs["secret"]))
     osc_secret.OperatingSystemConfigProvider().create(packed)
-    assert cluster.written == [inputs["secret"]] and osc_secret.unpacked(packed["secret"]) == inputs["secret"]
+    assert cluster.written == [inputs["secret"]] and packing.unpacked(packed["secret"]) == inputs["secret"]
