@@ -23,8 +23,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from components.reconciler.kube import Kube, KubeError
-from tests.integration.engine import LOCAL_LANDSCAPE, ROOT, make_stack, remove_stack, require_environment
-from tests.integration.test_deletions import SECOND_SEED
+from tests.integration.engine import (
+    LOCAL_LANDSCAPE,
+    ROOT,
+    SECOND_SEED,
+    make_stack,
+    remove_stack,
+    require_environment,
+)
 
 PROBE_S, PROBE_TIMEOUT_S = 0.25, 2.0
 
