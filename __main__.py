@@ -34,7 +34,8 @@ for message in checked.notices:
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
 pulumi.export("adminKubeconfigs", landscape.admin_kubeconfigs())
 pulumi.export("endpoints", landscape.endpoints())
-pulumi.export("objectStore", landscape.object_store)
+for name, value in landscape.store_outputs().items():
+    pulumi.export(name, value)
 # What later updates are checked against, and the subnet plan as a table a reviewer reads.
 for name, record in checks.records(checked.plan).items():
     pulumi.export(name, record)

@@ -113,6 +113,16 @@ class SeedAccess:
 
 
 @dataclass(frozen=True)
+class ServingSecret:
+    """A server's certificate as its Secret in the seed namespace holds it: the name, the CA, a checksum."""
+
+    secret: str
+    # The CA that issued it (what callers trust: a webhook's caBundle), and the checksum of the Secret's content.
+    ca: pulumi.Output[str]
+    checksum: pulumi.Output[str]
+
+
+@dataclass(frozen=True)
 class ResourceManagerServing:
     """Where a shoot's gardener-resource-manager serves its webhook (the URL kube-apiserver calls), and what runs it."""
 

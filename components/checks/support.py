@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.kinds import ProviderType, StackLayout
+from components.kinds import ProviderType
 from components.plan.values import LandscapePlan, ShootValues
 
 
@@ -81,12 +81,6 @@ def _backups(plan: LandscapePlan) -> list[str]:
             lines.append(
                 f"landscape.seeds[{i}].backup.provider: the local object store listens on this machine's loopback, "
                 f"which etcd-backup-restore on a {seed.cluster.provider.value} seed cannot reach: use gcp or aws"
-            )
-        elif local_store and plan.layout is StackLayout.PER_SEED:
-            lines.append(
-                f"landscape.seeds[{i}].backup.provider: a landscape sharded per seed would run an object store in "
-                f"each seed stack, not one shared store (not yet): leave backup out of local seeds, or keep stacks: "
-                f"{StackLayout.ONE.value}"
             )
         elif local_seed and not local_store:
             lines.append(

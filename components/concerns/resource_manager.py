@@ -12,14 +12,22 @@ import base64
 
 import pulumi
 
-from components.bundles import ClusterAccess, SeedAccess
+from components.bundles import ClusterAccess, SeedAccess, ServingSecret
 from components.concerns.resource_manager_deployment import deploy_resource_manager
-from components.concerns.shoot_pki import ShootPki
+from components.concerns.shoot_pki import CredentialOutputs, ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.object_set import ObjectSet
 from components.render import pki
 from components.render import resource_manager as grm
+from components.render.objects import CHECKSUM_ONLY
+
+
+def serving_secret(certificate: CredentialOutputs) -> ServingSecret:
+    """A certificate that writes its Secret, as its server reads it there: the Secret, its issuer, its checksum."""
+    assert certificate.ca is not None and certificate.checksums is not None  # a leaf that writes its Secret
+    name = certificate.credential.name
+    return ServingSecret(name, certificate.ca, certificate.secret_data()[name][CHECKSUM_ONLY])
 
 
 def resource_manager(
@@ -46,11 +54,11 @@ def resource_manager(
                   manifests=[grm.service_account("kube-system"), *grm.target_rights()],
                   opts=pulumi.ResourceOptions(parent=parent, depends_on=in_shoot)),
     ]  # fmt: skip
-    serving = credentials[pki.RESOURCE_MANAGER_SERVER].string_data()
+    serving = serving_secret(credentials[pki.RESOURCE_MANAGER_SERVER])
     server = infra.resource_manager(shoot, seed, shoot_api, serving, parent, identities) or deploy_resource_manager(
         shoot, seed, shoot_api, serving, parent, identities
     )
-    ca = serving[pki.KEY_CA_CERT].apply(lambda pem: base64.b64encode(pem.encode()).decode())
+    ca = serving.ca.apply(lambda pem: base64.b64encode(pem.encode()).decode())
     # The CA is public: the registration is readable in the preview.
     registration = pulumi.Output.unsecret(pulumi.Output.all(server.url, ca).apply(
         lambda got: [grm.webhook_configuration(got[0], got[1])]))  # fmt: skip

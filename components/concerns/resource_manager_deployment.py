@@ -9,16 +9,15 @@ pods (local), the provider runs the binary instead (components/providers/local_r
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pulumi
 
 from components import naming, pins
-from components.bundles import ClusterAccess, ResourceManagerServing, SeedAccess
+from components.bundles import ClusterAccess, ResourceManagerServing, SeedAccess, ServingSecret
 from components.concerns.objects import KubeObject, secret_object
 from components.plan.values import ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
-from components.render import pki
 from components.render import resource_manager as grm
 
 
@@ -26,7 +25,7 @@ def deploy_resource_manager(
     shoot: ShootValues,
     seed: SeedAccess,
     shoot_api: ClusterAccess,
-    serving: Mapping[str, pulumi.Output[str]],
+    serving: ServingSecret,
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
 ) -> ResourceManagerServing:
@@ -47,7 +46,7 @@ def deploy_resource_manager(
         secret_metadata=grm.shoot_access_metadata(ns),
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )
-    kubeconfig = serving[pki.KEY_CA_CERT].apply(
+    kubeconfig = serving.ca.apply(
         lambda ca: grm.generic_kubeconfig_secret(ns, shoot.topology.apiserver, ca)["stringData"]
     )
     shape = grm.generic_kubeconfig_secret(ns, shoot.topology.apiserver, "")

@@ -86,9 +86,9 @@ class SecretTarget:
     after: Sequence[pulumi.Resource] = ()
     # The seed's identity (`<provider>:<name>`): another one is another place, where the certificates are issued again.
     cluster: str = ""
-    # The certificates the program reads (arbor's own client, the resource manager's serving certificate for a
-    # process or Deployment arbor renders): the state keeps their content. Of the rest, only their Secrets do.
-    published: frozenset[str] = frozenset({pki.ARBOR_CLIENT, pki.RESOURCE_MANAGER_SERVER})
+    # The certificates the program reads (arbor's own client): the state keeps their content. Of the rest, only
+    # their Secrets do (the resource manager's process reads its serving certificate there).
+    published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
 
     def writes(self, credential: pki.Credential) -> dict[str, Any] | None:
         """The inputs that make a certificate write its Secrets (the layout of each, by output); None for others."""

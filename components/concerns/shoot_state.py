@@ -1,14 +1,16 @@
 """A hosted shoot's state in its backup entry, wired: the ShootState record and the sealed upload that describes it.
 
-The persisted secrets come from the shoot's PKI and encryption (CA and key pairs whole, private keys included: a
-seed's Secrets carry only the certificates of most CAs); the machine state is read from the seed when the state
-is uploaded (components/reconciler/shoot_state.py).
+The persisted secrets are the shoot's CAs and key pairs whole (private keys included) and its encryption
+configuration: the upload reads them from the Secrets the control plane's SecretSet wrote in the seed namespace (a
+CA's signer Secret) and checks them against their digest here, so the state keeps no third copy of them. The
+machine state is read from the seed too, when the state is uploaded (components/reconciler/shoot_state.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
@@ -19,14 +21,20 @@ from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
-from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey
+from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey, digest
 from components.render import api, controlplane, shoot_state
 
 
-def persisted_secrets(
-    credentials: ShootPki, encryption_config: pulumi.Output[str]
-) -> pulumi.Output[dict[str, dict[str, str]]]:
-    """The persisted secrets by name, each with its keys as its Secret names them; secret."""
+@dataclass(frozen=True)
+class PersistedSecrets:
+    """What the state upload knows of the persisted secrets: their digest, and their Secrets in the seed namespace."""
+
+    digest: pulumi.Output[str]
+    sources: dict[str, dict[str, Any]]
+
+
+def persisted_secrets(credentials: ShootPki, encryption_config: pulumi.Output[str]) -> PersistedSecrets:
+    """The persisted secrets' digest (the content stays in the seed's Secrets) and where the seed holds each."""
     chosen: dict[str, pulumi.Output[dict[str, str]]] = {}
     for credential in shoot_state.persisted(c.credential for c in credentials.credentials.values()):
         issued = credentials[credential.name]
@@ -34,7 +42,13 @@ def persisted_secrets(
         assert issued.cert is not None  # a CA has its certificate, a key its public half
         chosen[credential.name] = gathered({public: issued.cert, private: issued.key}, secret=True)
     chosen[controlplane.ENCRYPTION_SECRET] = gathered({controlplane.ENCRYPTION_KEY: encryption_config}, secret=True)
-    return gathered(chosen, secret=True)
+    # A digest of keys says nothing of them: kept in the clear, so the preview shows when the state changes.
+    secrets_digest = pulumi.Output.unsecret(gathered(chosen, secret=True).apply(digest))
+    sources = shoot_state.seed_sources(
+        (c.credential for c in credentials.credentials.values()), controlplane.ENCRYPTION_SECRET,
+        controlplane.ENCRYPTION_KEY,
+    )  # fmt: skip
+    return PersistedSecrets(secrets_digest, sources)
 
 
 @dataclass(frozen=True)
@@ -92,7 +106,7 @@ def shoot_state_backup(
     record: Record,
     garden: ClusterAccess,
     seed: SeedAccess,
-    secrets: pulumi.Output[dict[str, dict[str, str]]],
+    secrets: PersistedSecrets,
     backup_data: pulumi.Output[dict[str, str]],
     kept: StateKeeping,
     parent: pulumi.Resource,
@@ -111,7 +125,8 @@ def shoot_state_backup(
         shoot=values.name,
         namespace=values.project_namespace,
         seed_namespace=values.seed_namespace,
-        secrets=secrets,
+        secrets_digest=secrets.digest,
+        sources=secrets.sources,
         backup_data=backup_data,
         object_key=kept.object_key,
         key=kept.key.key,

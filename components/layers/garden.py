@@ -111,6 +111,8 @@ class Garden(pulumi.ComponentResource):
 
 # The outputs of a garden stack a seed stack reads: every cluster's kubeconfig, and the garden's reference.
 KUBECONFIGS, GARDEN_REACH = "kubeconfigs", "gardenReach"
+# The garden stack's local object store, for its seed stacks' buckets: where it is and its root user (secret).
+STORE_ACCESS = "objectStoreAccess"
 
 
 class GardenReference(pulumi.ComponentResource):
@@ -140,4 +142,9 @@ class GardenReference(pulumi.ComponentResource):
         reach = garden.get_output(GARDEN_REACH).apply(lambda r: str(r or ""))
         cluster = infra.reference(values.cluster, self, kubeconfig, reach)
         self.access = GardenAccess(cluster=cluster, api=[], namespaces={})
+        self._stack = garden
         self.register_outputs({"stack": stack})
+
+    def object_store(self) -> pulumi.Output[dict[str, str]]:
+        """The garden stack's local object store (STORE_ACCESS), where this stack's seeds keep their buckets."""
+        return pulumi.Output.secret(self._stack.require_output(STORE_ACCESS))

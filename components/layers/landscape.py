@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pulumi
 
 from components.bundles import ClusterAccess
 from components.kinds import ProviderType
-from components.layers.garden import Garden, GardenReference
+from components.layers.garden import STORE_ACCESS, Garden, GardenReference
 from components.layers.seed import Seed
 from components.layers.shoot import Shoot
 from components.plan.values import LandscapePlan
 from components.providers.contract import InfrastructureProvider
 from components.providers.local import LocalProvider
+from components.providers.local_backup import store_reach
+from components.reconciler.object_store import ObjectStore
 
 # arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
 # manager per resource state; after a refresh drops an unreachable cluster's objects from the state, `up`
@@ -45,17 +48,23 @@ def _object_store(
     plan: LandscapePlan,
     providers: Callable[[ProviderType], InfrastructureProvider],
     keep: bool,
+    garden: Garden | GardenReference,
     parent: pulumi.Resource,
-) -> pulumi.Output[str] | None:
-    """The local object store's endpoint, where the stack has one: made before the seeds' buckets, and kept.
+) -> ObjectStore | None:
+    """The local object store this stack runs, where it has one: made before the seeds' buckets, and kept.
 
-    Like a cloud bucket that outlives its seed, the store outlives its buckets: only `make down` removes it.
+    Like a cloud bucket that outlives its seed, the store outlives its buckets: only `make down` removes it. A
+    landscape has one: a seed stack of a sharded landscape puts its buckets into its garden stack's.
     """
-    local_backups = any(s.backup and s.backup.provider is ProviderType.LOCAL for s in plan.seeds)
-    if not (keep or local_backups):
+    if not (keep or plan.object_store):
         return None
     local = providers(ProviderType.LOCAL)
-    return local.object_store(parent).endpoint if isinstance(local, LocalProvider) else None
+    if not isinstance(local, LocalProvider):
+        return None
+    if isinstance(garden, GardenReference):
+        local.share_store(garden.object_store())
+        return None
+    return local.object_store(parent)
 
 
 class Landscape(pulumi.ComponentResource):
@@ -88,7 +97,7 @@ class Landscape(pulumi.ComponentResource):
         else:
             garden = Garden(f"{name}-garden", plan.garden, infra, child)
         self.garden = garden
-        self.object_store = _object_store(plan, providers, keep_object_store, self)
+        self.store = _object_store(plan, providers, keep_object_store, garden, self)
         seeds = {
             s.name: Seed(
                 seed_component(name, s.name),
@@ -120,6 +129,13 @@ class Landscape(pulumi.ComponentResource):
             ]
         }
         self.register_outputs({"clusters": sorted(self.clusters)})
+
+    def store_outputs(self) -> dict[str, pulumi.Output[Any] | None]:
+        """The local object store's endpoint (None: this stack runs none), and how seed stacks reach it (secret)."""
+        if self.store is None:
+            return {"objectStore": None}
+        access: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(**store_reach(self.store)))
+        return {"objectStore": self.store.endpoint, STORE_ACCESS: access}
 
     def garden_reach(self) -> pulumi.Output[str] | str:
         """How a seed stack's reconcilers reach the garden this stack made: its kubeconfig file (local), else ""."""

@@ -96,7 +96,7 @@ class Shoot(pulumi.ComponentResource):
         state = self._state(name, garden, record, seed, extra, kept, after=steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
-        self.admin_kubeconfig = self._admin_kubeconfig(name)
+        self.admin_kubeconfig = self._admin_kubeconfig(name, seed)
         system = self._system_components(name)
         grant_shoot_records(name, values, garden, record, self)
         self.status = self._health(name, garden, seed, [record, *entry, *state, *system, rewritten, *steps])
@@ -106,15 +106,9 @@ class Shoot(pulumi.ComponentResource):
 
     def _record(self, name: str, garden: GardenAccess) -> Record:
         """The Shoot record in its project's garden namespace."""
-        return Record(
-            f"{name}-record",
-            api.shoot_record(self.values),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=garden.cluster.provider,
-                depends_on=garden.project(self.values.project),
-            ),
-        )
+        project = garden.project(self.values.project)
+        opts = pulumi.ResourceOptions(parent=self, provider=garden.cluster.provider, depends_on=project)
+        return Record(f"{name}-record", api.shoot_record(self.values), opts=opts)
 
     def _backup_entry(
         self, name: str, garden: GardenAccess, record: Record, seed: SeedAccess | None
@@ -218,11 +212,13 @@ class Shoot(pulumi.ComponentResource):
         after: Sequence[pulumi.Resource],
         kubeconfig: pulumi.Output[str] | None,
         restore: pulumi.Output[dict[str, str]] | None = None,
+        identity: pulumi.Input[dict[str, str]] | None = None,
     ) -> ClusterAccess:
         """The API the shoot's control plane serves, with its nodes (on local, the kwok nodes the plan holds).
 
         `kubeconfig` is arbor's own at the shoot's domain (`_arbor_kubeconfig`), None for a shoot without one.
-        A provider serving it itself (local) uses the shoot's PKI and remakes a lost one from the `restore` entry.
+        A provider serving it itself (local) uses the shoot's PKI (`identity`: where the seed holds it) and remakes
+        a lost one from the `restore` entry.
         """
         return infra.shoot_api(
             self.values.cluster,
@@ -232,7 +228,7 @@ class Shoot(pulumi.ComponentResource):
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
             kubeconfig=kubeconfig,
-            pki=self.credentials.api_identity(),
+            pki=identity if identity is not None else self.credentials.api_identity(),
             restore=restore,
         )
 
@@ -295,7 +291,10 @@ class Shoot(pulumi.ComponentResource):
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
-        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), sources.get(backup.ETCD_BACKUP_SECRET))
+        # Its PKI is read in the seed namespace, where the SecretSet wrote it before the control plane started.
+        identity = pulumi.Output.all(seedKubeconfig=seed.cluster.reach, namespace=self.values.seed_namespace)
+        restore = sources.get(backup.ETCD_BACKUP_SECRET)
+        self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), restore, identity)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
@@ -336,16 +335,14 @@ class Shoot(pulumi.ComponentResource):
             for obj in nodeagent.join_rbac(keys)
         ]
 
-    def _admin_kubeconfig(self, name: str) -> pulumi.Output[str]:
-        """A short-lived admin kubeconfig of the shoot's client CA (a secret output)."""
-        return admin_kubeconfig(
-            name,
-            self.credentials[pki.CA_CLIENT],
-            server=self.access.endpoint,
-            server_ca=self.access.kubeconfig.apply(certificate_authority),
-            expiration_s=self.values.credentials.admin_kubeconfig_expiration_s,
-            parent=self,
-        )
+    def _admin_kubeconfig(self, name: str, seed: SeedAccess | None) -> pulumi.Output[str]:
+        """A short-lived admin kubeconfig of the shoot's client CA (a secret output), read in the seed if hosted."""
+        ca, server_ca = self.credentials[pki.CA_CLIENT], self.access.kubeconfig.apply(certificate_authority)
+        expiration_s = self.values.credentials.admin_kubeconfig_expiration_s
+        signer = (seed.cluster.reach, self.values.seed_namespace) if seed is not None else None
+        # Read there once the SecretSet wrote it: after a rotation, not before.
+        after = [self.written[pki.signer(pki.CA_CLIENT)]] if seed is not None else []
+        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer, after)
 
     def _system_components(self, name: str) -> list[pulumi.Resource]:
         """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""

@@ -270,4 +270,7 @@ def plan_landscape(spec: LandscapeSpec, stack: str) -> LandscapePlan:
     catalogue = catalogue_profiles(spec.cloud_profiles)
     shoots = tuple(_shoot(stack, s, by_name.get(s.seed or ""), spec.garden, catalogue) for s in spec.shoots)
     confirmed = DeletionValues(tuple(spec.confirm_deletion.shoots), tuple(spec.confirm_deletion.seeds))
-    return LandscapePlan(garden=garden, seeds=seeds, shoots=shoots, deletions=confirmed, layout=spec.stacks)
+    store = any(s.backup is not None and s.backup.provider is ProviderType.LOCAL for s in seeds)
+    return LandscapePlan(
+        garden=garden, seeds=seeds, shoots=shoots, deletions=confirmed, layout=spec.stacks, object_store=store
+    )

@@ -277,6 +277,8 @@ class LandscapePlan:
     shoots: tuple[ShootValues, ...] = ()
     deletions: DeletionValues = field(default_factory=DeletionValues)
     layout: StackLayout = StackLayout.ONE
+    # Some seed keeps its backups in the local object store: the landscape runs one, in its garden's stack.
+    object_store: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import ClusterAccess, ExposedControlPlane, NetworkAccess, ResourceManagerServing, SeedAccess
+from components.bundles import (
+    ClusterAccess,
+    ExposedControlPlane,
+    NetworkAccess,
+    ResourceManagerServing,
+    SeedAccess,
+    ServingSecret,
+)
 from components.plan.catalogue import ImageSource
 from components.plan.network import Carve, NetworkPlan
 from components.plan.values import ClusterValues, ControlPlaneMachine, LocalNode, ShootValues, ZoneDeployment
@@ -159,7 +166,7 @@ class CloudProvider:
         shoot: ShootValues,
         seed: SeedAccess,
         shoot_api: ClusterAccess,
-        serving: Mapping[str, pulumi.Output[str]],
+        serving: ServingSecret,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> ResourceManagerServing | None:

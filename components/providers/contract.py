@@ -19,6 +19,7 @@ from components.bundles import (
     NetworkAccess,
     ResourceManagerServing,
     SeedAccess,
+    ServingSecret,
 )
 from components.plan.network import NetworkPlan
 from components.plan.values import BackupValues, ClusterValues, LocalNode, ShootValues, ZoneDeployment
@@ -131,14 +132,14 @@ class InfrastructureProvider(Protocol):
         shoot: ShootValues,
         seed: SeedAccess,
         shoot_api: ClusterAccess,
-        serving: Mapping[str, pulumi.Output[str]],
+        serving: ServingSecret,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> ResourceManagerServing | None:
         """What runs a hosted shoot's gardener-resource-manager where no seed runs its Deployment (local).
 
-        None where the seed's kubelets run the Deployment (clouds). `serving` is its serving certificate's Secret
-        data (`tls.crt`, `tls.key`, `ca.crt`).
+        None where the seed's kubelets run the Deployment (clouds). `serving` is its serving certificate's Secret in
+        the seed namespace (read there: the state keeps no copy of its key).
         """
         ...
 

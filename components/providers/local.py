@@ -24,6 +24,7 @@ from components.bundles import (
     NetworkAccess,
     ResourceManagerServing,
     SeedAccess,
+    ServingSecret,
 )
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
@@ -378,7 +379,7 @@ class LocalProvider(local_backup.LocalBackups):
         shoot: ShootValues,
         seed: SeedAccess,
         shoot_api: ClusterAccess,
-        serving: Mapping[str, pulumi.Output[str]],
+        serving: ServingSecret,
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> ResourceManagerServing:

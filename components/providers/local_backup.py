@@ -1,18 +1,19 @@
 """Local backups: seeds' buckets in the landscape's object store (MinIO on loopback, TLS), shoots' etcd snapshots.
 
-One store per local stack, made by the landscape before its seeds' buckets and kept after the last, protected (it
-holds every snapshot; `make down` removes it after every shoot and bucket is gone). Each seed's bucket gets the
-settings render/backup.py gives an S3 bucket on aws (versioning, SSE-S3, the lifecycle, a policy refusing plain
-HTTP; less what MinIO does not know) and a user whose policy is aws's backup identity's: that bucket's objects,
-nothing else. kwok runs no etcd-backup-restore, so arbor snapshots each hosted shoot's etcd into its entry itself
-(components/reconciler/etcd_snapshot.py).
+One store per landscape, made by the landscape before its seeds' buckets and kept after the last, protected (it
+holds every snapshot; `make down` removes it after every shoot and bucket is gone). A landscape sharded per seed
+runs it in its garden stack; each seed stack makes its bucket there, reaching it by the garden stack's outputs. Each
+seed's bucket gets the settings render/backup.py gives an S3 bucket on aws (versioning, SSE-S3, the lifecycle, a
+policy refusing plain HTTP; less what MinIO does not know) and a user whose policy is aws's backup identity's: that
+bucket's objects, nothing else. kwok runs no etcd-backup-restore, so arbor snapshots each hosted shoot's etcd into
+its entry itself (components/reconciler/etcd_snapshot.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pulumi
 
@@ -28,6 +29,8 @@ from components.render import backup
 from components.render.backup import KEY_PREFIX
 
 STORE = "local-object-store"
+# The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user.
+STORE_REACH = ("endpoint", "caCert", "rootUser", "rootPassword")
 
 
 def object_store(workdir: str, stack: str, parent: pulumi.Resource | None) -> ObjectStore:
@@ -41,12 +44,32 @@ def object_store(workdir: str, stack: str, parent: pulumi.Resource | None) -> Ob
     )
 
 
-def store_bucket(values: BackupValues, store: ObjectStore, parent: pulumi.Resource) -> BackupAccess:
-    """The seed's bucket in the store, its settings and its user; the `etcd-backup` data for its shoots."""
-    reach: dict[str, pulumi.Input[str]] = {
-        "endpoint": store.endpoint, "caCert": store.caCert, "rootUser": store.rootUser,
-        "rootPassword": store.rootPassword,
-    }  # fmt: skip
+def store_reach(store: ObjectStore) -> dict[str, pulumi.Input[str]]:
+    """How a stack reaches its object store as its root user (what a sharded landscape's seed stacks are given)."""
+    return {key: getattr(store, key) for key in STORE_REACH}
+
+
+def _field(key: str) -> Callable[[dict[str, str]], str]:
+    """Reads one field of an exported map."""
+    return lambda fields: str(fields[key])
+
+
+def shared_reach(access: pulumi.Output[dict[str, str]]) -> dict[str, pulumi.Input[str]]:
+    """Another stack's store reach, exported whole and secret (its garden stack's `objectStoreAccess`), key by key.
+
+    Secret as the store's own outputs are: the root password only, so a bucket moved into a seed stack is unchanged.
+    """
+    keys = {key: pulumi.Output.unsecret(access.apply(_field(key))) for key in STORE_REACH}
+    return {**keys, "rootPassword": pulumi.Output.secret(keys["rootPassword"])}
+
+
+def store_bucket(
+    values: BackupValues, reach: dict[str, pulumi.Input[str]], after: list[pulumi.Resource], parent: pulumi.Resource
+) -> BackupAccess:
+    """The seed's bucket in the store `reach` names, its settings and its user; the `etcd-backup` data for its shoots.
+
+    `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it).
+    """
     bucket = StoreBucket(
         f"{parent._name}-backup",
         store=reach,
@@ -55,14 +78,14 @@ def store_bucket(values: BackupValues, store: ObjectStore, parent: pulumi.Resour
         identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
         lifecycle=backup.store_lifecycle_rules(),
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
-        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[store]),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=after),
     )
-    data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, store.endpoint, store.caCert).apply(
+    data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, reach["endpoint"], reach["caCert"]).apply(
         lambda got: backup.etcd_backup_data(
             ProviderType.LOCAL, values.bucket, backup.STORE_REGION, backup.store_credentials(*got)
         )
     )
-    return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[store, bucket])
+    return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[*after, bucket])
 
 
 class LocalBackups:
@@ -71,6 +94,7 @@ class LocalBackups:
     def __init__(self, workdir: str, backup_request: str) -> None:
         self.workdir, self.backup_request = workdir, backup_request
         self._store: ObjectStore | None = None
+        self._shared: dict[str, pulumi.Input[str]] | None = None
 
     def object_store(self, parent: pulumi.Resource | None = None) -> ObjectStore:
         """The stack's object store, registered once (under `parent`, the landscape) however many seeds use it."""
@@ -78,9 +102,16 @@ class LocalBackups:
             self._store = object_store(self.workdir, pulumi.get_stack(), parent)
         return self._store
 
+    def share_store(self, access: pulumi.Output[dict[str, str]]) -> None:
+        """Seeds' buckets go into another stack's store: a sharded landscape's one store, run by its garden stack."""
+        self._shared = shared_reach(access)
+
     def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """The seed's bucket in the stack's object store."""
-        return store_bucket(values, self.object_store(), parent)
+        """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
+        if self._shared is not None:
+            return store_bucket(values, self._shared, [], parent)
+        store = self.object_store()
+        return store_bucket(values, store_reach(store), [store], parent)
 
     def control_plane_move(
         self,

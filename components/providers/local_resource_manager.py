@@ -11,15 +11,15 @@ address, so the webhook's URL lasts as long as the cluster.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from urllib.parse import urlparse
 
 import pulumi
 
-from components.bundles import ClusterAccess, ResourceManagerServing, SeedAccess
+from components.bundles import ClusterAccess, ResourceManagerServing, SeedAccess, ServingSecret
 from components.plan.values import ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
-from components.reconciler.kube import certificate_authority
+from components.reconciler.kube import certificate_authority, certificate_authority_file
 from components.reconciler.local_process import LocalProcess
 from components.reconciler.ports import spare_ports
 from components.render import pki
@@ -36,10 +36,20 @@ def _ports(endpoint: str) -> tuple[int, int]:
     return webhook, health
 
 
+def _token_kubeconfig(endpoint: str, kubeconfig: str, token_file: str, name: str) -> str:
+    """A kubeconfig of the cluster whose user reads the token file, trusting its CA where the cluster's names it.
+
+    A local cluster's kubeconfig names kwokctl's CA file: the process reads it there, the state keeps the path.
+    """
+    ca_file = certificate_authority_file(kubeconfig)
+    ca_pem = "" if ca_file else certificate_authority(kubeconfig)
+    return token_file_kubeconfig(endpoint, ca_pem, token_file, name, grm.NAME, ca_file=ca_file)
+
+
 def _kubeconfig(cluster: ClusterAccess, token_file: str, name: str) -> pulumi.Output[str]:
     """A kubeconfig of the cluster whose user reads the token file."""
     return pulumi.Output.all(cluster.endpoint, cluster.kubeconfig).apply(
-        lambda got: token_file_kubeconfig(got[0], certificate_authority(got[1]), token_file, name, grm.NAME)
+        lambda got: _token_kubeconfig(got[0], got[1], token_file, name)
     )
 
 
@@ -47,7 +57,7 @@ def run_resource_manager(
     shoot: ShootValues,
     seed: SeedAccess,
     shoot_api: ClusterAccess,
-    serving: Mapping[str, pulumi.Output[str]],
+    serving: ServingSecret,
     directory: str,
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
@@ -75,15 +85,18 @@ def run_resource_manager(
         "config.yaml": config,
         "source.kubeconfig": _kubeconfig(seed.cluster, path("source-token"), "seed"),
         "target.kubeconfig": _kubeconfig(shoot_api, path("target-token"), "shoot"),
-        pki.KEY_CERT: serving[pki.KEY_CERT],
-        pki.KEY_KEY: serving[pki.KEY_KEY],
     }
+    # Its certificate and key as its Secret in the seed namespace holds them, read there when it starts.
+    held: dict[str, pulumi.Input[str]] = {"kubeconfig": seed.cluster.reach, "namespace": namespace,
+                                          "secret": serving.secret}  # fmt: skip
+    from_seed = {key: {**held, "key": key, "checksum": serving.checksum} for key in (pki.KEY_CERT, pki.KEY_KEY)}
     process = LocalProcess(
         f"{prefix}-process",
         program=grm.NAME,
         directory=directory,
         args=["--config={dir}/config.yaml"],
         files=files,
+        secret_files=from_seed,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, *tokens]),
     )
     return ResourceManagerServing(url=ports.apply(lambda p: grm.local_url(p[0])), resources=[process])

@@ -13,7 +13,6 @@ The engine stores the provider pickled by reference to this module: moving or re
 from __future__ import annotations
 
 import base64
-import hashlib
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +21,9 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from components import yaml_text
 from components.kinds import ADMIN_KUBECONFIG_MAX_S
+from components.reconciler.pki import CA_SECRET, ca_hash, with_ca
 from components.reconciler.signing import issue
+from components.render import pki as credential_names
 
 PROVIDER_VERSION = "1"
 DEFAULT_GROUPS = ("system:masters",)
@@ -66,20 +67,27 @@ def kubeconfig(server: str, server_ca: str, user: str, cert: str, key: str) -> s
     return yaml_text.dump(config, sort_keys=False)
 
 
-def _hash(pem: object) -> str:
-    """The SHA-256 (first 16 hex digits) of a CA's certificate; an unknown one (preview) hashes apart."""
-    return hashlib.sha256(str(pem).encode()).hexdigest()[:16]
-
-
 def _hashes(props: dict[str, Any]) -> dict[str, str]:
     """The hash of each CA the properties name: from the hash an output keeps, or of the certificate an input has."""
-    return {k: str(props.get(f"{k}Hash") or _hash(props.get(k))) for k in HASHED}
+    return {k: str(props.get(f"{k}Hash") or ca_hash(props.get(k))) for k in HASHED}
 
 
 def lean(outs: dict[str, Any]) -> dict[str, Any]:
     """The outputs as the state keeps them: the CAs as hashes."""
     hashes = {f"{k}Hash": v for k, v in _hashes(outs).items()}
     return {**{k: v for k, v in outs.items() if k not in HASHED}, **hashes}
+
+
+def with_client_ca(props: dict[str, Any]) -> dict[str, Any]:
+    """The properties with the client CA, read from its signer Secret in the seed namespace where they name one.
+
+    A hosted shoot's client CA is there (`ca-client-signer`, the SecretSet's), so the state keeps no copy of its key.
+    """
+    if not props.get(CA_SECRET):
+        return props
+    where = {"kubeconfig": props["seedKubeconfig"], "namespace": props["seedNamespace"]}
+    found = with_ca({**where, CA_SECRET: props[CA_SECRET], "caHash": props["clientCaCertHash"]})
+    return {**props, "clientCaCert": found["caCert"], "clientCaKey": found["caKey"]}
 
 
 class AdminKubeconfigProvider(ResourceProvider):
@@ -92,6 +100,7 @@ class AdminKubeconfigProvider(ResourceProvider):
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """Issues the client certificate and builds the kubeconfig."""
+        props = with_client_ca(props)
         groups = list(props.get("groups") or [])
         cert = issue(props["clientCaCert"], props["clientCaKey"], props["user"], groups, [], [], ["client"],
                      int(props["expirationSeconds"]))  # fmt: skip
@@ -134,20 +143,30 @@ class AdminKubeconfig(Resource, module="arbor", name="AdminKubeconfig"):
         name: str,
         *,
         client_ca_cert: pulumi.Input[str],
-        client_ca_key: pulumi.Input[str],
+        client_ca_key: pulumi.Input[str] | None,
         server: pulumi.Input[str],
         server_ca: pulumi.Input[str],
         expiration_s: int,
         user: str = "admin",
         groups: tuple[str, ...] = DEFAULT_GROUPS,
+        signer: tuple[pulumi.Input[str], str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`signer`: the seed and namespace whose `ca-client-signer` Secret holds the client CA, read there."""
         if problem := expiration_problem(expiration_s):
             raise ValueError(f"AdminKubeconfig '{name}': expiration_s: {problem}")
+        ca: dict[str, Any] = {"clientCaCert": client_ca_cert, "clientCaKey": pulumi.Output.secret(client_ca_key)}
+        if signer is not None:
+            # The certificate only as its hash (what the diff compares), `client_ca_key` None: both are read there.
+            ca = {
+                "clientCaCertHash": pulumi.Output.from_input(client_ca_cert).apply(ca_hash),
+                "seedKubeconfig": signer[0], "seedNamespace": signer[1],
+                CA_SECRET: credential_names.signer(credential_names.CA_CLIENT),
+            }  # fmt: skip
         props = {
-            "clientCaCert": client_ca_cert, "clientCaKey": pulumi.Output.secret(client_ca_key), "server": server,
-            "serverCa": server_ca, "user": user, "groups": list(groups), "expirationSeconds": expiration_s,
-            "version": PROVIDER_VERSION, "kubeconfig": None, "notBefore": None, "notAfter": None,
+            **ca, "server": server, "serverCa": server_ca, "user": user, "groups": list(groups),
+            "expirationSeconds": expiration_s, "version": PROVIDER_VERSION, "kubeconfig": None, "notBefore": None,
+            "notAfter": None,
         }  # fmt: skip
         secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "clientCaKey"])
         super().__init__(AdminKubeconfigProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))

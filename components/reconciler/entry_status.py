@@ -11,31 +11,26 @@ The engine stores the provider pickled by reference to this module: keep its pat
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.reconciler.entry_store import StoreError, entry_store
-from components.reconciler.etcd_snapshot import LAYOUT, SnapshotError, rfc3339, write_status
+from components.reconciler.etcd_snapshot import LAYOUT, SnapshotError, full_snapshots, rfc3339, write_status
 
 PROVIDER_VERSION = "1"
-# etcd-backup-restore's full snapshot: `Full-<start revision>-<last revision>-<unix time>`, compressed or not; not a
-# chunk of one still being uploaded (`…/<chunk number>`).
-FULL = re.compile(r"/Full-\d{8}-(\d{8})-(\d+)(\.gz|\.zlib|\.lz4)?(\.final)?$")
 OBSERVED = ("latest", "time")
 
 
 def latest_full(keys: Iterable[str]) -> tuple[str, str] | None:
     """The newest full snapshot among a prefix's keys, and its time (RFC 3339); None when there is none."""
-    found = [(int(m.group(2)), key) for key in keys if (m := FULL.search(key))]
+    found = full_snapshots(keys)
     if not found:
         return None
-    unix, key = max(found)
-    return key, rfc3339(datetime.fromtimestamp(unix, UTC))
+    key, taken = max(found, key=lambda s: (s[1], s[0]))
+    return key, rfc3339(taken)
 
 
 def observe(props: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ import urllib3
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from minio import Minio, S3Error
+from minio.deleteobjects import DeleteObject
 
 from components.reconciler.store_bucket import trusting
 from components.render import backup
@@ -106,6 +107,15 @@ class S3Entry:
             return [str(o.object_name) for o in self.client.list_objects(self.bucket, prefix=prefix, recursive=True)]
         except (S3Error, urllib3.exceptions.HTTPError) as error:
             raise StoreError(f"listing {prefix} in bucket {self.bucket}: {error}") from None
+
+    def remove(self, keys: list[str]) -> None:
+        """Deletes objects (their current versions: a versioned bucket keeps them as noncurrent ones)."""
+        try:
+            failed = list(self.client.remove_objects(self.bucket, [DeleteObject(key) for key in keys]))
+        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"deleting from bucket {self.bucket}: {error}") from None
+        if failed:
+            raise StoreError(f"deleting {failed[0].name} from bucket {self.bucket}: {failed[0].message}")
 
 
 def _b64url(raw: bytes) -> str:

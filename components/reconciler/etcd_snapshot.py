@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,14 +34,18 @@ from minio import S3Error
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
+from components.plan import retention
 from components.reconciler import kwokctl
-from components.reconciler.entry_store import entry_store, s3_client
+from components.reconciler.entry_store import S3Entry, StoreError, entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
 from components.render import backup
 
 PROVIDER_VERSION = "1"
 # etcd-backup-restore's layout of a store prefix, and the suffix of a gzip-compressed snapshot.
 LAYOUT, GZIP_SUFFIX = "v2", ".gz"
+# etcd-backup-restore's full snapshot: `Full-<start revision>-<last revision>-<unix time>`, compressed or not; not a
+# chunk of one still being uploaded (`…/<chunk number>`).
+FULL = re.compile(r"/Full-\d{8}-(\d{8})-(\d+)(\.gz|\.zlib|\.lz4)?(\.final)?$")
 DAY_S = 24 * 3600
 ETCDCTL_TIMEOUT_S = 120
 SNAPSHOT_OUTPUTS = ("latest", "time", "revision", "size", "sha256")
@@ -59,6 +64,25 @@ class SnapshotError(Exception):
 def snapshot_key(prefix: str, revision: int, taken: datetime) -> str:
     """Where a full snapshot of `revision` taken at `taken` goes under the entry's etcd prefix."""
     return f"{prefix}/{LAYOUT}/Full-{0:08d}-{revision:08d}-{int(taken.timestamp())}{GZIP_SUFFIX}"
+
+
+def full_snapshots(keys: Iterable[str]) -> list[tuple[str, datetime]]:
+    """The full snapshots among a prefix's keys, each with the time its name gives."""
+    return [(key, datetime.fromtimestamp(int(m.group(2)), UTC)) for key in keys if (m := FULL.search(key))]
+
+
+def collect_garbage(data: dict[str, str], prefix: str, now: datetime) -> list[str]:
+    """Removes the entry's full snapshots the retention policy lets go (plan/retention.py); the keys removed.
+
+    Best effort, as etcd-backup-restore's collector: a store that refuses loses nothing, the next snapshot tries again.
+    """
+    store = S3Entry(s3_client(data), data[backup.KEY_BUCKET])
+    try:
+        gone = retention.collectable(full_snapshots(store.keys(f"{prefix}/{LAYOUT}/")), now)
+        store.remove(gone)
+    except StoreError:
+        return []
+    return gone
 
 
 def rfc3339(moment: datetime) -> str:
@@ -111,6 +135,7 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         except (S3Error, urllib3.exceptions.HTTPError) as error:
             raise SnapshotError(f"uploading {key} to bucket {data[backup.KEY_BUCKET]}: {error}") from None
         size = packed.stat().st_size
+    collect_garbage(data, props["prefix"], taken)
     return {"latest": key, "time": rfc3339(taken), "revision": revision, "size": size, "sha256": digest}
 
 

@@ -100,6 +100,12 @@ def certificate_authority(kubeconfig: str) -> str:
     return ""
 
 
+def certificate_authority_file(kubeconfig: str) -> str | None:
+    """The CA file a kubeconfig's current context trusts, None when it embeds its CA or names none."""
+    cluster = current(load_kubeconfig(kubeconfig))[0]
+    return None if cluster.get("certificate-authority-data") else cluster.get("certificate-authority")
+
+
 def tls_context(cluster: dict[str, Any]) -> ssl.SSLContext:
     """The TLS context a kubeconfig's cluster entry asks for: its CA (data or file), else the system's roots."""
     if cluster.get("insecure-skip-tls-verify"):

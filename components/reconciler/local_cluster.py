@@ -10,7 +10,8 @@ rewrites the file, which kube-apiserver reloads by itself; adding or removing on
 new flags, its etcd data kept. `read()` reports the files as they are, so an edited file is drift that `up` repairs.
 
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
-cluster is made: `pki` (secret: the shoot's CA and service-account key, which it serves and signs tokens with) and
+cluster is made: `pki` (the shoot's CA and service-account key, which it serves and signs tokens with: secret, or
+for a hosted shoot where its seed namespace holds them, read there when the cluster is made) and
 `restore` (secret: the `etcd-backup` data of the shoot's entry, whose newest full snapshot a new cluster starts
 from, and which takes a final snapshot before it is deleted). Neither changes an existing cluster; `restoredFrom`
 names the snapshot it started from.

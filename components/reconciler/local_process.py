@@ -6,7 +6,9 @@ It runs detached in its own session from a directory of its own under the landsc
 A pid is only taken for ours when /proc says that process runs the recorded executable (pids are reused).
 
 The files' contents are inputs only; the outputs keep a hash of each (`fileHashes`), all that diff needs, so the
-state holds them once (a state from before kept the contents in its outputs: those are hashed where compared).
+state holds them once (a state from before kept the contents in its outputs: those are hashed where compared). A
+file whose content a Secret holds (`secretFiles`: a certificate's key in the seed namespace) is read from there when
+the process starts and stands as that Secret's checksum: the state holds no copy of it.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
@@ -27,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+
+from components.reconciler.credential_secrets import read_secret
+from components.reconciler.kube import KubeError
 
 # Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
 PROVIDER_VERSION = "1"
@@ -104,7 +109,7 @@ def start(props: dict[str, Any], environment: Mapping[str, str] | None = None) -
     """
     directory = Path(props["dir"])
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name, content in (props.get("files") or {}).items():
+    for name, content in {**(props.get("files") or {}), **held_files(props)}.items():
         path = directory / name
         path.write_text(content)
         path.chmod(0o600)
@@ -173,11 +178,30 @@ def _signal(pid: int, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
+def held_files(props: dict[str, Any]) -> dict[str, str]:
+    """The files a Secret holds (`secretFiles`: its cluster, namespace, name and key), read from there now."""
+    found: dict[str, str] = {}
+    for name, source in sorted((props.get("secretFiles") or {}).items()):
+        where = f"{name}: Secret {source['namespace']}/{source['secret']}"
+        try:
+            data = read_secret(source, source["secret"])
+        except KubeError as error:
+            raise ProcessError(f"{where}: {error}") from None
+        if data is None or source["key"] not in data:
+            raise ProcessError(f"{where} has no {source['key']}")
+        found[name] = data[source["key"]]
+    return found
+
+
 def file_hashes(props: dict[str, Any]) -> dict[str, str]:
-    """The SHA-256 of each file by name: of the inputs' contents, or as the outputs keep them."""
+    """The SHA-256 of each file by name: of the inputs' contents, or as the outputs keep them.
+
+    A file a Secret holds stands as the checksum of that Secret's content, which the program gives.
+    """
     if "files" not in props:
         return dict(props.get("fileHashes") or {})
-    return {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in props["files"].items()}
+    hashes = {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in props["files"].items()}
+    return {**hashes, **{name: str(f["checksum"]) for name, f in (props.get("secretFiles") or {}).items()}}
 
 
 def _changed(olds: dict[str, Any], news: dict[str, Any]) -> bool:
@@ -245,13 +269,16 @@ class LocalProcess(Resource, module="arbor", name="LocalProcess"):
         directory: str,
         args: pulumi.Input[list[str]],
         files: pulumi.Input[dict[str, pulumi.Input[str]]] | None = None,
+        secret_files: Mapping[str, Mapping[str, pulumi.Input[str]]] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`secret_files`: read from a Secret at start, each {kubeconfig, namespace, secret, key, checksum}."""
         props = {
             "program": program,
             "dir": directory,
             "args": args,
             "files": files or {},
+            "secretFiles": secret_files or {},
             "version": PROVIDER_VERSION,
             "fileHashes": None,
             "pid": None,

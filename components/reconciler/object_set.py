@@ -1,7 +1,8 @@
 """ObjectSet: objects applied as one resource (server-side, as Gardener's resource manager applies a ManagedResource).
 
 A pulumi-kubernetes resource keeps an object three times in the state (its inputs, `__inputs` and the live object
-with its managed fields). Here the objects are an input, kept once; the outputs keep where each one is (`refs`),
+with its managed fields). Here the objects are an input, kept once and packed (gzip-compressed, as Gardener keeps a
+ManagedResource's objects in its Secret); the outputs keep where each one is (`refs`),
 its hash and its fingerprint in the cluster (components/reconciler/applied.py), all that diff, drift and delete
 need. Used for each hosted control-plane component (its ConfigMaps, Service and workload), a local self-hosted
 node's mirror pods, machine-controller-manager's objects and gardener-resource-manager's.
@@ -17,6 +18,7 @@ from pulumi.dynamic import Resource
 from components.reconciler import apply
 from components.reconciler.applied import AppliedObjectsProvider
 from components.render import objects
+from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
 
@@ -39,12 +41,14 @@ class ObjectSetProvider(AppliedObjectsProvider):
 
     def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects given (inputs), or what finds them again (outputs)."""
-        return [_integral(o) for o in props["manifests"]] if "manifests" in props else list(props.get("refs") or [])
+        if "manifests" not in props:
+            return list(props.get("refs") or [])
+        return [_integral(o) for o in unpacked(props["manifests"])]
 
     def outputs(self, props: dict[str, Any], applied: dict[str, str]) -> dict[str, Any]:
         """Where each object is, its hash and fingerprint: not the objects."""
         kept = {k: v for k, v in props.items() if k != "manifests"}
-        return {**kept, "refs": [objects.ref(o) for o in props["manifests"]], "fingerprints": applied}
+        return {**kept, "refs": [objects.ref(o) for o in unpacked(props["manifests"])], "fingerprints": applied}
 
 
 class ObjectSet(Resource, module="arbor", name="ObjectSet"):
@@ -63,7 +67,8 @@ class ObjectSet(Resource, module="arbor", name="ObjectSet"):
             "kubeconfig": kubeconfig,
             # The cluster's identity (`<provider>:<name>`), shown in the preview and read by policies.
             "cluster": cluster,
-            "manifests": manifests,
+            # Kept packed (render/packing.py): only this provider and the policy pack read them.
+            "manifests": pulumi.Output.from_input(manifests).apply(pack),
             # Hashes reveal nothing of secret objects: the preview names what changes even in a secret set.
             "objects": pulumi.Output.unsecret(pulumi.Output.from_input(manifests).apply(objects.hashes)),
             "version": PROVIDER_VERSION,

@@ -5,8 +5,9 @@ what a change touches (`unitHashes.kubelet.service`), and the output `restartPla
 restart, stop, write and delete on the pool's nodes. A changed `secretName` means the pool rolls. `read()`
 compares the Secret in the cluster with the state: an edited or deleted Secret is drift, and `up` restores it.
 
-The Secret's content is an input only: the outputs keep its hashes (`secretHash` of the object written, `oscHash`
-of its `osc.yaml`), which is all that diff and drift need, so the state holds the content once, not twice.
+The Secret's content is an input only, gzip-compressed (`pack`): the outputs keep its hashes (`secretHash` of the
+object written, `oscHash` of its `osc.yaml`), which is all that diff and drift need, so the state holds the content
+once, not twice, and small.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 
 from components.plan.osc import restart_plan
 from components.reconciler.kube import Kube
+from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
@@ -54,7 +56,7 @@ def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
 def _write(props: dict[str, Any], old_name: str | None = None) -> None:
     """Creates or replaces the Secret; removes the previous one when the pool's key changed."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    secret = props["secret"]
+    secret = dict(unpacked(props["secret"]))
     name = secret["metadata"]["name"]
     kube.create_or_replace(SECRETS, secret)
     if old_name and old_name != name:
@@ -123,7 +125,7 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
             "kubeconfig": kubeconfig,
             "pool": pool,
             "secretName": pulumi.Output.from_input(secret).apply(lambda s: s["metadata"]["name"]),
-            "secret": secret,
+            "secret": pulumi.Output.from_input(secret).apply(pack),
             "secretHash": pulumi.Output.from_input(secret).apply(secret_hash),
             "oscHash": pulumi.Output.from_input(secret).apply(lambda s: osc_hash(s["stringData"]["osc.yaml"])),
             "unitHashes": unit_hashes,

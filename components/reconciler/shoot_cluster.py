@@ -30,10 +30,13 @@ from pathlib import Path
 from typing import Any
 
 from components.reconciler import kwokctl, signing
+from components.reconciler.credential_secrets import read_secret
 from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
+from components.reconciler.kube import KubeError
 from components.render import backup
+from components.render import pki as credentials
 
 # The certificate kwokctl's components share, as kwokctl names it (kube-apiserver serves it; the others are its
 # clients): its user and group, and the names it serves at on loopback.
@@ -46,6 +49,14 @@ ADMIN_IPS = ["127.0.0.1", "::1"]
 ADMIN_VALIDITY_S = 365 * 24 * 3600
 # The `pki` input's keys: the shoot's CA (certificate and key) and its service-account key.
 PKI_KEYS = ("ca", "caKey", "serviceAccountKey")
+# Where a hosted shoot's seed namespace holds each of them (the control plane's SecretSet writes them): Secret, key.
+PKI_SOURCES = {
+    "ca": (credentials.signer(credentials.CA), credentials.KEY_CA_CERT),
+    "caKey": (credentials.signer(credentials.CA), credentials.KEY_CA_KEY),
+    "serviceAccountKey": (credentials.SERVICE_ACCOUNT_KEY, credentials.KEY_RSA_PRIVATE),
+}
+# A `pki` naming where it is rather than holding it: the seed's kubeconfig (or file reference) and namespace.
+PKI_SEED, PKI_NAMESPACE = "seedKubeconfig", "namespace"
 # etcd's flags a restored member must carry, read from the cluster's kwok.yaml.
 ETCD_MEMBER_FLAGS = ("--name", "--initial-cluster", "--initial-advertise-peer-urls")
 # How long kube-apiserver gets to stop before a final snapshot (it drains requests for a few seconds).
@@ -61,14 +72,34 @@ def _restored_file(cluster: kwokctl.Cluster) -> Path:
     return cluster.dir / "arbor" / "restored-from"
 
 
+def seed_pki(source: dict[str, str]) -> dict[str, str]:
+    """A hosted shoot's PKI as its seed namespace holds it (`source` names the seed and the namespace)."""
+    seed = {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
+    secrets: dict[str, dict[str, str] | None] = {}
+    found = {}
+    for key, (secret, field) in PKI_SOURCES.items():
+        where = f"the shoot's PKI: Secret {source[PKI_NAMESPACE]}/{secret}"
+        try:
+            data = secrets[secret] if secret in secrets else secrets.setdefault(secret, read_secret(seed, secret))
+        except KubeError as error:
+            raise RestoreError(f"{where}: {error}") from None
+        if data is None or field not in data:
+            raise RestoreError(f"{where} has no {field}")
+        found[key] = data[field]
+    return found
+
+
 def write_pki(cluster: kwokctl.Cluster, pki: dict[str, str]) -> bool:
     """Gives a cluster about to be made the shoot's PKI in kwokctl's layout; False when it has a PKI already.
 
+    `pki` holds it, or names the seed namespace that does (a hosted shoot's: read there, kept nowhere else).
     Written into a sibling directory and renamed, so kwokctl never finds a half-written `pki/` and keeps it.
     """
     target = cluster.dir / "pki"
     if target.exists():
         return False
+    if PKI_SEED in pki:
+        pki = seed_pki(pki)
     missing = [k for k in PKI_KEYS if not pki.get(k)]
     if missing:
         raise RestoreError(f"cluster '{cluster.name}': the shoot's PKI lacks {', '.join(missing)}")

@@ -84,8 +84,8 @@ def _state(source: dict[str, Any], target: dict[str, Any]) -> None:
     if not any(shoot_state.live_machines(source).values()) and entry_store(target["backup"]).present(target["object"]):
         return  # uploaded by a run that went on to delete the source's machines
     secrets = shoot_state.fetch(source)["secrets"]
-    into = {**source, "secrets": secrets, "backup": target["backup"], "object": target["object"], "checksum": None}
-    shoot_state.upload(into)
+    into = {**source, "backup": target["backup"], "object": target["object"], "checksum": None}
+    shoot_state.upload(into, secrets)
 
 
 def _remove_machines(source: dict[str, Any]) -> None:

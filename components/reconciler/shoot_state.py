@@ -6,8 +6,9 @@ key (ShootStateKey: generated once, a secret output, a resource of its own so a 
 else of the shoot is made), so only the stack can open it, then uploaded with the seed's key to
 `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff compares their
 digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState record's
-status (generation, checksum, size, upload time). The secrets are inputs only (the outputs keep their digest), and
-the machine objects are read from the seed when needed, never kept.
+status (generation, checksum, size, upload time). Neither is kept here: the secrets are read from the Secrets the
+control plane's SecretSet wrote in the seed namespace (`sources`) and must match the digest the program gives, and
+the machine objects are read from the seed too, when needed.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
@@ -28,6 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
+from components.reconciler.credential_secrets import read_secret
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
@@ -99,13 +101,40 @@ def _header(props: dict[str, Any]) -> dict[str, str]:
     return {"name": props["shoot"], "namespace": props["namespace"], "seedNamespace": props["seedNamespace"]}
 
 
-def upload(props: dict[str, Any]) -> dict[str, Any]:
+def seed_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The persisted secrets as the seed namespace holds them (`sources`: each one's Secret and keys), by name."""
+    seed = {"kubeconfig": props["seedKubeconfig"], "namespace": props["seedNamespace"]}
+    found: dict[str, dict[str, str]] = {}
+    for name, source in sorted(props["sources"].items()):
+        where = f"Secret {props['seedNamespace']}/{source['secret']}"
+        try:
+            data = read_secret(seed, source["secret"])
+        except KubeError as error:
+            raise StateError(f"reading {where}: {error}") from None
+        if data is None:
+            raise StateError(f"{where} is missing")
+        if missing := [key for key in source["keys"] if key not in data]:
+            raise StateError(f"{where} has no {', '.join(missing)}")
+        found[name] = {key: data[key] for key in source["keys"]}
+    return found
+
+
+def wanted_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """The persisted secrets from the seed, once they are what this update wrote there (their digest)."""
+    secrets = seed_secrets(props)
+    if digest(secrets) != props["secretsDigest"]:
+        names = ", ".join(s["secret"] for s in props["sources"].values())
+        raise StateError(f"the Secrets {names} in {props['seedNamespace']} are not what arbor wrote: run `make up`")
+    return secrets
+
+
+def upload(props: dict[str, Any], secrets: dict[str, dict[str, str]]) -> dict[str, Any]:
     """Seals and uploads the state when it differs from the last generation's; the outputs that describe it."""
     machines = live_machines(props)
-    data = shoot_state.document(_header(props), props["secrets"], machines)
+    data = shoot_state.document(_header(props), secrets, machines)
     checksum = shoot_state.checksum(data)
     generation = int(props.get("generation") or 0)
-    kept = {"secretsDigest": digest(props["secrets"]), "machinesDigest": digest(machines)}
+    kept = {"secretsDigest": digest(secrets), "machinesDigest": digest(machines)}
     if checksum == props.get("checksum") and _present(props):
         return {**kept, "checksum": checksum}
     generation += 1
@@ -149,10 +178,10 @@ def write_status(props: dict[str, Any]) -> None:
 
 
 def _converge(props: dict[str, Any]) -> dict[str, Any]:
-    """Uploads the state where it changed, writes the record's status; the outputs, without the secrets' content."""
-    outs = {**props, **upload(props), "due": False}
+    """Uploads the state where it changed, writes the record's status; the outputs."""
+    outs = {**props, **upload(props, wanted_secrets(props)), "due": False}
     write_status(outs)
-    return {k: v for k, v in outs.items() if k != "secrets"}
+    return outs
 
 
 class ShootStateProvider(ResourceProvider):
@@ -165,15 +194,16 @@ class ShootStateProvider(ResourceProvider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Changed secrets, a new place or key, or state found moved by refresh upload again."""
         keys = ("object", "seedNamespace", "key", "version")
-        wanted = bool(olds.get("due")) or digest(news.get("secrets")) != olds.get("secretsDigest")
+        wanted = bool(olds.get("due")) or news.get("secretsDigest") != olds.get("secretsDigest")
         wanted = wanted or any(olds.get(k) != news.get(k) for k in keys)
-        inputs = [k for k in ("seedKubeconfig", "gardenKubeconfig", "backup") if olds.get(k) != news.get(k)]
+        inputs = [k for k in ("seedKubeconfig", "gardenKubeconfig", "backup", "sources") if olds.get(k) != news.get(k)]
         stables = [] if wanted else list(STATE_OUTPUTS)
         return DiffResult(changes=wanted or bool(inputs), replaces=[], stables=stables, delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """The last generation's description, then a new generation if the state changed."""
-        kept = {k: olds.get(k) for k in STATE_OUTPUTS}
+        # The digest of the secrets is an input now: the new one is what the seed's Secrets must match.
+        kept = {k: olds.get(k) for k in STATE_OUTPUTS if k != "secretsDigest"}
         return UpdateResult(outs=_converge({**news, **kept}))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
@@ -189,7 +219,7 @@ class ShootStateProvider(ResourceProvider):
 
 
 class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
-    """A hosted shoot's sealed state in its backup entry; `secrets`, `backup` and `key` are secret."""
+    """A hosted shoot's sealed state in its backup entry; `backup` and `key` are secret."""
 
     if TYPE_CHECKING:
         generation: pulumi.Output[int]
@@ -202,7 +232,8 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         shoot: str,
         namespace: str,
         seed_namespace: str,
-        secrets: pulumi.Input[dict[str, dict[str, str]]],
+        secrets_digest: pulumi.Input[str],
+        sources: dict[str, dict[str, Any]],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
         key: pulumi.Input[str],
@@ -212,11 +243,12 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
     ) -> None:
         props = {
             "shoot": shoot, "namespace": namespace, "seedNamespace": seed_namespace,
-            "secrets": pulumi.Output.secret(secrets), "backup": pulumi.Output.secret(backup_data),
+            "secretsDigest": secrets_digest, "sources": sources, "backup": pulumi.Output.secret(backup_data),
             "object": object_key, "seedKubeconfig": seed_kubeconfig, "gardenKubeconfig": garden_kubeconfig,
-            "key": pulumi.Output.secret(key), "version": PROVIDER_VERSION, "due": None, **dict.fromkeys(STATE_OUTPUTS),
+            "key": pulumi.Output.secret(key), "version": PROVIDER_VERSION, "due": None,
+            **dict.fromkeys(o for o in STATE_OUTPUTS if o != "secretsDigest"),
         }  # fmt: skip
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["secrets", "backup", "key"])
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
         super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
 
 

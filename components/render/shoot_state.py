@@ -37,6 +37,24 @@ def persisted(credentials: Iterable[pki.Credential]) -> tuple[pki.Credential, ..
     return tuple(c for c in credentials if c.kind in PERSISTED_KEYS)
 
 
+def seed_sources(
+    credentials: Iterable[pki.Credential], encryption_secret: str, encryption_key: str
+) -> dict[str, dict[str, Any]]:
+    """Where a hosted shoot's seed namespace holds each persisted secret: the Secret, and the keys the state takes.
+
+    A CA's are in its signer Secret (its certificate and key), a key pair's in its own; etcd's encryption
+    configuration in its Secret. The state is read from there, as Gardener gathers a ShootState from the seed.
+    """
+    sources: dict[str, dict[str, Any]] = {}
+    for credential in persisted(credentials):
+        wanted = PERSISTED_KEYS[credential.kind]
+        held = pki.secrets_of(credential).items()
+        secret = next(name for name, keys in held if set(wanted) <= set(keys))
+        sources[credential.name] = {"secret": secret, "keys": list(wanted)}
+    sources[encryption_secret] = {"secret": encryption_secret, "keys": [encryption_key]}
+    return sources
+
+
 def object_key(entry: str) -> str:
     """Where an entry's shoot state is, beside its etcd's prefix: one object, versioning keeps earlier generations."""
     return f"{entry}/{STATE_DIR}/{STATE_OBJECT}"

@@ -11,15 +11,19 @@ import base64
 from components import yaml_text
 
 
-def token_file_kubeconfig(server: str, ca_pem: str, token_file: str, cluster: str, user: str) -> str:
-    """The kubeconfig of `server` (trusting `ca_pem`) whose one user `user` reads its token from `token_file`."""
+def token_file_kubeconfig(
+    server: str, ca_pem: str, token_file: str, cluster: str, user: str, ca_file: str | None = None
+) -> str:
+    """The kubeconfig of `server` (trusting `ca_pem`, or the CA file `ca_file`) whose user reads `token_file`."""
+    trust = (
+        {"certificate-authority": ca_file}
+        if ca_file
+        else {"certificate-authority-data": base64.b64encode(ca_pem.encode()).decode()}
+    )
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [
-            {"name": cluster, "cluster": {"server": server,
-                                          "certificate-authority-data": base64.b64encode(ca_pem.encode()).decode()}}
-        ],
+        "clusters": [{"name": cluster, "cluster": {"server": server, **trust}}],
         "users": [{"name": user, "user": {"tokenFile": token_file}}],
         "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": user}}],
         "current-context": cluster,

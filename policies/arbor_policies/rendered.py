@@ -2,7 +2,7 @@
 
 A shoot's system components are one resource (components/reconciler/system_components.py) whose inputs are the
 values its objects render from: the pack renders them with arbor's own renderer. An ObjectSet (a hosted control
-plane's component: components/reconciler/object_set.py) has its objects as an input. The rules read Kubernetes
+plane's component: components/reconciler/object_set.py) has its objects as an input, packed. The rules read Kubernetes
 objects, so each is checked as one.
 """
 
@@ -17,6 +17,7 @@ from arbor_policies.resource import Resource, items, mapping
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from components.render import objects, system
+from components.render.packing import unpacked
 
 SYSTEM_COMPONENTS = "pulumi-python:dynamic/arbor:SystemComponents"
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
@@ -28,7 +29,7 @@ def expanded(r: Resource) -> list[Resource]:
     if r.type == SYSTEM_COMPONENTS:
         objs = system.render(system.SystemValues.from_object(mapping(r.props.get("values"))))
     elif r.type == OBJECT_SET:
-        objs = [dict(mapping(o)) for o in items(r.props.get("manifests"))]
+        objs = [dict(mapping(o)) for o in items(unpacked(r.props.get("manifests")))]
         provider = {"clusterIdentifier": r.props.get("cluster")}  # as the cluster's Kubernetes provider has it
     else:
         return [r]

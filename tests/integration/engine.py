@@ -27,6 +27,11 @@ from components.reconciler.kube import certificate_authority
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_LANDSCAPE = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]["arbor:landscape"]
+# A second local seed with backups, where a control plane migrates to (test_deletions, bench/migration_downtime.py).
+SECOND_SEED = {
+    "name": "local-2", "provider": "local", "zones": ["local-a", "local-b"], "cluster": {"nodes": 1},
+    "backup": {"provider": "local"}, "networks": {"pods": "10.32.0.0/12", "services": "10.48.0.0/16"},
+}  # fmt: skip
 
 
 def require_environment() -> None:

@@ -28,6 +28,8 @@ import pytest
 import urllib3
 import yaml
 from minio import Minio, S3Error
+from minio.commonconfig import CopySource
+from minio.deleteobjects import DeleteObject
 from minio.error import InvalidResponseError
 from minio.versioningconfig import VersioningConfig
 
@@ -224,14 +226,34 @@ def test_each_hosted_shoots_etcd_is_snapshotted_into_its_entry_and_restores(
     assert "/registry/namespaces/kube-system" in keys
 
 
+def plant_old_snapshots(data: dict[str, str], copy_of: str) -> dict[str, bool]:
+    """Copies of a snapshot under older names in the entry; whether retention keeps each (plan/retention.py).
+
+    Two of one hour five hours back (the newer stays), one of ten days back (its week's only one, stays), one of
+    forty days back (older than five weeks, goes).
+    """
+    now = int(time.time())
+    hour = (now - 5 * 3600) // 3600 * 3600
+    ages = {hour + 600: False, hour + 1800: True, now - 10 * 86400: True, now - 40 * 86400: False}
+    planted = {}
+    for revision, (unix, kept) in enumerate(ages.items(), start=1):
+        key = f"{data['storePrefix']}/v2/Full-00000000-{revision:08d}-{unix}.gz"
+        seed_client(data).copy_object(data["bucketName"], key, CopySource(data["bucketName"], copy_of))
+        planted[key] = kept
+    return planted
+
+
 def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_says_so(
-    local_stack: Stack, tmp_path: Path
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
 ) -> None:
     """GIVEN the converged landscape WHEN a backup is asked for THEN the preview lists a snapshot per hosted shoot.
 
-    And `up` takes them: each entry names a newer snapshot than before. Without the request, nothing is due.
+    And `up` takes them: each entry names a newer snapshot than before. Without the request, nothing is due. Each
+    snapshot collects its entry's old ones as etcd-backup-restore's Exponential policy does: of old copies planted in
+    dev/web's entry the two the policy lets go are gone, still there as noncurrent versions (the bucket is versioned).
     """
     before = {ns: entry_status(local_stack, tmp_path, ns) for ns in HOSTED}
+    planted = plant_old_snapshots(backup, before["shoot--dev--web"]["name"])
     assert "pulumi-python:dynamic/arbor:EtcdSnapshot" not in steps_by_type(local_stack.preview_json())
     asked = dataclasses.replace(local_stack, env={**(local_stack.env or {}), "ARBOR_BACKUP_REQUEST": f"t{time.time()}"})
     steps = steps_by_type(asked.preview_json())
@@ -241,6 +263,13 @@ def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_s
     for namespace, old in before.items():
         new = entry_status(local_stack, tmp_path, namespace)
         assert new["name"] != old["name"] and new["time"] >= old["time"]
+    s3, bucket = seed_client(backup), backup["bucketName"]
+    current = set(entry_store.entry_store(backup).keys(f"{backup['storePrefix']}/v2/"))
+    assert {key for key in planted if key in current} == {key for key, kept in planted.items() if kept}
+    listed = s3.list_objects(bucket, f"{backup['storePrefix']}/v2/", include_version=True)
+    versions = {o.object_name for o in listed if not o.is_delete_marker}
+    assert set(planted) <= versions
+    s3.remove_objects(bucket, [DeleteObject(key) for key, kept in planted.items() if kept])
 
 
 def test_a_risky_change_runs_after_a_snapshot_step_the_preview_lists(

@@ -27,6 +27,7 @@ from components.reconciler import entry_store
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
+    SECOND_SEED,
     Stack,
     cluster_dir,
     items,
@@ -43,11 +44,6 @@ from tests.integration.test_encryption import etcd_value
 
 # web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
 WEB, DB = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}, LOCAL_LANDSCAPE["shoots"][1]
-# A second seed with backups, which ops/web's control plane migrates to last.
-SECOND_SEED = {
-    "name": "local-2", "provider": "local", "zones": ["local-a", "local-b"], "cluster": {"nodes": 1},
-    "backup": {"provider": "local"}, "networks": {"pods": "10.32.0.0/12", "services": "10.48.0.0/16"},
-}  # fmt: skip
 
 
 def landscape(**fields: Any) -> dict[str, Any]:

@@ -1,18 +1,20 @@
 """A one-stack landscape sharded per seed on the real engine, with nothing replaced (docs/shards.md).
 
-One small landscape (garden, two seeds, a hosted shoot on the first), its tests in order: converged as one stack
-by `make up`'s script; then `stacks: perSeed`: `make preview`'s script shows the moves in a copy of the backend and
-changes no state; `make up`'s script moves each seed's state into its stack (the two run side by side), whose
-first update creates, deletes and replaces nothing; the objects keep their UIDs; a second run changes nothing in
-any stack; a seed stack whose garden stack is another landscape's is refused, and so is a shoot moving to the
-other seed's stack.
+One small landscape (garden, two seeds, a hosted shoot on the first), its tests in order: converged as one stack by
+`make up`'s script; then `stacks: perSeed`: `make preview`'s script shows the moves in a copy of the backend and
+changes no state; `make up`'s script moves each seed's state into its stack (the two run side by side), whose first
+update creates, deletes and replaces nothing; the objects keep their UIDs; a second run changes nothing in any
+stack; a backup the seed stack takes goes into the one object store the garden stack runs; a seed stack whose garden
+stack is another landscape's is refused, and so is a shoot moving to the other seed's stack.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ from tests.integration.engine import (
     remove_stack,
     require_environment,
 )
+from tests.integration.test_backups import entry_status, secret_data, seed_client
 
 SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
 # A second, smaller seed with no shoot: two seed stacks run side by side, and a shoot may try to move to it.
@@ -40,14 +43,10 @@ KEPT = [("seed/local-1", ["namespaces"]), ("seed/local-1", ["deployments", "-A"]
 
 
 def landscape(**fields: Any) -> dict[str, Any]:
-    """The local garden (without encryption), its first seed with dev/web, seed local-2; `fields` at the top.
-
-    Without local backups: a sharded landscape refuses them until its stacks share one object store.
-    """
+    """The local garden (without encryption), its first seed (local backups) with dev/web, seed local-2."""
     garden = {**LOCAL_LANDSCAPE["garden"]}
     garden.pop("encryption", None)
-    seed = {k: v for k, v in LOCAL_LANDSCAPE["seeds"][0].items() if k != "backup"}
-    return {"garden": garden, "seeds": [seed, OTHER], "shoots": [WEB], **fields}
+    return {"garden": garden, "seeds": [LOCAL_LANDSCAPE["seeds"][0], OTHER], "shoots": [WEB], **fields}
 
 
 def up_script(stack: Stack) -> str:
@@ -155,6 +154,10 @@ def test_sharding_moves_the_seed_into_its_stack_and_replaces_nothing(
     garden_urns = {r["urn"] for r in stack.export()["deployment"]["resources"]}
     assert not [u for u in garden_urns if "arbor:seed:Seed" in u or "arbor:shoot:Shoot" in u]
     assert json.loads(seed.run("stack", "output", "shard", "--json").stdout)["seed"] == SEED
+    # The landscape's one object store stays in the garden stack; the seed's bucket went with the seed.
+    assert list(stack.resource_outputs("pulumi-python:dynamic/arbor:ObjectStore")) == ["local-object-store"]
+    assert not seed.resource_outputs("pulumi-python:dynamic/arbor:ObjectStore")
+    assert list(seed.resource_outputs("pulumi-python:dynamic/arbor:StoreBucket")) == [f"arbor-seed-{SEED}-backup"]
 
 
 def test_a_second_run_changes_nothing_in_any_stack(stack: Stack) -> None:
@@ -164,6 +167,24 @@ def test_a_second_run_changes_nothing_in_any_stack(stack: Stack) -> None:
     for s in (stack, seed_stack(stack), seed_stack(stack, OTHER["name"])):
         changes = json.loads(s.run("stack", "history", "--json").stdout)[0]["resourceChanges"]
         assert set(changes) == {"same"}, (s.name, changes)
+
+
+def test_a_backup_in_a_seed_stack_goes_to_the_garden_stacks_store(stack: Stack, tmp_path: Path) -> None:
+    """GIVEN the sharded landscape WHEN `make backup`'s request reaches `make up` THEN dev/web's entry has a new one.
+
+    The seed stack takes it into its bucket in the store the garden stack runs: the entry in the garden names it.
+    """
+    entry = entry_status(stack, tmp_path, "shoot--dev--web")
+    time.sleep(1)  # a snapshot's name holds its second
+    asked = dataclasses.replace(stack, env={**(stack.env or {}), "ARBOR_BACKUP_REQUEST": f"t{time.time()}"})
+    up_script(asked)
+    changes = json.loads(seed_stack(stack).run("stack", "history", "--json").stdout)[0]["resourceChanges"]
+    assert changes.get("update", 0) >= 1 and set(changes) <= {"same", "update"}, changes
+    taken = entry_status(stack, tmp_path, "shoot--dev--web")
+    assert taken["name"] != entry["name"] and taken["time"] >= entry["time"]
+    data = secret_data(seed_stack(stack), tmp_path, "shoot--dev--web")
+    assert data["endpoint"] == stack.outputs()["objectStore"]
+    assert seed_client(data).stat_object(data["bucketName"], taken["name"]).size
 
 
 def test_a_seed_stack_refuses_another_landscapes_garden(stack: Stack) -> None:

@@ -113,8 +113,12 @@ def build(
     plan: LandscapePlan | None = None,
     provider_for: Callable[[Any], Any] | None = None,
     keep_object_store: bool = False,
+    garden_stack: str | None = None,
 ) -> Built:
-    """The Landscape of a raw spec (or of a plan made from one) on the local provider (or `provider_for`'s)."""
+    """The Landscape of a raw spec (or of a plan made from one) on the local provider (or `provider_for`'s).
+
+    `garden_stack`: registered as that garden stack's seed stack (its outputs come from the mocks' StackReference).
+    """
     built = Built(landscape=None)  # type: ignore[arg-type]
 
     def record(args: pulumi.ResourceTransformationArgs) -> None:
@@ -139,12 +143,17 @@ def build(
         provider_for or functools.cache(lambda _: LocalProvider(settings)),
         pulumi.ResourceOptions(transformations=[record]),
         keep_object_store=keep_object_store,
+        garden_stack=garden_stack,
     )
     return built
 
 
 def registered(
-    plan: LandscapePlan, provider_for: Callable[[Any], Any] | None = None, mocks: Any = None, keep_store: bool = False
+    plan: LandscapePlan,
+    provider_for: Callable[[Any], Any] | None = None,
+    mocks: Any = None,
+    keep_store: bool = False,
+    garden_stack: str | None = None,
 ) -> tuple[Built, Any]:
     """A plan's Landscape registered under fresh mocks (or `mocks`) until every output settled; raises its errors."""
     mocks = mocks or Mocks()
@@ -153,7 +162,7 @@ def registered(
 
     @pulumi.runtime.test
     def register() -> pulumi.Output[list[str]]:
-        built.append(build({}, plan, provider_for, keep_store))
+        built.append(build({}, plan, provider_for, keep_store, garden_stack))
         return built[0].settled()
 
     register()

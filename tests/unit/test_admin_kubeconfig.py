@@ -13,7 +13,10 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from components.reconciler import admin_kubeconfig as admin
+from components.reconciler.kube import Kube, KubeError
+from components.reconciler.pki import ca_hash
 from components.reconciler.signing import CLOCK_SKEW, Issued, self_signed_ca
+from tests.unit.test_shoot_state import SeedSecrets
 
 HOUR = 3600.0
 
@@ -130,3 +133,29 @@ def test_the_state_names_the_cas_by_hashes_and_leans_an_older_one(client_ca: Iss
              "serverCa": client_ca.cert}  # fmt: skip
     assert not provider.diff("id", older, props).changes
     assert provider.read("id", older).outs == outs
+
+
+@pytest.mark.parametrize("same_ca", [True, False])
+def test_a_hosted_shoots_admin_kubeconfig_is_signed_with_the_client_ca_its_seed_holds(
+    client_ca: Issued, same_ca: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the client CA in the seed's `ca-client-signer` WHEN issued THEN signed by it, and no copy is kept.
+
+    The inputs name the Secret and the CA's hash; a Secret holding another CA (the SecretSet not written yet) is
+    refused in one line rather than signing with the wrong CA.
+    """
+    held = client_ca if same_ca else self_signed_ca("another", 86400)
+    secrets = {"ca-client-signer": {"ca.crt": held.cert, "ca.key": held.key}}
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: SeedSecrets(secrets)))
+    props = {k: v for k, v in _props(client_ca).items() if k not in ("clientCaCert", "clientCaKey")}
+    props |= {"clientCaCertHash": ca_hash(client_ca.cert), "seedKubeconfig": "kubeconfig-file:/seed",
+              "seedNamespace": "shoot--dev--web", "caSecret": "ca-client-signer"}  # fmt: skip
+    if not same_ca:
+        with pytest.raises(KubeError, match="holds another CA than the one"):
+            admin.AdminKubeconfigProvider().create(props)
+        return
+    outs = admin.AdminKubeconfigProvider().create(props).outs
+    assert outs is not None
+    _cert(outs["kubeconfig"]).verify_directly_issued_by(x509.load_pem_x509_certificate(client_ca.cert.encode()))
+    assert not {"clientCaCert", "clientCaKey"} & set(outs) and outs["clientCaCertHash"] == ca_hash(client_ca.cert)
+    assert not admin.AdminKubeconfigProvider().diff("a", outs, props).changes

@@ -170,7 +170,7 @@ def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str
         claims = example.mocks.workload(f"{SHOOTS[shoot]}-etcd-{role}")["spec"]["volumeClaimTemplates"]
         assert [c["spec"]["storageClassName"] for c in claims] == ["gardener.cloud-fast"]
     # MCM with its provider sidecar under upstream's name; a class and a deployment per zone of the pool.
-    manager = example.of(OBJECT_SET, shoot)["workers-mcm"]["manifests"]
+    manager = unwrapped(example.of(OBJECT_SET, shoot)["workers-mcm"]["manifests"])
     [deployment] = [o for o in manager if o["kind"] == "Deployment"]
     containers = deployment["spec"]["template"]["spec"]["containers"]
     sidecar = f"machine-controller-manager-provider-{example.provider}"
@@ -358,7 +358,7 @@ def test_the_self_hosted_shoots_further_pool_is_made_by_mcm_inside_the_shoot(exa
     assert {d["metadata"]["namespace"] for d in deployments.values()} == {"kube-system"}
     # As upstream's MCM of a self-hosted shoot: in-cluster for both clusters, no mounted kubeconfig, the
     # control-plane node tolerated; its rights in the shoot bound to its ServiceAccount, not a certificate's user.
-    manager = example.of(OBJECT_SET, p)["workers-mcm"]["manifests"]
+    manager = unwrapped(example.of(OBJECT_SET, p)["workers-mcm"]["manifests"])
     assert [o["kind"] for o in manager] == ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"]
     assert {o["metadata"]["namespace"] for o in manager} == {"kube-system"}
     pod = manager[3]["spec"]["template"]["spec"]
@@ -368,7 +368,7 @@ def test_the_self_hosted_shoots_further_pool_is_made_by_mcm_inside_the_shoot(exa
     for container in pod["containers"]:
         flags = container.get("command", container.get("args"))
         assert {"--target-kubeconfig=", "--namespace=kube-system"} <= set(flags) and "volumeMounts" not in container
-    rights = example.of(OBJECT_SET, p)["workers-mcm-shoot"]["manifests"]
+    rights = unwrapped(example.of(OBJECT_SET, p)["workers-mcm-shoot"]["manifests"])
     service_account = {"kind": "ServiceAccount", "name": "machine-controller-manager", "namespace": "kube-system"}
     assert [o["subjects"] for o in rights if o["kind"].endswith("Binding")] == [[service_account]] * 2
     # The machine kinds in the shoot itself, from the pinned module's CRDs.

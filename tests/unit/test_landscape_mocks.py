@@ -10,6 +10,7 @@ import pulumi
 import pytest
 import yaml
 
+from components.render import packing
 from tests.unit.landscape_mocks import Mocks, build
 
 with open("stacks/Pulumi.local.yaml") as f:
@@ -99,7 +100,7 @@ def test_shoot_control_plane_in_its_seed_namespace(mocks: Mocks) -> pulumi.Outpu
 
     def check(_: list[str]) -> None:
         for component in ("etcd-main", "etcd-events", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-            (*_, workload) = mocks.inputs[f"arbor-shoot-dev-web-{component}"]["manifests"]
+            (*_, workload) = packing.unpacked(mocks.inputs[f"arbor-shoot-dev-web-{component}"]["manifests"])
             assert workload["metadata"]["namespace"] == "shoot--dev--web"
         assert mocks.inputs["arbor-seed-local-1-shoot--ops--db"]["metadata"]["name"] == "shoot--ops--db"
         record = mocks.inputs["arbor-shoot-ops-db-record"]

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,14 +19,16 @@ from hypothesis import strategies as st
 from components.checks import parse_landscape
 from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
+from components.plan.shards import Shard, scope
 from components.providers.snapshot_step import RISKY_ENV
 from components.reconciler import etcd_snapshot, object_store, ports, store_bucket
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
 from components.render import backup
-from tests.unit.landscape_mocks import registered
+from tests.unit.landscape_mocks import Mocks, registered
 from tests.unit.spec_cases import base
+from tests.unit.test_cloud_credentials import SECRET_SIG
 
 STORE = "local-object-store"
 
@@ -232,6 +235,51 @@ def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
         assert STORE in built.edges[name]
 
 
+# What a sharded landscape's garden stack exports for its seed stacks (the local garden's kubeconfig, the store).
+GARDEN_STACK_OUTPUTS: dict[str, Any] = {
+    "kubeconfigs": {"garden": "garden kubeconfig"}, "gardenReach": "",
+    "objectStoreAccess": {"endpoint": "https://127.0.0.1:9000", "caCert": "<store ca>", "rootUser": "arbor",
+                          "rootPassword": "<root password>"},
+}  # fmt: skip
+
+
+class GardenStackMocks(Mocks):
+    """The mocks, with a garden stack whose outputs a seed stack's StackReference reads."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == "pulumi:pulumi:StackReference":
+            self.types[args.name] = args.typ
+            return args.name, {**args.inputs, "outputs": GARDEN_STACK_OUTPUTS, "secretOutputNames": []}
+        return super().new_resource(args)
+
+
+def test_a_sharded_landscape_runs_one_store_in_its_garden_stack_and_each_seed_stack_uses_it() -> None:
+    """GIVEN a landscape sharded per seed with local backups WHEN its stacks register THEN one store, the garden's.
+
+    The garden stack runs the store and exports how to reach it; a seed stack makes its bucket there with those
+    values (the same inputs a one-stack landscape's bucket has, so a move into shards changes nothing) and no store.
+    """
+    raw = base()
+    raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
+    plan = plan_landscape(parse_landscape({**raw, "stacks": "perSeed"}), "local")
+    garden, mocks = registered(scope(plan, Shard("local")))
+    assert [n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:ObjectStore"] == [STORE]
+    assert "pulumi-python:dynamic/arbor:StoreBucket" not in mocks.types.values()
+    assert set(garden.landscape.store_outputs()) == {"objectStore", "objectStoreAccess"}
+    seed = plan.seeds[0].name
+    built, mocks = registered(scope(plan, Shard("local", seed)), mocks=GardenStackMocks(), garden_stack="local")
+    assert "pulumi-python:dynamic/arbor:ObjectStore" not in mocks.types.values()
+    assert built.landscape.store_outputs() == {"objectStore": None}
+    bucket = mocks.inputs[f"arbor-seed-{seed}-backup"]
+    store = GARDEN_STACK_OUTPUTS["objectStoreAccess"]
+    # The root password stays secret, as the store's own output is; the rest is plain, as in one stack.
+    assert {k: bucket[k] for k in store if k != "rootPassword"} == {
+        k: v for k, v in store.items() if k != "rootPassword"
+    }
+    assert bucket["rootPassword"]["value"] == store["rootPassword"] and SECRET_SIG in bucket["rootPassword"]
+    assert built.edges[f"arbor-seed-{seed}-backup"] == set()
+
+
 @pytest.mark.parametrize(("backups", "kept", "stores"), [(False, False, 0), (False, True, 1), (True, False, 1)])
 def test_the_store_outlives_its_buckets(backups: bool, kept: bool, stores: int) -> None:
     """GIVEN seeds with or without local buckets and a store made before or not WHEN registered THEN it is there.
@@ -244,7 +292,7 @@ def test_the_store_outlives_its_buckets(backups: bool, kept: bool, stores: int) 
         raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
     built, mocks = registered(plan_landscape(parse_landscape(raw), "local"), keep_store=kept)
     assert [n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:ObjectStore"] == [STORE] * stores
-    assert (built.landscape.object_store is not None) == bool(stores)
+    assert (built.landscape.store is not None) == bool(stores)
 
 
 def snapshot_props(**changes: Any) -> dict[str, Any]:

@@ -13,8 +13,10 @@ import pytest
 
 from components.providers import local
 from components.reconciler import local_process
+from components.reconciler.kube import Kube
 from components.reconciler.local_process import LocalProcessProvider, ProcessError
 from components.render import machines
+from tests.unit.test_shoot_state import SeedSecrets
 
 FAKE = "fake-controller"
 
@@ -153,3 +155,29 @@ def test_local_controller_flags_are_the_containers_with_files_of_its_directory()
     assert "--namespace=shoot--p--s" in args
     # An override replaces the container's flag of that name, never adds a second one.
     assert [a for a in args if a.startswith("--machine-health-timeout=")] == ["--machine-health-timeout=1m"]
+
+
+def test_a_file_a_secret_holds_is_read_there_and_stands_as_its_checksum(
+    provider: Any, props: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a file named by its Secret WHEN the process starts THEN written from it; the state keeps a checksum.
+
+    A new checksum (the certificate issued again) restarts the process with the new content; a Secret without the
+    key stops the start with one line naming it.
+    """
+    held = {"server": {"tls.key": "KEY-1"}}
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: SeedSecrets(held)))
+    source = {"kubeconfig": "kubeconfig-file:/seed", "namespace": "shoot--p--s", "secret": "server", "key": "tls.key"}
+    props = {**props, "secretFiles": {"tls.key": {**source, "checksum": "c1"}}}
+    made = provider.create(props).outs
+    assert (Path(props["dir"]) / "tls.key").read_text() == "KEY-1"
+    assert made["fileHashes"]["tls.key"] == "c1" and "KEY-1" not in json.dumps(made)
+    held["server"]["tls.key"] = "KEY-2"
+    renewed = {**props, "secretFiles": {"tls.key": {**source, "checksum": "c2"}}}
+    assert provider.diff("p", made, renewed).changes
+    provider.update("p", made, renewed)
+    assert (Path(props["dir"]) / "tls.key").read_text() == "KEY-2"
+    held["server"] = {}
+    with pytest.raises(ProcessError, match=r"^tls.key: Secret shoot--p--s/server has no tls.key$"):
+        local_process.start({**renewed, "dir": str(Path(props["dir"]).parent / "another")})
+    provider.delete("p", made)

@@ -11,6 +11,7 @@ import pytest
 
 from components.reconciler import node_addresses, osc_secret
 from components.reconciler.kube import Kube
+from components.render import packing
 
 
 def unreachable() -> Kube:
@@ -72,3 +73,18 @@ def test_osc_state_keeps_hashes_and_an_edit_is_drift(monkeypatch: pytest.MonkeyP
 
     read = provider.read("s", outs).outs or {}
     assert provider.diff("s", read, inputs).changes is drift
+
+
+def test_an_osc_secret_is_packed_in_the_state_and_written_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN an OSC Secret packed as the program sends it WHEN created THEN the cluster gets the Secret itself.
+
+    Packed, it is several times smaller than its JSON (units and files compress well).
+    """
+    cluster = _Cluster("units: [a]\n")
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: cluster))
+    inputs = osc_inputs("units: [a]\n" * 200)
+    packed = {**inputs, "secret": packing.pack(inputs["secret"])}
+    assert packed["secret"].startswith(packing.PACKED)
+    assert len(packed["secret"]) * 5 < len(json.dumps(inputs["secret"]))
+    osc_secret.OperatingSystemConfigProvider().create(packed)
+    assert cluster.written == [inputs["secret"]] and packing.unpacked(packed["secret"]) == inputs["secret"]

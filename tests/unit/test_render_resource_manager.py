@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,8 +13,11 @@ import yaml
 from components.checks import parse_landscape
 from components.pins import GARDENER_VERSION, RESOURCE_MANAGER
 from components.plan.planner import LOCAL_DOMAIN, plan_landscape
+from components.providers import local_resource_manager
 from components.render import resource_manager as grm
 from components.yaml_text import dump, load
+from tests.unit.landscape_mocks import registered
+from tests.unit.spec_cases import base
 
 with open("stacks/Pulumi.local.yaml") as f:
     LOCAL = yaml.safe_load(f)["config"]["arbor:landscape"]
@@ -96,3 +100,43 @@ def test_nodeagent_validate_checks_against_the_pinned_release() -> None:
         "github.com/gardener/gardener": GARDENER_VERSION,
         "github.com/gardener/gardener/pkg/apis": GARDENER_VERSION,
     }
+
+
+def test_a_local_resource_manager_reads_its_serving_key_from_the_seed_and_the_state_keeps_none() -> None:
+    """GIVEN a local landscape WHEN registered THEN the process reads tls.crt and tls.key from their seed Secret.
+
+    Its certificate writes that Secret and keeps no content (not published); the process names it and its
+    checksum.
+    """
+    _, mocks = registered(plan_landscape(parse_landscape(base()), "local"))
+    process = mocks.inputs["arbor-shoot-dev-web-grm-process"]
+    assert not {"tls.crt", "tls.key"} & set(process["files"])
+    held = process["secretFiles"]
+    assert sorted(held) == ["tls.crt", "tls.key"]
+    assert {f["secret"] for f in held.values()} == {"gardener-resource-manager-server"}
+    # The checksum is the certificate's output (the mocks compute none): a new certificate restarts the process.
+    assert {f["namespace"] for f in held.values()} == {"shoot--dev--web"} and all(
+        "checksum" in f for f in held.values()
+    )
+    certificate = mocks.inputs["arbor-shoot-dev-web-pki-gardener-resource-manager-server"]
+    assert certificate["published"] is False
+
+
+@pytest.mark.parametrize("by_file", [True, False])
+def test_a_local_resource_managers_kubeconfig_trusts_the_clusters_ca_file_where_it_names_one(by_file: bool) -> None:
+    """GIVEN a cluster's kubeconfig WHEN the process's token kubeconfig is made THEN its CA file, or its CA embedded."""
+    ca = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+    trust = {"certificate-authority": "/kwok/clusters/c/pki/ca.crt"} if by_file else {
+        "certificate-authority-data": base64.b64encode(ca.encode()).decode()}  # fmt: skip
+    cluster = {"apiVersion": "v1", "kind": "Config", "current-context": "c",
+               "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1", **trust}}],
+               "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}],
+               "users": [{"name": "c", "user": {"token": "t"}}]}  # fmt: skip
+    made = load(
+        local_resource_manager._token_kubeconfig(
+            "https://127.0.0.1:1", dump(cluster, sort_keys=False), "/d/token", "seed"
+        )
+    )
+    entry = made["clusters"][0]["cluster"]
+    assert entry == {"server": "https://127.0.0.1:1", **trust}
+    assert made["users"][0]["user"] == {"tokenFile": "/d/token"}

@@ -11,7 +11,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from components.reconciler import entry_store, etcd_snapshot, kwokctl, local_cluster, shoot_cluster, signing
+from components.reconciler.kube import Kube
 from tests.unit.test_entry_store import Listed
+from tests.unit.test_shoot_state import SeedSecrets
 
 DAY_S = 24 * 3600
 PREFIX = "shoot--dev--web--1234/etcd-main"
@@ -66,6 +68,36 @@ def test_a_pki_without_its_key_is_refused_before_anything_is_written(tmp_path: P
     cluster = kwokctl.Cluster("c", str(tmp_path))
     with pytest.raises(shoot_cluster.RestoreError, match=r"^cluster 'c': the shoot's PKI lacks serviceAccountKey$"):
         shoot_cluster.write_pki(cluster, {**shoot_pki, "serviceAccountKey": ""})
+    assert not (cluster.dir / "pki").exists()
+
+
+@pytest.mark.parametrize("lacking", [None, "ca.key", "id_rsa"])
+def test_a_hosted_shoots_cluster_reads_its_pki_in_the_seed_namespace(
+    tmp_path: Path, shoot_pki: dict[str, str], lacking: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN `pki` naming the seed namespace WHEN written THEN the PKI its Secrets hold, or one line naming the gap.
+
+    The `ca-signer` Secret holds the CA and its key, `service-account-key` the key tokens are signed with: the same
+    files as from the PKI itself, and the state keeps only where they are.
+    """
+    held = {
+        "ca-signer": {"ca.crt": shoot_pki["ca"], "ca.key": shoot_pki["caKey"]},
+        "service-account-key": {"id_rsa": shoot_pki["serviceAccountKey"], "id_rsa.pub": "<public>"},
+    }
+    for secret in held.values():
+        secret.pop(lacking or "", None)
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: SeedSecrets(held)))
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    where = {"seedKubeconfig": "kubeconfig-file:/seed", "namespace": "shoot--dev--web"}
+    if lacking is None:
+        assert shoot_cluster.write_pki(cluster, where)
+        pki = cluster.dir / "pki"
+        assert (pki / "ca.crt").read_text() == shoot_pki["ca"] and (pki / "ca.key").read_text() == shoot_pki["caKey"]
+        assert public_der((pki / "admin.key").read_text()) == public_der(shoot_pki["serviceAccountKey"])
+        return
+    gap = "ca-signer" if lacking == "ca.key" else "service-account-key"
+    with pytest.raises(shoot_cluster.RestoreError, match=rf"^the shoot's PKI: Secret shoot--dev--web/{gap} has no"):
+        shoot_cluster.write_pki(cluster, where)
     assert not (cluster.dir / "pki").exists()
 
 

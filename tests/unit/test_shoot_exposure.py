@@ -22,7 +22,7 @@ from components.pins import GARDENER_VERSION
 from components.plan.nodeagent_release import release
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
-from components.render import exposure, pki
+from components.render import exposure, packing, pki
 from tests.unit.landscape_mocks import OUTPUTS, Built, build
 from tests.unit.spec_cases import CLOUD_PROFILES
 from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, CloudMocks, stack_landscape
@@ -63,7 +63,7 @@ class ExposureMocks(CloudMocks):
 
     def workload(self, name: str) -> dict[str, Any]:
         """A hosted control-plane component's workload: the last object its ObjectSet applies."""
-        return dict(self.typed[(OBJECT_SET, name)]["manifests"][-1])
+        return dict(packing.unpacked(self.typed[(OBJECT_SET, name)]["manifests"])[-1])
 
 
 def self_hosted(raw: dict[str, Any]) -> dict[str, Any]:
@@ -232,10 +232,10 @@ def test_serving_certificate_names_the_domains_before_the_api_server_rolls() -> 
 
 
 def unwrapped(value: Any) -> Any:
-    """A value as the mocks see it: a secret one is wrapped with its signature under `value`."""
+    """A value as the mocks see it: a secret one is wrapped with its signature under `value`; packed, unpacked."""
     if isinstance(value, dict) and "4dabf18193072939515e22adb298388d" in value:
-        return value["value"]
-    return value
+        return packing.unpacked(value["value"])
+    return packing.unpacked(value)
 
 
 @pytest.mark.parametrize("provider", ["aws", "gcp"])
@@ -273,7 +273,7 @@ def test_reconcile_osc_trusts_the_cas_and_points_at_the_internal_domain() -> pul
         osc = mocks.of("pulumi-python:dynamic/arbor:OperatingSystemConfig")[f"{PREFIX}-osc-pool-a"]
         files = {
             f["path"]: base64.b64decode(inline["data"]).decode() if inline["encoding"] == "b64" else inline["data"]
-            for f in yaml.safe_load(osc["secret"]["stringData"]["osc.yaml"])["spec"]["files"]
+            for f in yaml.safe_load(packing.unpacked(osc["secret"])["stringData"]["osc.yaml"])["spec"]["files"]
             if (inline := f["content"].get("inline")) is not None
         }
         assert files["/var/lib/kubelet/ca.crt"] == CLIENT_CA

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -25,7 +26,13 @@ from tests.unit.spec_cases import base
 from tests.unit.test_local_backups import outs
 
 KEYS = st.binary(min_size=32, max_size=32).map(lambda b: base64.b64encode(b).decode())
-SECRETS = {"ca": {"ca.crt": "C", "ca.key": "K"}, "etcd-encryption-secret": {"encryption-configuration.yaml": "E"}}
+ENCRYPTION = {"encryption-configuration.yaml": "E"}
+SECRETS = {"ca": {"ca.crt": "C", "ca.key": "K"}, "etcd-encryption-secret": ENCRYPTION}
+# Where a seed namespace holds them: a CA's signer Secret, the encryption configuration's own.
+SOURCES = {
+    "ca": {"secret": "ca-signer", "keys": ["ca.crt", "ca.key"]},
+    "etcd-encryption-secret": {"secret": "etcd-encryption-secret", "keys": ["encryption-configuration.yaml"]},
+}
 
 
 def machine(name: str, **changes: Any) -> dict[str, Any]:
@@ -135,7 +142,7 @@ def state_props(**changes: Any) -> dict[str, Any]:
         "object": shoot_state.object_key("shoot--dev--web--uid"), "seedKubeconfig": "s", "gardenKubeconfig": "g",
         "version": reconciler.PROVIDER_VERSION, "key": reconciler.new_key(), "due": False, "generation": 1,
         "checksum": "c1", "size": 100, "lastUpload": "2026-11-27T10:00:00Z",
-        "secretsDigest": reconciler.digest(SECRETS), "machinesDigest": reconciler.digest({}),
+        "secretsDigest": reconciler.digest(SECRETS), "machinesDigest": reconciler.digest({}), "sources": SOURCES,
     }  # fmt: skip
     return {**props, **changes}
 
@@ -145,7 +152,7 @@ def state_props(**changes: Any) -> dict[str, Any]:
     [
         ({}, {}, False),
         ({"due": True}, {}, True),
-        ({}, {"secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}, True),
+        ({}, {"secretsDigest": reconciler.digest({**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}})}, True),
         ({}, {"object": shoot_state.object_key("shoot--dev--web--uid2")}, True),
         ({}, {"key": "another"}, True),
     ],
@@ -158,7 +165,7 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
     Otherwise nothing, and the description stays. A new key (a key resource made again) seals a new generation.
     """
     before = state_props(**olds)
-    after = {**state_props(generation=None, checksum=None, secretsDigest=None), "secrets": SECRETS, **news}
+    after = {**state_props(generation=None, checksum=None), **news}
     after["key"] = news.get("key", before["key"])
     result = reconciler.ShootStateProvider().diff("s", before, after)
     assert bool(result.changes) == wanted and not result.replaces
@@ -166,9 +173,9 @@ def test_a_new_generation_is_wanted_when_secrets_place_or_machines_moved(
 
 
 def test_a_preview_with_secrets_not_known_yet_is_an_update_not_a_crash() -> None:
-    """GIVEN a CA rotation's preview (the new CA unknown inside the secrets) WHEN diffed THEN an update is planned."""
+    """GIVEN a CA rotation's preview (the secrets' digest unknown) WHEN diffed THEN an update is planned."""
     unknown = Unknown()  # type: ignore[no-untyped-call]
-    after = {**state_props(), "secrets": {**SECRETS, "ca": {"ca.crt": unknown, "ca.key": unknown}}}
+    after = {**state_props(), "secretsDigest": unknown}
     result = reconciler.ShootStateProvider().diff("s", state_props(), after)
     assert result.changes and not result.replaces
 
@@ -198,24 +205,70 @@ def store(monkeypatch: pytest.MonkeyPatch) -> Store:
     return kept
 
 
-def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(store: Store) -> None:
+def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """GIVEN a new ShootStateBackup WHEN made, updated unchanged, then with a new CA THEN generations 1, 1, 2.
 
-    Each upload is sealed under the shoot's key (its own resource's); the outputs hold no secret's content.
+    Each upload is sealed under the shoot's key (its own resource's) with the secrets the seed holds; neither the
+    inputs nor the outputs hold a secret's content, only its digest.
     """
+    seed = {"secrets": SECRETS}
+    monkeypatch.setattr(reconciler, "seed_secrets", lambda props: seed["secrets"])
     provider = reconciler.ShootStateProvider()
-    news = {**state_props(generation=None, checksum=None, size=None, lastUpload=None), "secrets": SECRETS}
+    news = state_props(generation=None, checksum=None, size=None, lastUpload=None)
     made = outs(provider.create(news))
-    assert made["generation"] == 1 and "secrets" not in made and len(store.written) == 1
+    assert made["generation"] == 1 and len(store.written) == 1
+    assert "secrets" not in made and '"K"' not in json.dumps(made)  # the CA's key is nowhere in the outputs
     key, (_, blob, meta) = made["key"], store.written[0]
     document = json.loads(reconciler.unseal(blob, key))
-    assert document["secrets"] == SECRETS and meta[reconciler.META_CHECKSUM] == made["checksum"] == made["checksum"]
+    assert document["secrets"] == SECRETS and meta[reconciler.META_CHECKSUM] == made["checksum"]
     same = outs(provider.update("s", made, news))
     assert (same["generation"], same["key"], len(store.written)) == (1, key, 1)
-    rotated = {**news, "secrets": {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}}
+    seed["secrets"] = {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}
+    rotated = {**news, "secretsDigest": reconciler.digest(seed["secrets"])}
     moved = outs(provider.update("s", same, rotated))
     assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
     assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
+
+
+class SeedSecrets:
+    """A seed answering for its Secrets (their data base64-encoded, as the API server gives it)."""
+
+    def __init__(self, secrets: dict[str, dict[str, str]]) -> None:
+        self.secrets = secrets
+
+    def find(self, path: str) -> dict[str, Any] | None:
+        """The Secret the path names, None when it is not there."""
+        name = path.rsplit("/", 1)[1]
+        if name not in self.secrets:
+            return None
+        return {"data": {k: base64.b64encode(v.encode()).decode() for k, v in self.secrets[name].items()}}
+
+
+@pytest.mark.parametrize(
+    ("held", "error"),
+    [
+        ({"ca-signer": {"ca.crt": "C", "ca.key": "K"}, "etcd-encryption-secret": ENCRYPTION}, None),
+        ({"ca-signer": {"ca.crt": "C", "ca.key": "K2"}, "etcd-encryption-secret": ENCRYPTION},
+         "the Secrets ca-signer, etcd-encryption-secret in shoot--dev--web are not what arbor wrote: run `make up`"),
+        ({"ca-signer": {"ca.crt": "C"}, "etcd-encryption-secret": ENCRYPTION},
+         "Secret shoot--dev--web/ca-signer has no ca.key"),
+        ({"ca-signer": {"ca.crt": "C", "ca.key": "K"}}, "Secret shoot--dev--web/etcd-encryption-secret is missing"),
+    ],
+)  # fmt: skip
+def test_the_state_takes_the_persisted_secrets_from_the_seed_once_they_match_their_digest(
+    held: dict[str, dict[str, str]], error: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the seed's Secrets WHEN the state reads them THEN the persisted secrets, or a line saying what differs."""
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: SeedSecrets(held)))
+    props = state_props()
+    if error is None:
+        assert reconciler.wanted_secrets(props) == SECRETS
+        return
+    with pytest.raises(reconciler.StateError) as raised:
+        reconciler.wanted_secrets(props)
+    assert str(raised.value).startswith(error)
 
 
 def test_a_key_is_made_once_and_never_changes() -> None:
@@ -250,15 +303,23 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     states = sorted(n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:ShootStateBackup")
     assert states == ["arbor-shoot-dev-web-shoot-state", "arbor-shoot-ops-db-shoot-state"]
     inputs = mocks.inputs["arbor-shoot-dev-web-shoot-state"]
-    secrets = inputs["secrets"]["value"]  # secret as a whole
-    assert set(secrets) == {pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.CA_CLIENT, pki.SERVICE_ACCOUNT_KEY,
+    # Where the seed holds each persisted secret (the state reads them there), and their digest: no content.
+    sources = inputs["sources"]
+    assert set(sources) == {pki.CA, pki.CA_ETCD, pki.CA_FRONT_PROXY, pki.CA_CLIENT, pki.SERVICE_ACCOUNT_KEY,
                             controlplane.ENCRYPTION_SECRET}  # fmt: skip
-    assert set(secrets[pki.CA]) == {pki.KEY_CA_CERT, pki.KEY_CA_KEY}
+    assert sources[pki.CA] == {"secret": pki.signer(pki.CA), "keys": [pki.KEY_CA_CERT, pki.KEY_CA_KEY]}
+    assert sources[pki.SERVICE_ACCOUNT_KEY]["secret"] == pki.SERVICE_ACCOUNT_KEY
+    assert re.fullmatch(r"[0-9a-f]{64}", inputs["secretsDigest"]) and "secrets" not in inputs
     assert inputs["object"].endswith("/shoot-state/shootstate.json.gz.sealed")
     record = mocks.inputs["arbor-shoot-dev-web-shoot-state-record"]
     assert record["kind"] == "ShootState" and record["spec"]["object"] == inputs["object"]
     edges = built.edges["arbor-shoot-dev-web-shoot-state"]
     assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
+    # After the SecretSet that writes the Secrets it reads them from (through the control plane that mounts them).
+    assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-shoot-state")
+    # So are the admin kubeconfig (signed with the client CA there) and the shoot's cluster (its PKI read there).
+    assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-admin-kubeconfig"]
+    assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-cluster")
     # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
     assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
     assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")

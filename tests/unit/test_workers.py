@@ -29,7 +29,7 @@ from components.providers.aws import AwsProvider
 from components.providers.contract import InfrastructureProvider
 from components.providers.gcp import GcpProvider
 from components.providers.local import LocalProvider, LocalSettings
-from components.render import machine_pools, machine_providers, machines, pki
+from components.render import machine_pools, machine_providers, machines, packing, pki
 from tests.unit.object_sets import expanded
 from tests.unit.test_cloud_stacks import CloudMocks
 from tests.unit.test_machines import AMI, GCP_IMAGE, WEB
@@ -133,7 +133,7 @@ def test_exactly_one_mcm_with_the_providers_sidecar(provider: ProviderType) -> N
     """GIVEN a hosted shoot on a provider WHEN its workers are registered THEN one MCM runs that provider's sidecar."""
     mocks = register(provider)
     manager = of_type(mocks, OBJECT_SET)["dev-web-workers-mcm"]
-    [deployment] = [o for o in manager["manifests"] if o["kind"] == "Deployment"]
+    [deployment] = [o for o in packing.unpacked(manager["manifests"]) if o["kind"] == "Deployment"]
     assert deployment["metadata"]["name"] == machines.MCM_NAME
     mcm, sidecar = deployment["spec"]["template"]["spec"]["containers"]
     assert mcm["image"] == pins.MCM.ref
