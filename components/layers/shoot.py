@@ -78,7 +78,7 @@ class Shoot(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("arbor:shoot:Shoot", name, None, opts)
-        self.values = values
+        self.values, self.last_steps = values, list[pulumi.Resource]()
         record = self._record(name, garden)
         self.network = self._infrastructure(infra)
         self.encryption = etcd_encryption(name, values.encryption, parent=self)
@@ -93,13 +93,15 @@ class Shoot(pulumi.ComponentResource):
         steps = self._hosted(name, infra, seed, sources, kept) if seed else self._self_hosted(name, infra, sources)
         entry = self._backup_entry(name, garden, record, seed)
         entry += self._snapshots(infra, seed, garden, record, extra, entry)
-        state = self._state(name, garden, record, seed, extra, kept, after=steps)
+        # After the last steps (the machines, the webhook): they come after every other (a URN fewer per step).
+        state = self._state(name, garden, record, seed, extra, kept, after=self.last_steps or steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
         self.admin_kubeconfig = self._admin_kubeconfig(name, seed)
         system = self._system_components(name)
         grant_shoot_records(name, values, garden, record, self)
-        self.status = self._health(name, garden, seed, [record, *entry, *state, *system, rewritten, *steps])
+        converged = [record, *entry, *state, *system, rewritten, *([] if state else steps)]  # the state after steps
+        self.status = self._health(name, garden, seed, converged)
         self.register_outputs(
             {"endpoint": self.access.endpoint, "state": self.status.state, "ranges": self.network.ranges}
         )
@@ -315,6 +317,7 @@ class Shoot(pulumi.ComponentResource):
             cas=cas,
             joinable=node_configs,
         ).deployments
+        self.last_steps = [*webhook, *workers]
         return [*control_plane, *self.access.ready, *node_configs, *webhook, *workers]
 
     def _in_shoot(self) -> pulumi.ResourceOptions:

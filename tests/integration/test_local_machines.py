@@ -38,6 +38,11 @@ def machines_of(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
     return {m["metadata"]["name"]: m for m in items(stack, SEED, tmp_path, "machines.machine.sapcloud.io", "-n", WEB)}
 
 
+def live_machines(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """dev/web's Machines not being deleted, by name."""
+    return {n: m for n, m in machines_of(stack, tmp_path).items() if not m["metadata"].get("deletionTimestamp")}
+
+
 def nodes_of(stack: Stack, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """dev/web's Nodes by name."""
     return {n["metadata"]["name"]: n for n in items(stack, SHOOT, tmp_path, "nodes")}
@@ -78,7 +83,9 @@ def assert_rolls(stack: Stack, tmp_path: Path, landscape: dict[str, Any], before
     stack.set_config({"arbor:landscape": landscape})
     summary = preview_summary.render(json.loads(stack.run("preview", "--json").stdout))
     assert "`arbor-shoot-dev-web` pool `pool-a`: **rolls**" in summary, summary
-    peak = watch_peak(lambda: len(machines_of(stack, tmp_path)), stack.up)
+    # MCM's maxSurge bounds the machines its sets hold; one being deleted (drained, its node going) is no longer
+    # one of them, and under load can outlive the next new one's creation, so it is not counted.
+    peak = watch_peak(lambda: len(live_machines(stack, tmp_path)), stack.up)
     after = assert_running_with_nodes(stack, tmp_path, len(before))
     assert not set(after) & set(before), "every machine was replaced"
     assert peak <= len(before) + 1, f"{peak} machines at once: more than replicas + maxSurge"

@@ -317,6 +317,23 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert {"arbor-shoot-dev-web-shoot-state-record", "arbor-shoot-dev-web-workers-pool-a-z1"} <= edges
     # After the SecretSet that writes the Secrets it reads them from (through the control plane that mounts them).
     assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-shoot-state")
+    # It names the last steps only (the machines, the webhook), which wait for every other; the status the upload.
+    steps = {
+        f"arbor-shoot-dev-web-{c}"
+        for c in (
+            "etcd-main",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "cluster",
+            "workers-mcm",
+            "workers-pool-a-z1",
+            "grm-webhook",
+            "grm-process",
+        )
+    }
+    assert steps <= built.before("arbor-shoot-dev-web-shoot-state")
+    assert {*steps, "arbor-shoot-dev-web-shoot-state"} <= built.before("arbor-shoot-dev-web-status")
+    assert len(built.edges["arbor-shoot-dev-web-shoot-state"]) < 8
     # So are the admin kubeconfig (signed with the client CA there) and the shoot's cluster (its PKI read there).
     assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-admin-kubeconfig"]
     assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-cluster")
