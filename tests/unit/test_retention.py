@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components.plan import retention
+from components.reconciler import etcd_snapshot
+from components.reconciler.entry_store import StoreError
 
 NOW = datetime(2026, 11, 28, 10, 50, tzinfo=UTC)
 
@@ -74,3 +76,42 @@ def test_collection_keeps_the_newest_the_last_hour_and_is_stable(times: list[dat
     assert not {key for key, t in snapshots if timedelta(0) <= now - t < retention.HOUR} & set(gone)
     rest = [s for s in snapshots if s[0] not in gone]
     assert retention.collectable(rest, now) == []
+
+
+class Entry:
+    """An entry's S3 store: lists its keys, removes what it is told, or refuses."""
+
+    def __init__(self, keys: list[str], refuses: bool = False) -> None:
+        self.held, self.refuses, self.removed = list(keys), refuses, list[str]()
+
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under the prefix."""
+        if self.refuses:
+            raise StoreError("listing: connection refused")
+        return [k for k in self.held if k.startswith(prefix)]
+
+    def remove(self, keys: list[str]) -> None:
+        """Removed."""
+        self.removed += keys
+
+
+@pytest.mark.parametrize("refuses", [False, True])
+def test_a_snapshot_collects_its_entrys_old_full_snapshots_and_a_refusing_store_fails_nothing(
+    refuses: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN an entry's keys WHEN a snapshot collects THEN only full snapshots the policy lets go are removed.
+
+    A delta, a chunk of a full snapshot still uploading and other objects are never touched; a store that refuses
+    gives nothing back and raises nothing (the next snapshot collects again).
+    """
+    prefix = "shoot--dev--web--uid/etcd-main"
+    full = [f"{prefix}/v2/Full-00000000-{i:08d}-{int((NOW - timedelta(days=d)).timestamp())}.gz"
+            for i, d in enumerate((0, 40, 45), start=1)]  # fmt: skip
+    others = [f"{prefix}/v2/Incr-00000003-00000004-{int(NOW.timestamp())}.gz",
+              f"{prefix}/v2/Full-00000000-00000009-{int((NOW - timedelta(days=50)).timestamp())}.gz/0000000001",
+              "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"]  # fmt: skip
+    entry = Entry([*full, *others], refuses=refuses)
+    monkeypatch.setattr(etcd_snapshot, "S3Entry", lambda client, bucket: entry)
+    monkeypatch.setattr(etcd_snapshot, "s3_client", lambda data: None)
+    gone = etcd_snapshot.collect_garbage({"bucketName": "b"}, prefix, NOW)
+    assert gone == entry.removed == ([] if refuses else [full[2], full[1]])
