@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.reconciler import unknowns
@@ -84,6 +84,20 @@ def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
     if secret is None:
         return None
     return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+
+
+def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str]) -> dict[str, str]:
+    """Some keys of another Secret in the resource's namespace; a KubeError naming it when it or a key is not there."""
+    where = f"Secret {props['namespace']}/{name}"
+    try:
+        data = read_secret(props, name)
+    except KubeError as error:
+        raise KubeError(f"reading {where}: {error}", error.status) from None
+    if data is None:
+        raise KubeError(f"{where} is missing", 404)
+    if missing := [key for key in keys if key not in data]:
+        raise KubeError(f"{where} has no {', '.join(missing)}")
+    return {key: data[key] for key in keys}
 
 
 def _found(props: Mapping[str, Any]) -> dict[str, dict[str, str] | None]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
-from components.reconciler.credential_secrets import read_secret
+from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
 
 # Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
@@ -182,14 +182,10 @@ def held_files(props: dict[str, Any]) -> dict[str, str]:
     """The files a Secret holds (`secretFiles`: its cluster, namespace, name and key), read from there now."""
     found: dict[str, str] = {}
     for name, source in sorted((props.get("secretFiles") or {}).items()):
-        where = f"{name}: Secret {source['namespace']}/{source['secret']}"
         try:
-            data = read_secret(source, source["secret"])
+            found[name] = secret_keys(source, source["secret"], [source["key"]])[source["key"]]
         except KubeError as error:
-            raise ProcessError(f"{where}: {error}") from None
-        if data is None or source["key"] not in data:
-            raise ProcessError(f"{where} has no {source['key']}")
-        found[name] = data[source["key"]]
+            raise ProcessError(f"{name}: {error}") from None
     return found
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from components.reconciler import kwokctl, signing
-from components.reconciler.credential_secrets import read_secret
+from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
@@ -75,18 +75,14 @@ def _restored_file(cluster: kwokctl.Cluster) -> Path:
 def seed_pki(source: dict[str, str]) -> dict[str, str]:
     """A hosted shoot's PKI as its seed namespace holds it (`source` names the seed and the namespace)."""
     seed = {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
-    secrets: dict[str, dict[str, str] | None] = {}
-    found = {}
-    for key, (secret, field) in PKI_SOURCES.items():
-        where = f"the shoot's PKI: Secret {source[PKI_NAMESPACE]}/{secret}"
-        try:
-            data = secrets[secret] if secret in secrets else secrets.setdefault(secret, read_secret(seed, secret))
-        except KubeError as error:
-            raise RestoreError(f"{where}: {error}") from None
-        if data is None or field not in data:
-            raise RestoreError(f"{where} has no {field}")
-        found[key] = data[field]
-    return found
+    wanted: dict[str, list[str]] = {}  # each Secret once, with the keys taken from it
+    for secret, field in PKI_SOURCES.values():
+        wanted.setdefault(secret, []).append(field)
+    try:
+        held = {secret: secret_keys(seed, secret, fields) for secret, fields in wanted.items()}
+    except KubeError as error:
+        raise RestoreError(f"the shoot's PKI: {error}") from None
+    return {key: held[secret][field] for key, (secret, field) in PKI_SOURCES.items()}
 
 
 def write_pki(cluster: kwokctl.Cluster, pki: dict[str, str]) -> bool:

@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
-from components.reconciler.credential_secrets import read_secret
+from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
@@ -104,19 +104,10 @@ def _header(props: dict[str, Any]) -> dict[str, str]:
 def seed_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
     """The persisted secrets as the seed namespace holds them (`sources`: each one's Secret and keys), by name."""
     seed = {"kubeconfig": props["seedKubeconfig"], "namespace": props["seedNamespace"]}
-    found: dict[str, dict[str, str]] = {}
-    for name, source in sorted(props["sources"].items()):
-        where = f"Secret {props['seedNamespace']}/{source['secret']}"
-        try:
-            data = read_secret(seed, source["secret"])
-        except KubeError as error:
-            raise StateError(f"reading {where}: {error}") from None
-        if data is None:
-            raise StateError(f"{where} is missing")
-        if missing := [key for key in source["keys"] if key not in data]:
-            raise StateError(f"{where} has no {', '.join(missing)}")
-        found[name] = {key: data[key] for key in source["keys"]}
-    return found
+    try:
+        return {name: secret_keys(seed, s["secret"], s["keys"]) for name, s in sorted(props["sources"].items())}
+    except KubeError as error:
+        raise StateError(str(error)) from None
 
 
 def wanted_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:

@@ -12,6 +12,7 @@ from cryptography import x509
 from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
 from components.render import objects
+from tests.unit.test_shoot_state import SeedSecrets
 
 NAMESPACE = "shoot--dev--web"
 COLLECTION = f"/api/v1/namespaces/{NAMESPACE}/secrets"
@@ -251,3 +252,34 @@ def test_a_leaf_is_not_issued_from_a_signer_secret_that_is_not_its_ca(
     with pytest.raises(KubeError, match=f"{NAMESPACE}/ca-etcd-signer"):
         pki.CertificateProvider().create(signer_inputs(ca))
     assert f"{COLLECTION}/etcd-peer" not in cluster.objects
+
+
+class _Unreachable:
+    """A cluster that does not answer."""
+
+    def find(self, path: str) -> None:
+        """Never."""
+        raise KubeError("connection refused")
+
+
+@pytest.mark.parametrize(
+    ("held", "error"),
+    [
+        (SeedSecrets({"s": {"a": "1", "b": "2"}}), None),
+        (SeedSecrets({"s": {"a": "1"}}), "Secret ns/s has no b"),
+        (SeedSecrets({}), "Secret ns/s is missing"),
+        (_Unreachable(), "reading Secret ns/s: connection refused"),
+    ],
+)
+def test_another_secrets_keys_are_read_or_a_line_names_the_secret(
+    held: Any, error: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a Secret in the namespace WHEN some of its keys are read THEN them, or one line naming the Secret."""
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: held))
+    where = {"kubeconfig": "kubeconfig-file:/seed", "namespace": "ns"}
+    if error is None:
+        assert credential_secrets.secret_keys(where, "s", ["a", "b"]) == {"a": "1", "b": "2"}
+        return
+    with pytest.raises(KubeError) as raised:
+        credential_secrets.secret_keys(where, "s", ["a", "b"])
+    assert str(raised.value) == error
