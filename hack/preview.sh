@@ -3,9 +3,9 @@
 # stacks (docs/shards.md). <out>/preview.md is the summary: for a sharded landscape, one table of every stack's
 # changes with the landscape's totals, then each stack's changes per layer. Each stack's digest is
 # <out>/preview[-<stack>].json. Confirmed deletions are previewed past their protection; any other protected
-# delete fails (hack/deletions.py). Seeds whose state `make up` has yet to move into their stacks are moved in a
-# copy of the (file) backend first, so the preview shows the landscape as `make up` leaves it; the state is
-# not touched.
+# delete fails (hack/deletions.py). Seeds whose state `make up` has yet to move into their stacks, and shoots it
+# has yet to hand over to another seed's stack, are moved in a copy of the (file) backend first, so the preview
+# shows the landscape as `make up` leaves it; the state is not touched.
 # Usage: hack/preview.sh <landscape stack> <out dir> [policy pack] [policy pack config]
 set -euo pipefail
 landscape=$1 out=$2 pack=${3:-} pack_config=${4:-}
@@ -37,7 +37,7 @@ if [ -n "$pending" ]; then
   mkdir -p "$copy/.pulumi"
   cp -r "${PULUMI_BACKEND_URL#file://}/.pulumi/"{meta.yaml,stacks} "$copy/.pulumi/"
   export PULUMI_BACKEND_URL="file://$copy"
-  moves=$(py shards.py split "$landscape")
+  moves=$(py shards.py split "$landscape"; py shards.py migrate "$landscape")
 fi
 mapfile -t stacks < <(py shards.py stacks "$landscape")
 rc=0

@@ -106,9 +106,11 @@ def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-# The program logs network tables and rotation plans with these prefixes (components/plan/network.py, pki.py).
+# The program logs network tables and rotation plans with these prefixes (components/plan/network.py, pki.py),
+# and the checks' notices (a confirmed deletion, a control-plane migration, an expired version kept) by field.
 NETWORK_PLAN = "network plan of "
 ROTATION = "credential rotation of "
+NOTICE = "landscape."
 
 
 def logged(preview: dict[str, Any], prefix: str) -> list[str]:
@@ -168,6 +170,9 @@ def render(preview: dict[str, Any], stack: str = "") -> str:
     rotations = logged(preview, ROTATION)
     if rotations:
         lines += ["", "### credential rotations", "", *(f"```\n{r}\n```" for r in rotations)]
+    notices = logged(preview, NOTICE)
+    if notices:
+        lines += ["", "### notices", "", *(f"- {NOTICE}{n}" for n in notices)]
     for layer in sorted(changes):
         lines += ["", f"### {layer}", ""]
         for op, step in sorted(changes[layer], key=lambda i: (OPS.index(i[0]) if i[0] in OPS else 9, i[1]["urn"])):

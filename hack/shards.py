@@ -9,9 +9,13 @@ integrity check here, and without it the URNs would change). Ancestors and provi
 are copied; the Kubernetes provider of the garden stays in both. Nothing in a cluster or cloud changes, and a
 landscape with nothing to move is left as it is.
 
+`migrate` then hands a shoot that the document moved to another seed over to that seed's stack, whose update
+migrates its control plane as one stack does (hack/shoot_moves.py).
+
 Usage: python hack/shards.py stacks <landscape>    the stacks to run, garden first, one per line
        python hack/shards.py split <landscape>     make the seed stacks and move their state
-       python hack/shards.py pending <landscape>   the seeds `split` has yet to move, a line each
+       python hack/shards.py migrate <landscape>   hand shoots moved to another seed over to its stack
+       python hack/shards.py pending <landscape>   the seeds and shoots yet to move, a line each
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import shoot_moves
 from pulumi_cli import export, import_state, pulumi
 from state_moves import without
 
@@ -34,7 +39,9 @@ from components import stacks
 from components.checks import parse_landscape
 from components.kinds import StackLayout
 from components.layers.landscape import seed_component, shoot_component
+from components.plan.planner import plan_landscape
 from components.plan.shards import SEPARATOR, Shard, seed_stack
+from components.plan.values import LandscapePlan
 from components.spec.fields import SpecError
 from components.spec.landscape import LandscapeSpec
 
@@ -203,30 +210,106 @@ def move(landscape: str) -> None:
         print(f"shards: moved {len(moving)} resources of seed {seed} from {landscape} to {stack}")
 
 
+def sharded_plan(landscape: str) -> LandscapePlan | None:
+    """The plan of a landscape sharded per seed (None for one in one stack, or an invalid document)."""
+    spec = spec_of(landscape)
+    return plan_landscape(spec, landscape) if spec and spec.stacks is StackLayout.PER_SEED else None
+
+
+def seed_states(plan: LandscapePlan, landscape: str) -> dict[str, dict[str, Any]]:
+    """The exported state of each seed stack of the plan that exists, by stack."""
+    existing = set(existing_stacks())
+    names = (seed_stack(landscape, s.name) for s in plan.seeds)
+    return {stack: export(stack, who="shards") for stack in names if stack in existing}
+
+
+def shoot_moves_of(
+    plan: LandscapePlan, landscape: str, states: dict[str, dict[str, Any]]
+) -> list[shoot_moves.ShootMove]:
+    """The shoots whose state a seed stack holds while the document puts them on another seed."""
+    return shoot_moves.moves(plan, landscape, {k: v.get("deployment") or {} for k, v in states.items()})
+
+
+def hand_over(move: shoot_moves.ShootMove, states: dict[str, dict[str, Any]], landscape: str) -> None:
+    """Moves one shoot's resources and records from its source seed stack into its target's (two imports)."""
+    source, target = seed_stack(landscape, move.source), seed_stack(landscape, move.target)
+    src, dst = states[source]["deployment"], states[target]["deployment"]
+    if src.get("pending_operations") or dst.get("pending_operations"):
+        raise SystemExit(f"shards: {source} or {target} has operations pending; `make up` clears them first")
+    moving = shoot_moves.shoot_urns(src.get("resources") or [], move.shoot)
+    left, given = split(src, moving, source, target)
+    dst = shoot_moves.started(dst, given)
+    left, with_records = shoot_moves.with_records(left, dst, move.shoot)
+    own = set(renamed(sorted(moving), source, target))
+    present = {r["urn"]: r.get("id") for r in dst.get("resources") or []}
+    ids = {r["urn"]: r.get("id") for r in given["resources"] if r["urn"] in own}
+    if own <= present.keys() and all(present[u] == ids[u] for u in own):
+        pass  # an earlier hand-over stopped between the two imports: the target holds the shoot, the rest follows
+    elif own & present.keys():
+        raise SystemExit(f"shards: {target} holds other resources of {move.shoot.ref}; {source} holds it too")
+    elif extra := shoot_moves.foreign(dst, given, own):
+        raise SystemExit(f"shards: moving {move.shoot.ref} into {target} would take {extra[0]} along; not moved")
+    else:
+        states[target] = {**states[target], "deployment": shoot_moves.merged(with_records, given)}
+        import_state(target, states[target], who="shards")
+    states[source] = {**states[source], "deployment": left}
+    import_state(source, states[source], who="shards")
+    print(
+        f"shards: moved {len(moving)} resources of shoot {move.shoot.ref} from {source} to {target}, whose update "
+        f"migrates its control plane from seed {move.source} to {move.target}"
+    )
+
+
+def migrate(landscape: str) -> None:
+    """Hands each shoot the document moved to another seed over to that seed's stack (hack/shoot_moves.py)."""
+    plan = sharded_plan(landscape)
+    if plan is None:
+        return
+    states = seed_states(plan, landscape)
+    for move in shoot_moves_of(plan, landscape, states):
+        if seed_stack(landscape, move.target) not in states:
+            continue  # `split` makes it first
+        if lines := shoot_moves.refusals(plan, move, states[seed_stack(landscape, move.source)]["deployment"]):
+            print(f"shards: {move.shoot.ref} stays in its stack: {lines[0]}", file=sys.stderr)
+            continue
+        hand_over(move, states, landscape)
+
+
 def pending(landscape: str) -> list[str]:
-    """The seeds whose part `split` has yet to move: their stack is missing, or the landscape's stack holds it."""
+    """What `split` and `migrate` have yet to move, a line each.
+
+    Seeds whose stack is missing or whose part the landscape's stack holds, and shoots a seed stack holds while
+    the document puts them on another seed.
+    """
     existing, spec = existing_stacks(), spec_of(landscape)
     if spec is None or spec.stacks is not StackLayout.PER_SEED:
         return []
     resources = export(landscape, who="shards").get("deployment", {}).get("resources") or []
-    return [
-        s.name
+    lines = [
+        f"seed {s.name}: its part of the state is still in {landscape}; `make up` moves it to its stack"
         for s in spec.seeds
         if seed_stack(landscape, s.name) not in existing or subtree(resources, seed_roots(spec, s.name))
+    ]
+    plan = plan_landscape(spec, landscape)
+    states = seed_states(plan, landscape)
+    return lines + [
+        f"shoot {m.shoot.ref}: its state is still in {seed_stack(landscape, m.source)}; `make up` moves it to "
+        f"{seed_stack(landscape, m.target)}"
+        for m in shoot_moves_of(plan, landscape, states)
     ]
 
 
 def main() -> None:
-    """`stacks`, `split` or `pending`, for the landscape named on the command line."""
-    if len(sys.argv) != 3 or sys.argv[1] not in ("stacks", "split", "pending"):
-        raise SystemExit("usage: shards.py stacks|split|pending <landscape>")
+    """`stacks`, `split`, `migrate` or `pending`, for the landscape named on the command line."""
+    if len(sys.argv) != 3 or sys.argv[1] not in ("stacks", "split", "migrate", "pending"):
+        raise SystemExit("usage: shards.py stacks|split|migrate|pending <landscape>")
     verb, landscape = sys.argv[1:]
-    if verb == "split":
-        move(landscape)
+    if verb in ("split", "migrate"):
+        (move if verb == "split" else migrate)(landscape)
         return
     if verb == "pending":
-        for seed in pending(landscape):
-            print(f"seed {seed}: its part of the state is still in {landscape}; `make up` moves it to its stack")
+        for line in pending(landscape):
+            print(line)
         return
     seeds = seeds_of(spec_of(landscape), landscape, existing_stacks())
     print("\n".join([landscape, *(seed_stack(landscape, s) for s in seeds)]))

@@ -2,7 +2,9 @@
 # Converges a landscape as `make up` does: its stack, then (stacks: perSeed, docs/shards.md) its seed stacks, those
 # in parallel (ARBOR_STACK_JOBS at once, default 2). First, for each stack: what a killed run left is cleared
 # (recover.py), objects kept by an older arbor's resources are handed over (state_moves.py), each seed's state is
-# moved into its own stack (shards.py split), and confirmed deletions are unprotected (deletions.py).
+# moved into its own stack (shards.py split), a shoot the document moved to another seed is handed over to that
+# seed's stack, whose update migrates its control plane (shards.py migrate), and confirmed deletions are
+# unprotected (deletions.py).
 # Usage: hack/up.sh <landscape stack>   (in the environment of hack/env.sh)
 set -euo pipefail
 landscape=$1
@@ -17,6 +19,7 @@ for stack in "${stacks[@]:1}"; do
   py recover.py "$stack"
   py state_moves.py "$stack"
 done
+py shards.py migrate "$landscape"
 for stack in "${stacks[@]}"; do py deletions.py "$stack"; done
 up() { pulumi up --stack "$1" --yes --refresh --skip-preview --suppress-progress; }
 up "$landscape"

@@ -39,11 +39,11 @@ from components.checks.previous import (
     with_earlier_records,
     with_rotations,
 )
-from components.checks.shards import garden_problems, moved_shoots
+from components.checks.shards import departing_shoots, garden_problems, moved_shoots
 from components.checks.support import unsupported
 from components.checks.workers import user_data_problems, worker_problems
 from components.plan.planner import plan_landscape
-from components.plan.shards import Shard, checked_scope, scope, seed_stack
+from components.plan.shards import Shard, scope, seed_stack
 from components.plan.values import LandscapePlan
 from components.render.pki import rotation_message
 from components.spec.fields import SpecError
@@ -118,8 +118,9 @@ def check(
         raise RefusalError("landscape asks for what arbor does not run yet", lines)
     deployed = with_earlier_records(previous())
     shoots = deployed.get("shoots") or {}
-    compared = checked_scope(plan, shard, shoots, deployed.get("seeds") or {})
-    lines = [line for key, check in PREVIOUS_CHECKS for line in check(compared, deployed.get(key) or {})]
+    # The whole plan against this stack's records: a shoot or seed it recorded is compared wherever the document
+    # now puts it (a move to another stack is a seed change), and each line names its index in the document.
+    lines = [line for key, check in PREVIOUS_CHECKS for line in check(plan, deployed.get(key) or {})]
     lines += [line for key, spec_check in PREVIOUS_SPEC_CHECKS for line in spec_check(spec, deployed.get(key) or {})]
     lines += _shard_problems(plan, shard, deployed, others)
     if lines:
@@ -127,20 +128,21 @@ def check(
     # A shoot keeps an expired version it runs (Gardener's maintenance force-updates it); the preview says so.
     kept = kept_expired(spec, shoots)
     part = scope(plan, shard)
-    return Checked(with_rotations(part, deployed.get("credentials") or {}), notices(compared, deployed) + kept)
+    return Checked(with_rotations(part, deployed.get("credentials") or {}), notices(plan, deployed) + kept)
 
 
 def _shard_problems(
     plan: LandscapePlan, shard: Shard, deployed: Mapping[str, Any], others: Callable[[str], Mapping[str, Any]]
 ) -> list[str]:
-    """A seed stack's refusals across stacks: its garden stack's identity, shoots another seed stack runs."""
+    """A seed stack's refusals across stacks: its garden stack's identity, shoots whose state is in another stack."""
     if shard.seed is None:
         return []
     if lines := garden_problems(plan, shard, others(shard.landscape), deployed):
         return lines
+    recorded = deployed.get("shoots") or {}
     stacks = [seed_stack(shard.landscape, s.name) for s in plan.seeds if s.name != shard.seed]
     siblings = {stack: others(stack).get("shoots") or {} for stack in stacks}
-    return moved_shoots(plan, shard, deployed.get("shoots") or {}, siblings)
+    return departing_shoots(plan, shard, recorded) + moved_shoots(plan, shard, recorded, siblings)
 
 
 def records(plan: LandscapePlan) -> dict[str, Any]:

@@ -19,8 +19,8 @@ def migration_refusals(
     move = f"{at}.seed: {source} -> {shoot.seed}"
     old, new = seeds.get(source), seeds.get(str(shoot.seed))
     if old is None or new is None:
-        return [f"{move}: both seeds must be converged by this stack while the control plane moves (a seed removed "
-                f"at once, or one of another seed stack); keep seed {source} until both are"]  # fmt: skip
+        return [f"{move}: both seeds must stay in landscape.seeds while the control plane moves (a seed removed at "
+                f"once has no cluster to move from or to); keep seed {source} until both are"]  # fmt: skip
     clouds = sorted({s.cluster.provider.value for s in (old, new) if s.cluster.provider is not ProviderType.LOCAL})
     if clouds:
         return [f"{move}: a migration restores etcd from its backup, which etcd-backup-restore v0.39.0 cannot do for "

@@ -2,7 +2,9 @@
 
 A seed stack converges only against its own landscape's garden stack, and a shoot's control plane never moves
 from one seed stack to another by being deleted in one and created in the other (that would start it with an
-empty etcd): moving it between seeds waits for the migration flow of etcd backups, as a seed change does.
+empty etcd): its state moves first (`make up` runs `hack/shards.py migrate`), and the target stack's update then
+migrates the control plane as one stack does (reconciler/shoot_migration.py). A seed stack run alone, before that
+move, is refused on both sides.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from components.checks.migration import migration_refusals
 from components.kinds import StackLayout
-from components.plan.shards import Shard, scope
+from components.plan.shards import Shard, scope, seed_stack
 from components.plan.values import LandscapePlan
 
 # The output a garden stack records its landscape's identity in, and the one a seed stack records it ran against.
@@ -61,10 +64,35 @@ def garden_problems(
     return []
 
 
+# What a seed stack run alone is told when a shoot's state has yet to move between seed stacks.
+RUN_MAKE_UP = "run `make up` (hack/up.sh), which moves its state first (hack/shards.py migrate), not one stack alone"
+
+
+def departing_shoots(plan: LandscapePlan, shard: Shard, recorded: Mapping[str, Any]) -> list[str]:
+    """Shoots this seed stack runs that the document puts on another seed: their state has not moved yet.
+
+    A move another check refuses (migration.py: the seeds, their backups, a rotation) is left to its line.
+    """
+    if shard.seed is None:
+        return []
+    seeds, lines = {s.name: s for s in plan.seeds}, []
+    for i, shoot in enumerate(plan.shoots):
+        before = recorded.get(shoot.ref)
+        if not isinstance(before, Mapping) or before.get("seed") != shard.seed or shoot.seed in (None, shard.seed):
+            continue
+        at = f"landscape.shoots[{i}]"
+        if not migration_refusals(at, shoot, shard.seed, before, seeds):
+            lines.append(
+                f"{at}.seed: {shard.seed} -> {shoot.seed}: its control plane moves to the seed stack "
+                f"{seed_stack(shard.landscape, str(shoot.seed))}, whose update migrates it; {RUN_MAKE_UP}"
+            )
+    return lines
+
+
 def moved_shoots(
     plan: LandscapePlan, shard: Shard, recorded: Mapping[str, Any], siblings: Mapping[str, Any]
 ) -> list[str]:
-    """Shoots new to this seed stack that another seed stack records: moving them needs the migration flow.
+    """Shoots new to this seed stack whose state another seed stack still holds: `make up` moves it here first.
 
     `siblings` maps each other seed stack to its `shoots` record.
     """
@@ -78,8 +106,7 @@ def moved_shoots(
             before = shoots.get(shoot.ref) if isinstance(shoots, Mapping) else None
             if isinstance(before, Mapping) and before.get("seed") not in (None, shard.seed):
                 lines.append(
-                    f"landscape.shoots[{i}].seed: {shoot.ref} runs on seed {before['seed']} (stack {stack}); moving "
-                    "its control plane to another seed stack needs a control-plane migration with etcd backups, "
-                    f"which arbor does not have yet: keep seed {before['seed']}"
+                    f"landscape.shoots[{i}].seed: {shoot.ref} runs on seed {before['seed']} (stack {stack}), whose "
+                    f"state holds it; {RUN_MAKE_UP}"
                 )
     return lines

@@ -9,7 +9,6 @@ same landscape document and plans it whole, so each refuses what the others refu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection
 from dataclasses import dataclass
 
 from components.kinds import StackLayout
@@ -48,21 +47,3 @@ def scope(plan: LandscapePlan, shard: Shard) -> LandscapePlan:
     if plan.layout is StackLayout.PER_SEED:
         return dataclasses.replace(plan, seeds=(), shoots=tuple(s for s in plan.shoots if s.seed is None))
     return plan
-
-
-def checked_scope(
-    plan: LandscapePlan, shard: Shard, recorded_shoots: Collection[str], recorded_seeds: Collection[str]
-) -> LandscapePlan:
-    """The shard's scope and what its stack recorded before, which the checks against its records compare.
-
-    A shoot or seed the stack converged before and that the document still holds is compared with its record
-    wherever the document now puts it, so moving it to another stack is refused as a seed change, not missed.
-    """
-    part = scope(plan, shard)
-    seeds = {s.name for s in part.seeds} | set(recorded_seeds)
-    shoots = {s.ref for s in part.shoots} | set(recorded_shoots)
-    return dataclasses.replace(
-        plan,
-        seeds=tuple(s for s in plan.seeds if s.name in seeds),
-        shoots=tuple(s for s in plan.shoots if s.ref in shoots),
-    )

@@ -5,7 +5,8 @@ One small landscape (garden, two seeds, a hosted shoot on the first), its tests 
 changes no state; `make up`'s script moves each seed's state into its stack (the two run side by side), whose first
 update creates, deletes and replaces nothing; the objects keep their UIDs; a second run changes nothing in any
 stack; a backup the seed stack takes goes into the one object store the garden stack runs; a seed stack whose garden
-stack is another landscape's is refused, and so is a shoot moving to the other seed's stack.
+stack is another landscape's is refused; a shoot moving to the other seed's stack is refused by each seed stack run
+alone, and `make up` hands its state over and migrates its control plane there, with nothing lost.
 """
 
 from __future__ import annotations
@@ -24,8 +25,11 @@ import pytest
 from tests.integration.engine import (
     LOCAL_LANDSCAPE,
     ROOT,
+    SECOND_SEED,
     Stack,
     items,
+    kube_items,
+    kubectl,
     make_stack,
     remove_stack,
     require_environment,
@@ -33,8 +37,9 @@ from tests.integration.engine import (
 from tests.integration.test_backups import entry_status, secret_data, seed_client
 
 SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
-# A second, smaller seed with no shoot: two seed stacks run side by side, and a shoot may try to move to it.
-OTHER: dict[str, Any] = {"name": "local-2", "provider": "local", "zones": ["local-a"], "cluster": {"nodes": 1}}
+# A second seed with backups and no shoot: two seed stacks run side by side, and a shoot moves to it.
+OTHER: dict[str, Any] = SECOND_SEED
+MACHINES = "machines.machine.sapcloud.io"
 WEB = LOCAL_LANDSCAPE["shoots"][0]
 # What a seed stack has that the one stack had not: the reference to its garden stack.
 NEW_IN_SEED_STACK = {"pulumi:pulumi:StackReference"}
@@ -212,10 +217,11 @@ def test_a_seed_stack_refuses_another_landscapes_garden(stack: Stack) -> None:
         path.unlink(missing_ok=True)
 
 
-def test_a_shoot_never_moves_between_seed_stacks(stack: Stack, tmp_path: Path) -> None:
-    """GIVEN dev/web on local-1 WHEN the document puts it on local-2 THEN both seed stacks refuse, before any change.
+def test_a_seed_stack_run_alone_never_moves_a_shoot(stack: Stack) -> None:
+    """GIVEN dev/web on local-1 WHEN the document puts it on local-2 THEN each seed stack previewed alone refuses.
 
-    Its own stack refuses the seed change; the other refuses a shoot that a sibling seed stack records.
+    Its own stack refuses to let go of it, the other to take it while its sibling's state holds it; both say that
+    `make up` moves its state first. Nothing changes.
     """
     stack.set_config({"arbor:landscape": landscape(stacks="perSeed", shoots=[{**WEB, "seed": OTHER["name"]}])})
     try:
@@ -224,5 +230,55 @@ def test_a_shoot_never_moves_between_seed_stacks(stack: Stack, tmp_path: Path) -
     finally:
         stack.set_config({"arbor:landscape": landscape(stacks="perSeed")})
     assert source.returncode != 0 and target.returncode != 0
-    assert f"landscape.shoots[0].seed: {SEED} -> {OTHER['name']}" in source.stdout + source.stderr
-    assert f"dev/web runs on seed {SEED} (stack {seed_stack(stack).name})" in target.stdout + target.stderr
+    said = source.stdout + source.stderr
+    assert f"landscape.shoots[0].seed: {SEED} -> {OTHER['name']}: its control plane moves to the seed stack " in said
+    assert "run `make up`" in said
+    said = target.stdout + target.stderr
+    assert f"dev/web runs on seed {SEED} (stack {seed_stack(stack).name}), whose state holds it" in said
+
+
+def test_make_up_moves_a_shoot_to_another_seed_stack_and_nothing_is_lost(stack: Stack, tmp_path: Path) -> None:
+    """GIVEN a ConfigMap in dev/web WHEN the document puts it on local-2 THEN `make up` migrates it to local-2's stack.
+
+    `make preview` shows the hand-over and the migration; after `make up`, the ConfigMap, the Nodes and the Machines
+    are the same objects, the admin kubeconfig from before still works, the garden's record names local-2, nothing
+    of dev/web is left on local-1 or in its stack's state, and a second `make up` changes nothing in any stack.
+    """
+    source, target = seed_stack(stack), seed_stack(stack, OTHER["name"])
+    admin, ns = source.outputs()["adminKubeconfigs"]["dev/web"], "shoot--dev--web"
+    kubectl(admin, tmp_path, "create", "configmap", "settings", "--from-literal=colour=blue")
+    (settings,) = kube_items(admin, tmp_path, "configmaps", "--field-selector", "metadata.name=settings")
+    assert settings["data"] == {"colour": "blue"}
+    nodes = {n["metadata"]["name"]: n["metadata"]["uid"] for n in kube_items(admin, tmp_path, "nodes")}
+    machines = sorted(m["metadata"]["name"] for m in items(source, f"seed/{SEED}", tmp_path, MACHINES, "-n", ns))
+    assert nodes and machines
+    stack.set_config({"arbor:landscape": landscape(stacks="perSeed", shoots=[{**WEB, "seed": OTHER["name"]}])})
+
+    proc = preview_script(stack, tmp_path)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    summary = (tmp_path / "preview.md").read_text()
+    assert f"of shoot dev/web from {source.name} to {target.name}" in summary, summary
+    assert f"migrates dev/web's control plane from seed {SEED} to {OTHER['name']}" in summary, summary
+    out = up_script(stack)
+    assert f"of shoot dev/web from {source.name} to {target.name}, whose update migrates" in out
+
+    (after,) = kube_items(admin, tmp_path, "configmaps", "--field-selector", "metadata.name=settings")
+    assert (after["metadata"]["uid"], after["data"]) == (settings["metadata"]["uid"], settings["data"])
+    assert {n["metadata"]["name"]: n["metadata"]["uid"] for n in kube_items(admin, tmp_path, "nodes")} == nodes
+    moved = items(target, f"seed/{OTHER['name']}", tmp_path, MACHINES, "-n", ns)
+    assert sorted(m["metadata"]["name"] for m in moved) == machines
+    left = kubectl(source.outputs()["kubeconfigs"][f"seed/{SEED}"], tmp_path, "get", "ns", "-o", "name")
+    assert f"namespace/{ns}" not in left
+    (record,) = [r for r in items(stack, "garden", tmp_path, "shoots.arbor.dev", "-n", "garden-dev")
+                 if r["metadata"]["name"] == "web"]  # fmt: skip
+    assert record["spec"]["seedName"] == OTHER["name"]
+    assert not [r["urn"] for r in source.export()["deployment"]["resources"] if "dev-web" in r["urn"]]
+    urns = [r["urn"] for r in target.export()["deployment"]["resources"]]
+    assert any(u.endswith("::arbor-shoot-dev-web") for u in urns)
+    assert not [u for u in urns if f"arbor-seed-{SEED}" in u]  # the copies the migration needed are gone
+    assert "dev/web" in target.outputs()["shoots"] and "dev/web" not in source.outputs()["shoots"]
+
+    up_script(stack)
+    for one in (stack, source, target):
+        steps = one.preview_json("--refresh")["steps"]
+        assert [(s["op"], s["urn"]) for s in steps if s["op"] not in ("same", "refresh", "read")] == [], one.name

@@ -150,8 +150,8 @@ CASES = [
         moved(without(second_seed(backup=True), "seeds", "local-2", {"seeds": ["local-2"]}), 0, seed="local-1"),
         deployed(second_seed(backup=True)),
         [
-            f"{WEB}.seed: local-2 -> local-1: both seeds must be converged by this stack while the control plane "
-            "moves (a seed removed at once, or one of another seed stack); keep seed local-2 until both are"
+            f"{WEB}.seed: local-2 -> local-1: both seeds must stay in landscape.seeds while the control plane "
+            "moves (a seed removed at once has no cluster to move from or to); keep seed local-2 until both are"
         ],
     ),
     (

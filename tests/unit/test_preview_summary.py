@@ -240,3 +240,15 @@ def test_a_sharded_landscape_is_one_summary_with_a_row_per_stack() -> None:
     # Each stack's own summary follows, the failed one with its error.
     assert text.count("## arbor preview: stack `prod.local-1`") == 1
     assert "landscape.shoots[0].seed: refused" in text
+
+
+def test_the_checks_notices_are_listed() -> None:
+    """GIVEN a preview whose program logged a migration notice WHEN rendered THEN a section lists it, nothing else."""
+    said = "landscape.shoots[0].seed: this update migrates dev/web's control plane from seed local-1 to local-2"
+    diagnostics = [
+        {"severity": "info", "message": said + "\n"},
+        {"severity": "info", "message": "something else\n"},
+        {"severity": "warning", "message": "landscape.garden: a warning\n"},
+    ]
+    text = preview_summary.render({**preview(), "diagnostics": diagnostics})
+    assert text.split("### notices\n\n", 1)[1].split("\n\n", 1)[0] == f"- {said}"
