@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import pulumi
 
@@ -109,14 +109,22 @@ def etcd_backup_data(values: ShootValues, access: BackupAccess, record: Record) 
     return pulumi.Output.secret(data)
 
 
+@overload
 def backup_reference(
     seed: SeedAccess, values: ShootValues, data: pulumi.Output[dict[str, str]]
-) -> pulumi.Output[dict[str, Any]]:
-    """The shoot's `etcd-backup` Secret by reference (secret: the seed's kubeconfig may hold a token).
+) -> pulumi.Output[dict[str, Any]]: ...
+@overload
+def backup_reference(seed: SeedAccess, values: ShootValues, data: None) -> None: ...
+def backup_reference(
+    seed: SeedAccess, values: ShootValues, data: pulumi.Output[dict[str, str]] | None
+) -> pulumi.Output[dict[str, Any]] | None:
+    """The shoot's `etcd-backup` Secret by reference (secret: the seed's kubeconfig may hold a token); None without.
 
-    For what reaches the entry only while the seed namespace exists, which then read the Secret its SecretSet wrote:
-    the state keeps the seed's key once (reconciler/entry_store.py).
+    For what reaches the entry after the SecretSet wrote that Secret in the seed namespace, and reads it there: the
+    state keeps the seed's key once (reconciler/entry_store.py).
     """
+    if data is None:
+        return None
     where = pulumi.Output.all(seed.cluster.reach, data)
     return pulumi.Output.secret(where.apply(lambda got: entry_store.reference(got[0], values.seed_namespace, got[1])))
 

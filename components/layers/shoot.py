@@ -295,7 +295,7 @@ class Shoot(pulumi.ComponentResource):
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
         # Its PKI is read in the seed namespace, where the SecretSet wrote it before the control plane started.
         identity = pulumi.Output.all(seedKubeconfig=seed.cluster.reach, namespace=self.values.seed_namespace)
-        restore = sources.get(backup.ETCD_BACKUP_SECRET)
+        restore = backup_reference(seed, self.values, sources.get(backup.ETCD_BACKUP_SECRET))
         self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), restore, identity)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)
