@@ -33,7 +33,7 @@ tools: ## build or reuse pulumi, plugins, kube-apiserver & co, etcd, kwok; fetch
 	@hack/tools.sh
 
 state: tools ## the file state backend and the local stack
-	@$(ENV) mkdir -p "$${PULUMI_BACKEND_URL#file://}" && \
+	@$(ENV) dir=$${PULUMI_BACKEND_URL#file://} && mkdir -p "$${dir%%[?]*}" && \
 	  pulumi stack select --create --secrets-provider passphrase $(STACK) >/dev/null
 
 up: setup ## converge the local landscape (its seed stacks too, when sharded) and print how to reach it

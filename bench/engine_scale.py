@@ -26,6 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "bench" / "engine_program"
@@ -111,7 +112,10 @@ def run_stack(workdir: Path, name: str, first: int, shoots: int, args: argparse.
     project = _project(workdir, name)
     backend = workdir / f"{name}-state"
     backend.mkdir()
-    env = {**os.environ, "PULUMI_BACKEND_URL": f"file://{backend}", "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+    # The backend's options as hack/env.sh sets them for arbor's stacks (metadata=skip), so the bench measures those.
+    options = urlparse(os.environ.get("PULUMI_BACKEND_URL", "")).query
+    url = f"file://{backend}" + (f"?{options}" if options else "")
+    env = {**os.environ, "PULUMI_BACKEND_URL": url, "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
            "PYTHONPATH": str(project), "PULUMI_SKIP_UPDATE_CHECK": "true"}  # fmt: skip
     size = max(args.kib * 1024 // args.resources - OVERHEAD_BYTES, 0)
     cli = ["pulumi", "--non-interactive"]

@@ -35,8 +35,11 @@ if [ -n "$pending" ]; then
   }
   trap cleanup EXIT
   mkdir -p "$copy/.pulumi"
-  cp -r "${PULUMI_BACKEND_URL#file://}/.pulumi/"{meta.yaml,stacks} "$copy/.pulumi/"
-  export PULUMI_BACKEND_URL="file://$copy"
+  # The backend's directory, and its query (options such as metadata=skip), which the copy keeps.
+  state=${PULUMI_BACKEND_URL#file://}
+  query=${state#"${state%%[?]*}"}
+  cp -r "${state%%[?]*}/.pulumi/"{meta.yaml,stacks} "$copy/.pulumi/"
+  export PULUMI_BACKEND_URL="file://$copy$query"
   moves=$(py shards.py split "$landscape"; py shards.py migrate "$landscape")
 fi
 mapfile -t stacks < <(py shards.py stacks "$landscape")

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from pulumi_cli import export, import_state
 
@@ -234,7 +235,7 @@ def stop(victims: Iterable[Proc]) -> list[Proc]:
 def backend_dir() -> Path | None:
     """The file backend's `.pulumi` directory, None for any other backend."""
     url = os.environ.get("PULUMI_BACKEND_URL", "")
-    return Path(url.removeprefix("file://"), ".pulumi") if url.startswith("file://") else None
+    return Path(urlparse(url).path, ".pulumi") if url.startswith("file://") else None
 
 
 def checkpoint(backend: Path, project: str, stack: str) -> dict[str, object] | None:

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 import pulumi
 
 from components import naming
-from components.bundles import ClusterAccess, SeedAccess
+from components.bundles import BackupAccess, ClusterAccess, SeedAccess
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
+from components.reconciler import entry_store
 from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey, digest
-from components.render import api, controlplane, shoot_state
+from components.render import api, backup, backup_restore, controlplane, shoot_state
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,34 @@ def state_keeping(
     return StateKeeping(key, object_key, restore, moved)
 
 
+def etcd_backup_data(values: ShootValues, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
+    """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
+    tid = values.technical_id
+    prefix = record.metadata.apply(lambda m: backup_restore.entry_prefix(naming.backup_entry(tid, m["uid"])))
+    data = pulumi.Output.all(access.data, prefix).apply(lambda got: {**got[0], backup.KEY_PREFIX: got[1]})
+    return pulumi.Output.secret(data)
+
+
+@overload
+def backup_reference(
+    seed: SeedAccess, values: ShootValues, data: pulumi.Output[dict[str, str]]
+) -> pulumi.Output[dict[str, Any]]: ...
+@overload
+def backup_reference(seed: SeedAccess, values: ShootValues, data: None) -> None: ...
+def backup_reference(
+    seed: SeedAccess, values: ShootValues, data: pulumi.Output[dict[str, str]] | None
+) -> pulumi.Output[dict[str, Any]] | None:
+    """The shoot's `etcd-backup` Secret by reference (secret: the seed's kubeconfig may hold a token); None without.
+
+    For what reaches the entry after the SecretSet wrote that Secret in the seed namespace, and reads it there: the
+    state keeps the seed's key once (reconciler/entry_store.py).
+    """
+    if data is None:
+        return None
+    where = pulumi.Output.all(seed.cluster.reach, data)
+    return pulumi.Output.secret(where.apply(lambda got: entry_store.reference(got[0], values.seed_namespace, got[1])))
+
+
 def shoot_state_backup(
     name: str,
     values: ShootValues,
@@ -127,7 +156,7 @@ def shoot_state_backup(
         seed_namespace=values.seed_namespace,
         secrets_digest=secrets.digest,
         sources=secrets.sources,
-        backup_data=backup_data,
+        backup_data=backup_reference(seed, values, backup_data),
         object_key=kept.object_key,
         key=kept.key.key,
         seed_kubeconfig=seed.cluster.reach,

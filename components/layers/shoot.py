@@ -21,7 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
+from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
 from components.concerns import first_machine
 from components.concerns.access import admin_kubeconfig, register_client_ca
 from components.concerns.control_plane import (
@@ -41,7 +41,14 @@ from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
 from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pki
-from components.concerns.shoot_state import StateKeeping, persisted_secrets, shoot_state_backup, state_keeping
+from components.concerns.shoot_state import (
+    StateKeeping,
+    backup_reference,
+    etcd_backup_data,
+    persisted_secrets,
+    shoot_state_backup,
+    state_keeping,
+)
 from components.concerns.system import system_components
 from components.concerns.workers import Workers, in_shoot_workers
 from components.plan import network
@@ -50,7 +57,7 @@ from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
-from components.render import api, backup, backup_restore, controlplane, nodeagent, pki
+from components.render import api, backup, controlplane, nodeagent, pki
 from components.render import system as system_render
 
 
@@ -85,7 +92,7 @@ class Shoot(pulumi.ComponentResource):
         extra: dict[str, pulumi.Output[dict[str, str]]] = {}
         if seed is not None and seed.backup is not None:
             # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
-            extra[backup.ETCD_BACKUP_SECRET] = self._etcd_backup(seed.backup, record)
+            extra[backup.ETCD_BACKUP_SECRET] = etcd_backup_data(values, seed.backup, record)
         self.credentials = self._credentials(name, garden, seed, extra)
         sources = {**self._sources(self.credentials), **extra}
         backup_data = extra.get(backup.ETCD_BACKUP_SECRET)
@@ -137,15 +144,15 @@ class Shoot(pulumi.ComponentResource):
         extra: dict[str, pulumi.Output[dict[str, str]]],
         entry: list[pulumi.Resource],
     ) -> list[pulumi.Resource]:
-        """Full snapshots of etcd into the shoot's entry, where its provider takes them (local), after the entry."""
+        """Full snapshots of etcd into the shoot's entry (local: taken by arbor), after the entry and `etcd-backup`."""
         if not entry or seed is None:
             return []
         tid = self.values.technical_id
         name = record.metadata.apply(lambda m: naming.backup_entry(tid, m["uid"]))
-        data = extra[backup.ETCD_BACKUP_SECRET]
+        data = backup_reference(seed, self.values, extra[backup.ETCD_BACKUP_SECRET])
         minor = ".".join(self.values.kubernetes_version.split(".")[:2])
         risky: list[pulumi.Input[str]] = [minor, self.encryption.config_hash]
-        depends = [*entry, *self.access.ready]
+        depends = [*entry, *self.access.ready, self.written[backup.ETCD_BACKUP_SECRET]]
         return list(infra.etcd_snapshots(self.values, seed, data, name, garden.cluster, risky, self, depends))
 
     def _state(
@@ -164,13 +171,6 @@ class Shoot(pulumi.ComponentResource):
         secrets = persisted_secrets(self.credentials, self.encryption.config)
         data = extra[backup.ETCD_BACKUP_SECRET]
         return shoot_state_backup(name, self.values, record, garden.cluster, seed, secrets, data, kept, self, after)
-
-    def _etcd_backup(self, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
-        """The `etcd-backup` Secret's data: the bucket's, and the prefix of the shoot's entry (its record's uid)."""
-        tid = self.values.technical_id
-        prefix = record.metadata.apply(lambda m: backup_restore.entry_prefix(naming.backup_entry(tid, m["uid"])))
-        data = pulumi.Output.all(access.data, prefix).apply(lambda got: {**got[0], backup.KEY_PREFIX: got[1]})
-        return pulumi.Output.secret(data)
 
     def _infrastructure(self, infra: InfrastructureProvider) -> NetworkAccess:
         """The shoot's network, first: the control plane and nodes need it; its table reaches the preview."""
@@ -295,7 +295,7 @@ class Shoot(pulumi.ComponentResource):
             serving += api_records(name, self.values, service_address(balancer), parent=self, after=[balancer])
         # Its PKI is read in the seed namespace, where the SecretSet wrote it before the control plane started.
         identity = pulumi.Output.all(seedKubeconfig=seed.cluster.reach, namespace=self.values.seed_namespace)
-        restore = sources.get(backup.ETCD_BACKUP_SECRET)
+        restore = backup_reference(seed, self.values, sources.get(backup.ETCD_BACKUP_SECRET))
         self.access = self._shoot_api(infra, serving, self._arbor_kubeconfig(), restore, identity)
         cas = self._node_cas()
         node_configs = node_configuration(name, self.values, self.access, None, parent=self, cas=cas)

@@ -4,11 +4,16 @@ S3 for the local store (MinIO on loopback over TLS: `endpoint` and `trustedCaCer
 bucket's region), Cloud Storage's JSON API for gcp (the service account's key, `serviceaccount.json`, exchanged for
 an access token as Google's client libraries do). Each with the seed's key, which can touch that bucket's objects
 and nothing else. `EntryStore` is what arbor itself writes and reads there (a shoot's state).
+
+A resource that reaches the entry only while the shoot's seed namespace exists keeps a reference to that
+namespace's `etcd-backup` Secret instead of its data (`reference`, resolved by `entry_data`): the state then holds
+the seed's key once, in the shoot's SecretSet, which writes that Secret.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import json
 import time
@@ -22,6 +27,8 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from minio import Minio, S3Error
 from minio.deleteobjects import DeleteObject
 
+from components.reconciler.credential_secrets import read_secret
+from components.reconciler.kube import KubeError
 from components.reconciler.store_bucket import trusting
 from components.render import backup
 
@@ -218,9 +225,42 @@ class GcsEntry:
             query["pageToken"] = page["nextPageToken"]
 
 
-def entry_store(data: dict[str, str]) -> EntryStore:
-    """The store of the `etcd-backup` data's bucket: Cloud Storage for a service account's key, else S3."""
+def entry_store(value: dict[str, Any]) -> EntryStore:
+    """The store of the bucket the `etcd-backup` data (or a reference to it) names: GCS for a service key, else S3."""
+    data = entry_data(value)
     bucket = data[backup.KEY_BUCKET]
     if account := data.get(backup.KEY_SERVICE_ACCOUNT):
         return GcsEntry(json.loads(account), bucket)
     return S3Entry(s3_client(data), bucket)
+
+
+# The key of a reference to a seed namespace's `etcd-backup` Secret, in place of its data.
+SECRET_REF = "secretRef"
+
+
+def data_digest(data: dict[str, str]) -> str:
+    """The SHA-256 (first 16 hex digits) of `etcd-backup` data: a reference names what it expects by it."""
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def reference(kubeconfig: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
+    """A reference to the `etcd-backup` Secret the seed namespace holds with `data`: where, its entry, its digest."""
+    where = {"kubeconfig": kubeconfig, "namespace": namespace, "name": backup.ETCD_BACKUP_SECRET}
+    return {SECRET_REF: where, backup.KEY_PREFIX: data[backup.KEY_PREFIX], "digest": data_digest(data)}
+
+
+def entry_data(value: dict[str, Any]) -> dict[str, str]:
+    """The `etcd-backup` data: given, or read from the Secret a reference names, which must hold what it expects."""
+    where = value.get(SECRET_REF)
+    if not where:
+        return value
+    name = f"Secret {where['namespace']}/{where['name']}"
+    try:
+        data = read_secret(where, where["name"])
+    except KubeError as error:
+        raise StoreError(f"reading {name}: {error}") from None
+    if data is None:
+        raise StoreError(f"{name} is missing: the shoot's SecretSet writes it (run `make up`)")
+    if data_digest(data) != value.get("digest"):
+        raise StoreError(f"{name} holds other credentials than this update wrote (its SecretSet writes it first)")
+    return data

@@ -36,7 +36,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Resou
 from components.naming import API_GROUP, API_VERSION
 from components.plan import retention
 from components.reconciler import kwokctl
-from components.reconciler.entry_store import S3Entry, StoreError, entry_store, s3_client
+from components.reconciler.entry_store import S3Entry, StoreError, entry_data, entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
 from components.render import backup
 
@@ -119,7 +119,10 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         # Its etcd is a new, empty one until the restore is done: a snapshot of it would become the newest.
         raise SnapshotError(f"cluster '{cluster.name}' is being restored from a snapshot: run `make up` to finish")
     endpoint = etcd_url(cluster)
-    data = props["backup"]
+    try:
+        data = entry_data(props["backup"])
+    except StoreError as error:
+        raise SnapshotError(str(error)) from None
     with tempfile.TemporaryDirectory(prefix="arbor-snapshot-") as tmp:
         raw, packed = Path(tmp) / "snapshot.db", Path(tmp) / "snapshot.db.gz"
         etcd_tool("etcdctl", "snapshot", "save", str(raw), f"--endpoints={endpoint}")
@@ -166,7 +169,10 @@ def _age_s(props: dict[str, Any]) -> float:
 
 def _present(props: dict[str, Any]) -> bool:
     """Whether the latest snapshot is still in the bucket; a store that cannot be asked says nothing is missing."""
-    return entry_store(props["backup"]).present(props["latest"])
+    try:
+        return entry_store(props["backup"]).present(props["latest"])
+    except StoreError:
+        return True
 
 
 def _wanted(olds: dict[str, Any], news: dict[str, Any]) -> bool:

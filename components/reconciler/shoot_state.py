@@ -155,7 +155,10 @@ def fetch(props: dict[str, Any]) -> dict[str, Any]:
 
 def _present(props: dict[str, Any]) -> bool:
     """Whether the state is still in the bucket; a store that cannot be asked says nothing is missing."""
-    return entry_store(props["backup"]).present(props["object"])
+    try:
+        return entry_store(props["backup"]).present(props["object"])
+    except StoreError:
+        return True
 
 
 def write_status(props: dict[str, Any]) -> None:

@@ -37,4 +37,4 @@ def test_make_env_sets_an_offline_pulumi_with_the_clone_backend() -> None:
     out = shell(
         "echo $PULUMI_SKIP_UPDATE_CHECK $PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION $PULUMI_BACKEND_URL $KWOK_WORKDIR"
     )
-    assert out.split() == ["true", "true", f"file://{ROOT}/.state", str(ROOT / ".kwok")]
+    assert out.split() == ["true", "true", f"file://{ROOT}/.state?metadata=skip", str(ROOT / ".kwok")]

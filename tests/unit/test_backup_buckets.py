@@ -213,13 +213,23 @@ def test_a_risky_change_of_a_cloud_shoot_waits_for_a_snapshot_etcd_backup_restor
 def test_a_cloud_shoots_entry_names_what_etcd_backup_restore_put_in_the_bucket(example: Example, shoot: str) -> None:
     """GIVEN a hosted shoot on a cloud seed WHEN registered THEN its EntryStatus reads its entry's etcd prefix.
 
-    With the seed's key (the `etcd-backup` data, secret), after the entry record.
+    With a reference to the seed namespace's `etcd-backup` Secret (secret: the seed's kubeconfig), not the seed's
+    key, after the entry record and the SecretSet that writes that Secret.
     """
     values, prefix = next(s for s in example.plan.shoots if s.name == shoot), SHOOTS[shoot]
     status = _one(example, "pulumi-python:dynamic/arbor:EntryStatus", f"{prefix}-entry-status")
     entry = f"{values.technical_id}--uid-{prefix}-record"
     assert (status["entry"], status["prefix"]) == (entry, f"{entry}/etcd-main")
-    assert set(unwrapped(status["backup"])) == SECRET_KEYS[example.provider]
-    assert (BACKUP_ENTRY, f"{prefix}-backup-entry") in example.waits_for(
-        "pulumi-python:dynamic/arbor:EntryStatus", f"{prefix}-entry-status"
+    reference = unwrapped(status["backup"])
+    assert set(reference) == {"secretRef", "storePrefix", "digest"}
+    assert (reference["secretRef"]["namespace"], reference["secretRef"]["name"]) == (
+        values.seed_namespace,
+        "etcd-backup",
     )
+    # No key of the seed's credentials (the entry's prefix is no secret).
+    assert not (SECRET_KEYS[example.provider] - {"storePrefix"}) & set(json.dumps(reference).split('"'))
+    waits = example.waits_for("pulumi-python:dynamic/arbor:EntryStatus", f"{prefix}-entry-status")
+    assert {
+        (BACKUP_ENTRY, f"{prefix}-backup-entry"),
+        ("pulumi-python:dynamic/arbor:SecretSet", f"{prefix}-secrets"),
+    } <= waits

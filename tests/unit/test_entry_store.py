@@ -215,3 +215,36 @@ def test_a_gcp_entry_lists_every_page(gcs: tuple[str, dict[str, str]]) -> None:
     for name in [*names, "other/x"]:
         store.put(name, b"x", {})
     assert sorted(store.keys("e/etcd-main/v2/")) == sorted(names)
+
+
+# --- a reference to the seed namespace's `etcd-backup` Secret in place of its data
+
+
+def test_a_reference_is_resolved_to_the_secret_it_names_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a reference to etcd-backup WHEN resolved THEN the Secret's data, if it is what the reference expects.
+
+    The reference keeps the entry's prefix and a digest, never a key; a Secret edited, gone or unreachable is a
+    StoreError naming it; data given as such passes through.
+    """
+    data = {"bucketName": "b", "accessKeyID": "id", "secretAccessKey": "s3cret", "storePrefix": "shoot--dev--web--u"}
+    ref = entry_store.reference("kubeconfig-file:/k", "shoot--dev--web", data)
+    assert "s3cret" not in json.dumps(ref) and ref["storePrefix"] == data["storePrefix"]
+    found: dict[str, Any] = {"shoot--dev--web/etcd-backup": dict(data)}
+
+    def read(props: dict[str, Any], name: str) -> dict[str, str] | None:
+        assert props["kubeconfig"] == "kubeconfig-file:/k"
+        if name == "boom":
+            raise entry_store.KubeError("connection refused")
+        return found.get(f"{props['namespace']}/{name}")
+
+    monkeypatch.setattr(entry_store, "read_secret", read)
+    assert entry_store.entry_data(ref) == data
+    assert entry_store.entry_data(data) == data
+    found["shoot--dev--web/etcd-backup"]["secretAccessKey"] = "rotated"
+    with pytest.raises(entry_store.StoreError, match="shoot--dev--web/etcd-backup holds other credentials"):
+        entry_store.entry_data(ref)
+    del found["shoot--dev--web/etcd-backup"]
+    with pytest.raises(entry_store.StoreError, match="shoot--dev--web/etcd-backup is missing"):
+        entry_store.entry_data(ref)
+    with pytest.raises(entry_store.StoreError, match="reading Secret shoot--dev--web/boom: connection refused"):
+        entry_store.entry_data({**ref, "secretRef": {**ref["secretRef"], "name": "boom"}})

@@ -428,3 +428,38 @@ def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_pr
     monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: Unreachable()))
     with pytest.raises(etcd_snapshot.SnapshotError, match=r"etcd-backup-restore of shoot--p--s: .*503"):
         etcd_snapshot.trigger_full({"seedKubeconfig": "k", "seedNamespace": "shoot--p--s"})
+
+
+def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
+    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN its SecretSet keeps the seed's key.
+
+    Besides it, only the migration (which runs before a new seed namespace holds the Secret) and the machine restore
+    keep it; the snapshot, the snapshot step, the state upload and the cluster's restore name the seed namespace's
+    `etcd-backup` Secret and wait for the SecretSet that writes it.
+    """
+    raw = base()
+    raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
+    built, mocks = registered(plan_landscape(parse_landscape(raw), "local"))
+    # The mocks' bucket has no user keys yet: a key only the data has stands for it.
+    prefix, secret_key = "arbor-shoot-dev-web", "s3ForcePathStyle"
+
+    def unwrapped(value: Any) -> Any:
+        return value.get("value", value) if isinstance(value, dict) and "value" in value else value
+
+    step = json.loads(
+        unwrapped(mocks.inputs[f"{prefix}-snapshot-before-change"]["environment"])[etcd_snapshot.SNAPSHOT_ENV]
+    )
+    references = {
+        "snapshot": unwrapped(mocks.inputs[f"{prefix}-etcd-snapshot"]["backup"]),
+        "step": step["backup"],
+        "upload": unwrapped(mocks.inputs[f"{prefix}-shoot-state"]["backup"]),
+        "restore": unwrapped(mocks.inputs[f"{prefix}-cluster"]["restore"]),
+    }
+    for what, reference in references.items():
+        assert reference["secretRef"]["namespace"] == "shoot--dev--web", what
+        assert reference["secretRef"]["name"] == "etcd-backup", what
+        assert secret_key not in json.dumps(reference), what
+    keeping = [n for n in mocks.inputs if n.startswith(prefix) and secret_key in json.dumps(mocks.inputs[n])]
+    assert sorted(keeping) == [f"{prefix}-machine-restore", f"{prefix}-migration", f"{prefix}-secrets"]
+    for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
+        assert f"{prefix}-secrets" in built.edges[name]

@@ -212,3 +212,11 @@ def test_damaged_sidecars_are_rewritten_and_unfinished_writes_removed(
     assert sorted(p.name for p in stacks.iterdir()) == ["it-1.json", "it-1.json.attrs", "it-10.json.attrs"]
     assert (stacks / "it-10.json.attrs").read_text() == ""
     assert capsys.readouterr().out.count("recover: ") == 2
+
+
+def test_the_file_backend_directory_drops_the_urls_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a file backend URL with options (metadata=skip) WHEN its directory is asked THEN the path alone."""
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "file:///work/arbor/.state?metadata=skip")
+    assert recover.backend_dir() == Path("/work/arbor/.state/.pulumi")
+    monkeypatch.setenv("PULUMI_BACKEND_URL", "s3://bucket/arbor")
+    assert recover.backend_dir() is None
