@@ -24,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components.reconciler import entry_status, entry_store, etcd_snapshot
+from components.reconciler.kube import KubeError
 from components.render import backup
 
 TOKEN = "ya29.fake"
@@ -234,7 +235,7 @@ def test_a_reference_is_resolved_to_the_secret_it_names_and_checked(monkeypatch:
     def read(props: dict[str, Any], name: str) -> dict[str, str] | None:
         assert props["kubeconfig"] == "kubeconfig-file:/k"
         if name == "boom":
-            raise entry_store.KubeError("connection refused")
+            raise KubeError("connection refused")
         return found.get(f"{props['namespace']}/{name}")
 
     monkeypatch.setattr(entry_store, "read_secret", read)
