@@ -103,8 +103,7 @@ def seeds_of(spec: LandscapeSpec | None, landscape: str, existing: Iterable[str]
 
 def _is_root(urn: str, roots: set[str]) -> bool:
     """Whether the URN is a Seed or Shoot component named in `roots`."""
-    type_ = urn.split("::")[-2].rsplit("$", 1)[-1]
-    return type_ in COMPONENT_TYPES and urn.rsplit("::", 1)[-1] in roots
+    return shoot_moves.urn_type(urn) in COMPONENT_TYPES and shoot_moves.urn_name(urn) in roots
 
 
 def subtree(resources: Sequence[Mapping[str, Any]], roots: set[str]) -> set[str]:
@@ -227,7 +226,7 @@ def shoot_moves_of(
     plan: LandscapePlan, landscape: str, states: dict[str, dict[str, Any]]
 ) -> list[shoot_moves.ShootMove]:
     """The shoots whose state a seed stack holds while the document puts them on another seed."""
-    return shoot_moves.moves(plan, landscape, {k: v.get("deployment") or {} for k, v in states.items()})
+    return shoot_moves.moves(plan, landscape, {k: v.get("deployment") or {} for k, v in states.items()}, ROOT)
 
 
 def hand_over(move: shoot_moves.ShootMove, states: dict[str, dict[str, Any]], landscape: str) -> None:
@@ -236,7 +235,10 @@ def hand_over(move: shoot_moves.ShootMove, states: dict[str, dict[str, Any]], la
     src, dst = states[source]["deployment"], states[target]["deployment"]
     if src.get("pending_operations") or dst.get("pending_operations"):
         raise SystemExit(f"shards: {source} or {target} has operations pending; `make up` clears them first")
-    moving = shoot_moves.shoot_urns(src.get("resources") or [], move.shoot)
+    resources = src.get("resources") or []
+    # The Shoot component with everything under it, and its namespace under any seed's component.
+    moving = subtree(resources, {shoot_component(ROOT, move.shoot.project, move.shoot.name)})
+    moving |= shoot_moves.seed_namespaces(resources, move.shoot)
     left, given = split(src, moving, source, target)
     dst = shoot_moves.started(dst, given)
     left, with_records = shoot_moves.with_records(left, dst, move.shoot)

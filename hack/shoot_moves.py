@@ -37,12 +37,12 @@ class ShootMove:
     target: str
 
 
-def _name(urn: str) -> str:
+def urn_name(urn: str) -> str:
     """A resource's name, the last part of its URN."""
     return urn.rsplit("::", 1)[-1]
 
 
-def _type(urn: str) -> str:
+def urn_type(urn: str) -> str:
     """A resource's own type, the last of its URN's type chain."""
     return urn.split("::")[-2].rsplit("$", 1)[-1]
 
@@ -55,17 +55,20 @@ def _stack_outputs(deployment: Mapping[str, Any]) -> dict[str, Any]:
     return dict(root.get("outputs") or {})
 
 
-def moves(plan: LandscapePlan, landscape: str, states: Mapping[str, Mapping[str, Any]]) -> list[ShootMove]:
-    """The shoots a seed stack's state holds that the document puts on another seed (with its own stack)."""
-    by_component = {shoot_component("arbor", s.project, s.name): (i, s) for i, s in enumerate(plan.shoots)}
+def moves(plan: LandscapePlan, landscape: str, states: Mapping[str, Mapping[str, Any]], root: str) -> list[ShootMove]:
+    """The shoots a seed stack's state holds that the document puts on another seed (with its own stack).
+
+    `root` is the Landscape component's name, which a Shoot component's name starts with.
+    """
+    by_component = {shoot_component(root, s.project, s.name): (i, s) for i, s in enumerate(plan.shoots)}
     seeds = {s.name for s in plan.seeds}
     found = []
     for seed in sorted(seeds):
         resources = states.get(seed_stack(landscape, seed), {}).get("resources") or []
         for r in resources:
-            if _type(r["urn"]) != SHOOT or _name(r["urn"]) not in by_component:
+            if urn_type(r["urn"]) != SHOOT or urn_name(r["urn"]) not in by_component:
                 continue
-            i, shoot = by_component[_name(r["urn"])]
+            i, shoot = by_component[urn_name(r["urn"])]
             if shoot.seed is not None and shoot.seed != seed and shoot.seed in seeds:
                 found.append(ShootMove(i, shoot, seed, shoot.seed))
     return found
@@ -79,22 +82,13 @@ def refusals(plan: LandscapePlan, move: ShootMove, source: Mapping[str, Any]) ->
     return migration_refusals(at, move.shoot, move.source, before if isinstance(before, Mapping) else {}, seeds)
 
 
-def shoot_urns(resources: Sequence[Mapping[str, Any]], shoot: ShootValues) -> set[str]:
-    """The shoot's Shoot component with everything under it, and its namespace under any seed's component."""
-    parents = {str(r["urn"]): r.get("parent") for r in resources}
-    root = shoot_component("arbor", shoot.project, shoot.name)
-    found = set()
-    for urn in parents:
-        at: str | None = urn
-        while at is not None and not (_type(at) == SHOOT and _name(at) == root):
-            at = parents.get(at)
-        if at is not None:
-            found.add(urn)
-        parent = parents.get(urn)
-        namespace = _type(urn) == NAMESPACE and parent and _type(parent) == SEED
-        if namespace and _name(urn) == f"{_name(str(parent))}-{shoot.seed_namespace}":
-            found.add(urn)
-    return found
+def seed_namespaces(resources: Sequence[Mapping[str, Any]], shoot: ShootValues) -> set[str]:
+    """The shoot's namespace under any seed's component (`<seed component>-<seed namespace>`)."""
+    return {
+        str(r["urn"]) for r in resources
+        if (parent := r.get("parent")) and urn_type(r["urn"]) == NAMESPACE and urn_type(parent) == SEED
+        and urn_name(r["urn"]) == f"{urn_name(parent)}-{shoot.seed_namespace}"
+    }  # fmt: skip
 
 
 def with_records(

@@ -86,8 +86,8 @@ def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
     return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
 
 
-def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str]) -> dict[str, str]:
-    """Some keys of another Secret in the resource's namespace; a KubeError naming it when it or a key is not there."""
+def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str] | None = None) -> dict[str, str]:
+    """Some keys (None: all) of another Secret in the resource's namespace; a KubeError naming it or the key missing."""
     where = f"Secret {props['namespace']}/{name}"
     try:
         data = read_secret(props, name)
@@ -95,6 +95,8 @@ def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str]) -> dic
         raise KubeError(f"reading {where}: {error}", error.status) from None
     if data is None:
         raise KubeError(f"{where} is missing", 404)
+    if keys is None:
+        return data
     if missing := [key for key in keys if key not in data]:
         raise KubeError(f"{where} has no {', '.join(missing)}")
     return {key: data[key] for key in keys}

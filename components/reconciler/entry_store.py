@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from minio import Minio, S3Error
 from minio.deleteobjects import DeleteObject
 
-from components.reconciler.credential_secrets import read_secret
+from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
 from components.reconciler.store_bucket import trusting
 from components.render import backup
@@ -254,13 +254,13 @@ def entry_data(value: dict[str, Any]) -> dict[str, str]:
     where = value.get(SECRET_REF)
     if not where:
         return value
-    name = f"Secret {where['namespace']}/{where['name']}"
     try:
-        data = read_secret(where, where["name"])
+        data = secret_keys(where, where["name"])
     except KubeError as error:
-        raise StoreError(f"reading {name}: {error}") from None
-    if data is None:
-        raise StoreError(f"{name} is missing: the shoot's SecretSet writes it (run `make up`)")
+        raise StoreError(str(error)) from None
     if data_digest(data) != value.get("digest"):
-        raise StoreError(f"{name} holds other credentials than this update wrote (its SecretSet writes it first)")
+        raise StoreError(
+            f"Secret {where['namespace']}/{where['name']} holds other credentials than this update wrote (its "
+            "SecretSet writes it first)"
+        )
     return data

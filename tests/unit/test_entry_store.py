@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.reconciler import entry_status, entry_store, etcd_snapshot
+from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot
 from components.reconciler.kube import KubeError
 from components.render import backup
 
@@ -238,7 +238,7 @@ def test_a_reference_is_resolved_to_the_secret_it_names_and_checked(monkeypatch:
             raise KubeError("connection refused")
         return found.get(f"{props['namespace']}/{name}")
 
-    monkeypatch.setattr(entry_store, "read_secret", read)
+    monkeypatch.setattr(credential_secrets, "read_secret", read)
     assert entry_store.entry_data(ref) == data
     assert entry_store.entry_data(data) == data
     found["shoot--dev--web/etcd-backup"]["secretAccessKey"] = "rotated"
