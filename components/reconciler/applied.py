@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, UpdateResult
 
 from components.reconciler import apply
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import objects
 
 # A new cluster (a control plane moved to another seed) is an update too: its objects are applied there.
@@ -24,7 +25,7 @@ INPUTS = ("objects", "version", "cluster")
 DRIFTED = ""
 
 
-class AppliedObjectsProvider(ResourceProvider):
+class AppliedObjectsProvider(Provider):
     """Keeps a set of objects applied; a subclass says which."""
 
     resource_id = "objects"

@@ -18,10 +18,11 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.plan.osc import restart_plan
 from components.reconciler.kube import Kube
+from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
@@ -69,7 +70,7 @@ def _osc_yaml(cluster_secret: dict[str, Any]) -> str:
     return base64.b64decode(data).decode() if data else ""
 
 
-class OperatingSystemConfigProvider(ResourceProvider):
+class OperatingSystemConfigProvider(Provider):
     """Keeps a pool's OSC Secret in the shoot and plans what its nodes restart."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -28,11 +28,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import credential_secrets
 from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
+from components.reconciler.provider import Provider
 from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
 from components.render import pki
 
@@ -52,7 +53,7 @@ def _keep(olds: dict[str, Any], news: dict[str, Any], generated: tuple[str, ...]
     return {**news, **{k: olds[k] for k in generated}}
 
 
-class _Credential(ResourceProvider):
+class _Credential(Provider):
     """A credential kept in the state, with the Secrets it writes where it has any (credential_secrets.py)."""
 
     replace_on: tuple[str, ...] = ()

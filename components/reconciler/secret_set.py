@@ -16,9 +16,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.provider import Provider
 
 PROVIDER_VERSION = "1"
 DRIFTED = ""
@@ -70,7 +71,7 @@ def _holds(secret: dict[str, Any] | None, written: str) -> bool:
     return secret is not None and data_hash(secret.get("data") or {}) == written
 
 
-class SecretSetProvider(ResourceProvider):
+class SecretSetProvider(Provider):
     """Keeps a namespace's Secrets as their contents say."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
