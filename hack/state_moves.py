@@ -71,6 +71,7 @@ def certificate_secrets() -> str:
 CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
 COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
 MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
+SYSTEM = "the shoot's system components (`<shoot>-system`)"
 GRM_OBJECTS = "the resource manager's objects on that cluster (`<shoot>-grm-source`, `-target`, `-webhook`)"
 
 MOVES = (
@@ -78,7 +79,10 @@ MOVES = (
     # Every other Secret of a hosted shoot's control plane: now its one SecretSet (the first move that matches wins).
     Move("kubernetes:core/v1:Secret", SHOOT, r"secret-.+", "the shoot's control-plane Secrets (`<shoot>-secrets`)"),
     # Each object of a shoot's system components (`<shoot>-system-<kind>-<name>`): now one resource applies them all.
-    Move("kubernetes:", SHOOT, r"system-.+", "the shoot's system components (`<shoot>-system`)"),
+    Move("kubernetes:", SHOOT, r"system-.+", SYSTEM),
+    # `shoot-info` and kube-apiserver's kubelet binding in the shoot: now among its system components too.
+    Move("kubernetes:core/v1:ConfigMap", SHOOT, r"shoot-info", SYSTEM),
+    Move("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", SHOOT, r"kube-apiserver-kubelet", SYSTEM),
     # A hosted control plane's workloads, with their ConfigMaps and Services: now one ObjectSet per component.
     Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),

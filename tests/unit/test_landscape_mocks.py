@@ -139,8 +139,8 @@ def test_reconciliation_flow_order(mocks: Mocks) -> pulumi.Output[None]:
         assert "arbor-shoot-dev-web-etcd-events" in built.before("arbor-shoot-dev-web-kube-apiserver")
         assert "arbor-shoot-dev-web-kube-apiserver" in built.before("arbor-shoot-dev-web-kube-scheduler")
         # System components once the API serves, before the health is read.
-        assert "arbor-shoot-dev-web-cluster" in built.before("arbor-shoot-dev-web-shoot-info")
-        assert "arbor-shoot-dev-web-shoot-info" in built.before("arbor-shoot-dev-web-status")
+        assert "arbor-shoot-dev-web-cluster" in built.before("arbor-shoot-dev-web-system")
+        assert "arbor-shoot-dev-web-system" in built.before("arbor-shoot-dev-web-status")
         assert "arbor-shoot-dev-web-workers-sidecar-process" in built.before("arbor-shoot-dev-web-workers-mcm-released")
         # Minimal: the two shoots never wait for each other.
         assert not any(n.startswith("arbor-shoot-ops-db") for n in built.before("arbor-shoot-dev-web-status"))

@@ -102,6 +102,27 @@ def test_each_object_of_a_shoots_system_components_is_handed_over_to_the_one_res
     assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
 
 
+def test_shoot_info_and_the_kubelet_binding_are_handed_over_to_the_system_components() -> None:
+    """GIVEN an older shoot's `shoot-info` and kubelet binding WHEN the moves are read THEN both go to its system."""
+    objects = [
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-shoot-info", SHOOT),
+        resource(
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+            "arbor-shoot-dev-web-kube-apiserver-kubelet",
+            SHOOT,
+        ),
+    ]
+    kept = [
+        # Of another name, or a seed's: not the shoot's.
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-shoot-info-extra", SHOOT),
+        resource("kubernetes:core/v1:ConfigMap", "arbor-seed-local-1-shoot-info", SEED),
+        resource("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "arbor-shoot-dev-web-join-x", SHOOT),
+    ]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
+
+
 def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_object_sets() -> None:
     """GIVEN an older control plane, a resource per object WHEN the moves are read THEN each goes to its component.
 
