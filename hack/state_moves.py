@@ -72,6 +72,7 @@ CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|ku
 COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
 MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
 SYSTEM = "the shoot's system components (`<shoot>-system`)"
+EXTENSION_RIGHTS = "the seed's extensions' rights on the shoot's records (`<shoot>-extensions`)"
 GRM_OBJECTS = "the resource manager's objects on that cluster (`<shoot>-grm-source`, `-target`, `-webhook`)"
 
 MOVES = (
@@ -101,6 +102,9 @@ MOVES = (
         r"(user-data|class|deployment)-.+-z\d+",
         "its zone's ObjectSet (`<shoot>-workers-<pool>-z<n>`)",
     ),
+    # Its seed's extensions' Role and RoleBinding on a shoot's records in the garden: now one ObjectSet.
+    Move("kubernetes:rbac.authorization.k8s.io/v1:Role", SHOOT, r"extensions-role", EXTENSION_RIGHTS),
+    Move("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", SHOOT, r"extensions-rolebinding", EXTENSION_RIGHTS),
     # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
     Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.

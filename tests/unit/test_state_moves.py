@@ -123,6 +123,20 @@ def test_shoot_info_and_the_kubelet_binding_are_handed_over_to_the_system_compon
     assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
 
 
+def test_the_extensions_rights_on_a_shoots_records_are_handed_over_to_their_object_set() -> None:
+    """GIVEN an older shoot's extensions Role and RoleBinding WHEN the moves are read THEN both go to one ObjectSet."""
+    rbac = "kubernetes:rbac.authorization.k8s.io/v1"
+    objects = [
+        resource(f"{rbac}:Role", "arbor-shoot-dev-web-extensions-role", SHOOT),
+        resource(f"{rbac}:RoleBinding", "arbor-shoot-dev-web-extensions-rolebinding", SHOOT),
+    ]
+    # The seed's own rights (a ClusterRole and its binding, under the Seed) stay where they are.
+    kept = [resource(f"{rbac}:ClusterRole", "arbor-seed-local-1-extensions-clusterrole", SEED)]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    assert set(handed.values()) == {state_moves.EXTENSION_RIGHTS}
+
+
 def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_object_sets() -> None:
     """GIVEN an older control plane, a resource per object WHEN the moves are read THEN each goes to its component.
 
