@@ -314,5 +314,4 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
             "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])
-        super().__init__(AccessTokenProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(AccessTokenProvider(), name, props, opts)

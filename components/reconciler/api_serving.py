@@ -77,5 +77,4 @@ class ApiServing(Resource, module="arbor", name="ApiServing"):
         server = pulumi.Output.unsecret(pulumi.Output.from_input(kubeconfig).apply(server_of))
         props = {"shoot": shoot, "kubeconfig": kubeconfig, "server": server, "machine": machine,
                  "timeoutSeconds": timeout_s, "version": PROVIDER_VERSION}  # fmt: skip
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(ApiServingProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ApiServingProvider(), name, props, opts)

@@ -276,5 +276,4 @@ class EncryptionRewrite(Resource, module="arbor", name="EncryptionRewrite"):
             "version": PROVIDER_VERSION,
             "rewritten": None,
         }
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(EncryptionRewriteProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+        super().__init__(EncryptionRewriteProvider(), name, props, opts)

@@ -115,5 +115,4 @@ class MachinesReleased(Resource, module="arbor", name="MachinesReleased"):
         self, name: str, *, kubeconfig: pulumi.Input[str], namespace: str, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         props = {"kubeconfig": kubeconfig, "namespace": namespace, "version": PROVIDER_VERSION}
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(MachinesReleasedProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(MachinesReleasedProvider(), name, props, opts)

@@ -79,5 +79,4 @@ class NodeAddresses(Resource, module="arbor", name="NodeAddresses"):
             + [{"type": "Hostname", "address": node}],
             "version": PROVIDER_VERSION,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(NodeAddressesProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(NodeAddressesProvider(), name, props, opts)

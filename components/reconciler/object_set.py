@@ -75,5 +75,4 @@ class ObjectSet(Resource, module="arbor", name="ObjectSet"):
             "refs": None,
             "fingerprints": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(ObjectSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ObjectSetProvider(), name, props, opts)

@@ -135,5 +135,4 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
             "version": PROVIDER_VERSION,
             "restartPlan": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(OperatingSystemConfigProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(OperatingSystemConfigProvider(), name, props, opts)

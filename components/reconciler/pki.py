@@ -320,8 +320,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         if writes is not None:
             # The program reads the certificate and key from the outputs; else only the Secrets hold them.
             props |= {"published": published, credential_secrets.CHECKSUMS: None}
-        # The kubeconfig its Secret is written with is secret too.
-        opts = _secret_outputs(opts, "key", "caKey", "kubeconfig")
+        opts = _secret_outputs(opts, "key", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
 
 

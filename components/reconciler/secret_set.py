@@ -133,5 +133,4 @@ class SecretSet(Resource, module="arbor", name="SecretSet"):
             "version": PROVIDER_VERSION,
             "hashes": None,
         }
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SecretSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+        super().__init__(SecretSetProvider(), name, props, opts)

@@ -92,5 +92,4 @@ class SeedOperation(Resource, module="arbor", name="SeedOperation"):
         self, name: str, *, kubeconfig: pulumi.Input[str], seed: str, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         props = {"kubeconfig": kubeconfig, "seed": seed, "operation": None}
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SeedOperationProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(SeedOperationProvider(), name, props, opts)

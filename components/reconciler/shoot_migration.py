@@ -174,5 +174,5 @@ class ShootMigration(Resource, module="arbor", name="ShootMigration"):
             "object": object_key, "key": key, "cluster": cluster, "workdir": workdir, "version": PROVIDER_VERSION,
             "finalSnapshot": None, "migratedFrom": None,
         }  # fmt: skip
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key", "gardenKubeconfig"])
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
         super().__init__(ShootMigrationProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

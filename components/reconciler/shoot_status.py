@@ -215,7 +215,4 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
             "conditions": None,
             "state": None,
         }
-        secrets = pulumi.ResourceOptions(
-            additional_secret_outputs=["gardenKubeconfig", "seedKubeconfig", "shootKubeconfig"]
-        )
-        super().__init__(ShootStatusProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ShootStatusProvider(), name, props, opts)

@@ -49,5 +49,4 @@ class SystemComponents(Resource, module="arbor", name="SystemComponents"):
             "version": PROVIDER_VERSION,
             "fingerprints": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SystemComponentsProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(SystemComponentsProvider(), name, props, opts)
