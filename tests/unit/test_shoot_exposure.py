@@ -22,6 +22,7 @@ from components.pins import GARDENER_VERSION
 from components.plan.nodeagent_release import release
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
+from components.reconciler import osc_secret
 from components.render import exposure, packing, pki
 from tests.unit.landscape_mocks import OUTPUTS, Built, build
 from tests.unit.spec_cases import CLOUD_PROFILES
@@ -303,7 +304,8 @@ def test_the_shoot_holds_gardeners_join_rbac() -> pulumi.Output[None]:
             if o["metadata"]["name"] == "gardener-node-agent"
         )
         osc = mocks.of("pulumi-python:dynamic/arbor:OperatingSystemConfig")[f"{PREFIX}-osc-pool-a"]
-        assert osc["secretName"] in role["rules"][0]["resourceNames"]
+        # Its name as the provider's check() derives it from the Secret's content.
+        assert osc_secret.derived(osc["secret"])["secretName"] in role["rules"][0]["resourceNames"]
 
     return settled.apply(check)
 
