@@ -27,6 +27,7 @@ from pulumi_cli import export, import_state
 from components.render import pki
 
 SHOOT = "arbor:shoot:Shoot"
+OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 WORKERS = "arbor:shoot:Workers"
 
 
@@ -69,7 +70,7 @@ def certificate_secrets() -> str:
 
 # The components of a hosted control plane, as an older arbor named their workloads.
 CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
-COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
+COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`, or its group's: `-etcd`, `-controllers`)"
 MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
 SYSTEM = "the shoot's system components (`<shoot>-system`)"
 EXTENSION_RIGHTS = "the seed's extensions' rights on the shoot's records (`<shoot>-extensions`)"
@@ -88,6 +89,9 @@ MOVES = (
     Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:Service", SHOOT, r"etcd-(main|events)-client|kube-apiserver", COMPONENT_OBJECTS),
+    # Components that start together, once an ObjectSet each: now one per group (concerns/control_plane.py, GROUPS).
+    Move(OBJECT_SET, SHOOT, r"etcd-(main|events)", "the shoot's etcd (`<shoot>-etcd`)"),
+    Move(OBJECT_SET, SHOOT, r"kube-(controller-manager|scheduler)", "its controllers (`<shoot>-controllers`)"),
     # machine-controller-manager's objects in the seed and its rights in the shoot: now an ObjectSet each.
     Move("kubernetes:", WORKERS, r"mcm-(serviceaccount|role|rolebinding|configmap|deployment|service)", MCM_SEED),
     Move("kubernetes:", WORKERS, r"mcm-shoot-.+", "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"),

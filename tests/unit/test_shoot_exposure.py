@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from components.checks import parse_landscape
+from components.concerns.control_plane import GROUPS
 from components.pins import GARDENER_VERSION
 from components.plan.nodeagent_release import release
 from components.plan.planner import plan_landscape
@@ -63,8 +64,11 @@ class ExposureMocks(CloudMocks):
         return {n: o for (t, n), o in self.typed.items() if t == type_}
 
     def workload(self, name: str) -> dict[str, Any]:
-        """A hosted control-plane component's workload: the last object its ObjectSet applies."""
-        return dict(packing.unpacked(self.typed[(OBJECT_SET, name)]["manifests"])[-1])
+        """A hosted control-plane component's workload (`<shoot>-<component>`), in its group's ObjectSet."""
+        component = next(c for c in (*GROUPS, "kube-apiserver") if name.endswith(f"-{c}"))
+        applied = f"{name.removesuffix(component)}{GROUPS.get(component, component)}"
+        objs = packing.unpacked(self.typed[(OBJECT_SET, applied)]["manifests"])
+        return dict(next(o for o in objs if o["kind"] in WORKLOADS and o["metadata"]["name"] == component))
 
 
 def self_hosted(raw: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +161,7 @@ def test_a_domain_that_is_not_one_is_refused_with_its_path() -> None:
 
 
 SERVICE = "kubernetes:core/v1:Service"
+WORKLOADS = ("StatefulSet", "Deployment")
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 SECRET = "kubernetes:core/v1:Secret"
 RECORD_TYPES = {"aws": "aws:route53/record:Record", "gcp": "gcp:dns/recordSet:RecordSet"}

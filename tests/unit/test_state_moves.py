@@ -30,7 +30,7 @@ def old_state() -> list[dict[str, Any]]:
     signer = resource(SECRET, "arbor-shoot-dev-web-secret-ca-client-signer", SHOOT)
     etcd = resource(
         "pulumi-python:dynamic/arbor:ObjectSet",
-        "arbor-shoot-dev-web-etcd-main",
+        "arbor-shoot-dev-web-etcd",
         SHOOT,
         dependencies=[peer["urn"], certificate["urn"]],
         propertyDependencies={"spec": [peer["urn"], signer["urn"]]},
@@ -65,7 +65,7 @@ def test_the_state_without_them_keeps_every_other_resource_and_no_reference_to_t
     handed = state_moves.moved(resources)
     after = state_moves.without({"manifest": {}, "resources": resources}, handed)["resources"]
     assert [r["urn"] for r in after] == [r["urn"] for r in resources if r["urn"] not in handed]
-    etcd = next(r for r in after if r["urn"].endswith("etcd-main"))
+    etcd = next(r for r in after if r["urn"].endswith("-etcd"))
     assert etcd["dependencies"] == [resources[2]["urn"]] and etcd["propertyDependencies"] == {"spec": []}
     # Nothing left to move: the state is left as it is.
     assert state_moves.moved(after) == {}
@@ -135,6 +135,31 @@ def test_the_extensions_rights_on_a_shoots_records_are_handed_over_to_their_obje
     handed = state_moves.moved([*old_state()[:2], *objects, *kept])
     assert set(handed) == {o["urn"] for o in objects}
     assert set(handed.values()) == {state_moves.EXTENSION_RIGHTS}
+
+
+def test_the_object_sets_of_components_started_together_are_handed_over_to_their_groups() -> None:
+    """GIVEN an older shoot's ObjectSet per component WHEN the moves are read THEN etcd's and the controllers' move."""
+    sets = {
+        n: resource(state_moves.OBJECT_SET, f"arbor-shoot-dev-web-{n}", SHOOT)
+        for n in (
+            "etcd-main",
+            "etcd-events",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kube-apiserver",
+            "etcd",
+            "grm-source",
+        )
+    }
+    handed = {
+        urn.rsplit("::", 1)[-1]: now for urn, now in state_moves.moved([*old_state()[:2], *sets.values()]).items()
+    }
+    assert handed == {
+        "arbor-shoot-dev-web-etcd-main": "the shoot's etcd (`<shoot>-etcd`)",
+        "arbor-shoot-dev-web-etcd-events": "the shoot's etcd (`<shoot>-etcd`)",
+        "arbor-shoot-dev-web-kube-controller-manager": "its controllers (`<shoot>-controllers`)",
+        "arbor-shoot-dev-web-kube-scheduler": "its controllers (`<shoot>-controllers`)",
+    }
 
 
 def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_object_sets() -> None:
