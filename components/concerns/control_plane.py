@@ -58,6 +58,31 @@ def _unique(resources: Iterable[pulumi.Resource]) -> list[pulumi.Resource]:
     return list(dict.fromkeys(resources))
 
 
+def _group_sets(
+    name: str,
+    seed: SeedAccess,
+    parts: Mapping[str, Sequence[pulumi.Output[list[dict[str, Any]]]]],
+    needs: Mapping[str, Sequence[pulumi.Resource | str]],
+    parent: pulumi.Resource,
+) -> dict[str, pulumi.Resource]:
+    """One ObjectSet per group, in order, each after what its components need (a group named by its set)."""
+    # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
+    wait = pulumi.CustomTimeouts(create="5m", update="5m")
+    sets: dict[str, pulumi.Resource] = {}
+    for group, manifests in parts.items():
+        after = _unique(sets[n] if isinstance(n, str) else n for n in needs[group])
+        # One resource per group keeps its objects once (reconciler/object_set.py); objects unchanged in an update
+        # are applied as they are, so a component restarts only when its own objects change.
+        sets[group] = ObjectSet(
+            f"{name}-{group}",
+            kubeconfig=seed.cluster.reach,
+            cluster=seed.cluster.identifier,
+            manifests=pulumi.Output.all(*manifests).apply(lambda got: [o for objs in got for o in objs]),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=after, custom_timeouts=wait),
+        )
+    return sets
+
+
 def hosted_control_plane(
     name: str,
     values: ShootValues,
@@ -104,20 +129,7 @@ def hosted_control_plane(
         # Its ConfigMaps and Service, then the workload.
         first = [*workload.config_maps, *([service] if service else [])]
         parts.setdefault(group, []).append(spec.apply(functools.partial(_applied, first, workload.object)))
-    # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
-    wait = pulumi.CustomTimeouts(create="5m", update="5m")
-    sets: dict[str, pulumi.Resource] = {}
-    for group, manifests in parts.items():
-        after = _unique(sets[n] if isinstance(n, str) else n for n in needs[group])
-        # One resource per group keeps its objects once (reconciler/object_set.py); objects unchanged in an update
-        # are applied as they are, so a component restarts only when its own objects change.
-        sets[group] = ObjectSet(
-            f"{name}-{group}",
-            kubeconfig=seed.cluster.reach,
-            cluster=seed.cluster.identifier,
-            manifests=pulumi.Output.all(*manifests).apply(lambda got: [o for objs in got for o in objs]),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=after, custom_timeouts=wait),
-        )
+    sets = _group_sets(name, seed, parts, needs, parent)
     done = {w.component: sets[GROUPS.get(w.component, w.component)] for w in controlplane.control_plane(values)}
     return HostedControlPlane(workloads=done, load_balancer=exposed)
 
