@@ -32,10 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "bench" / "engine_program"
 README = ROOT / "bench" / "README.md"
 HEADING = "## The engine at landscape scale (`bench/engine_scale.py`)"
-# A hosted shoot on the local landscape, measured with bench/state_size.py (bench/README.md; 2026-11-28: 61
-# resources, 377 KiB in /work/main).
-RESOURCES_PER_SHOOT = 61
-KIB_PER_SHOOT = 377
+# A hosted shoot on the local landscape, measured with bench/state_size.py (bench/README.md; 2026-11-28, later: 56
+# resources, 310 KiB in /work/main).
+RESOURCES_PER_SHOOT = 56
+KIB_PER_SHOOT = 310
 # What the engine keeps of a bench resource besides its content (URN, type, parent, dependencies, the pickled
 # provider, outputs), measured: the table's "KiB per shoot" shows what the state held.
 OVERHEAD_BYTES = 2300

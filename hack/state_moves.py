@@ -27,6 +27,7 @@ from pulumi_cli import export, import_state
 from components.render import pki
 
 SHOOT = "arbor:shoot:Shoot"
+OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 WORKERS = "arbor:shoot:Workers"
 
 
@@ -69,8 +70,10 @@ def certificate_secrets() -> str:
 
 # The components of a hosted control plane, as an older arbor named their workloads.
 CONTROL_PLANE = "etcd-main|etcd-events|kube-apiserver|kube-controller-manager|kube-scheduler"
-COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`)"
+COMPONENT_OBJECTS = "its component's objects (`<shoot>-<component>`, or its group's: `-etcd`, `-controllers`)"
 MCM_SEED = "MCM's objects in the seed (`<shoot>-workers-mcm`)"
+SYSTEM = "the shoot's system components (`<shoot>-system`)"
+EXTENSION_RIGHTS = "the seed's extensions' rights on the shoot's records (`<shoot>-extensions`)"
 GRM_OBJECTS = "the resource manager's objects on that cluster (`<shoot>-grm-source`, `-target`, `-webhook`)"
 
 MOVES = (
@@ -78,11 +81,17 @@ MOVES = (
     # Every other Secret of a hosted shoot's control plane: now its one SecretSet (the first move that matches wins).
     Move("kubernetes:core/v1:Secret", SHOOT, r"secret-.+", "the shoot's control-plane Secrets (`<shoot>-secrets`)"),
     # Each object of a shoot's system components (`<shoot>-system-<kind>-<name>`): now one resource applies them all.
-    Move("kubernetes:", SHOOT, r"system-.+", "the shoot's system components (`<shoot>-system`)"),
+    Move("kubernetes:", SHOOT, r"system-.+", SYSTEM),
+    # `shoot-info` and kube-apiserver's kubelet binding in the shoot: now among its system components too.
+    Move("kubernetes:core/v1:ConfigMap", SHOOT, r"shoot-info", SYSTEM),
+    Move("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", SHOOT, r"kube-apiserver-kubelet", SYSTEM),
     # A hosted control plane's workloads, with their ConfigMaps and Services: now one ObjectSet per component.
     Move("kubernetes:apps/v1:", SHOOT, rf"({CONTROL_PLANE})", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:ConfigMap", SHOOT, r"kube-(controller-manager|scheduler)-kubeconfig", COMPONENT_OBJECTS),
     Move("kubernetes:core/v1:Service", SHOOT, r"etcd-(main|events)-client|kube-apiserver", COMPONENT_OBJECTS),
+    # Components that start together, once an ObjectSet each: now one per group (concerns/control_plane.py, GROUPS).
+    Move(OBJECT_SET, SHOOT, r"etcd-(main|events)", "the shoot's etcd (`<shoot>-etcd`)"),
+    Move(OBJECT_SET, SHOOT, r"kube-(controller-manager|scheduler)", "its controllers (`<shoot>-controllers`)"),
     # machine-controller-manager's objects in the seed and its rights in the shoot: now an ObjectSet each.
     Move("kubernetes:", WORKERS, r"mcm-(serviceaccount|role|rolebinding|configmap|deployment|service)", MCM_SEED),
     Move("kubernetes:", WORKERS, r"mcm-shoot-.+", "MCM's rights in the shoot (`<shoot>-workers-mcm-shoot`)"),
@@ -97,6 +106,9 @@ MOVES = (
         r"(user-data|class|deployment)-.+-z\d+",
         "its zone's ObjectSet (`<shoot>-workers-<pool>-z<n>`)",
     ),
+    # Its seed's extensions' Role and RoleBinding on a shoot's records in the garden: now one ObjectSet.
+    Move("kubernetes:rbac.authorization.k8s.io/v1:Role", SHOOT, r"extensions-role", EXTENSION_RIGHTS),
+    Move("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", SHOOT, r"extensions-rolebinding", EXTENSION_RIGHTS),
     # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
     Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.

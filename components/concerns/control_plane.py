@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,42 @@ def control_plane_secrets(
     )
 
 
+# Components applied as one ObjectSet, as they start together: etcd main and events; kube-apiserver's two
+# controllers. An older arbor kept one per component (hack/state_moves.py hands those over).
+GROUPS = {"etcd-main": "etcd", "etcd-events": "etcd", "kube-controller-manager": "controllers",
+          "kube-scheduler": "controllers"}  # fmt: skip
+
+
+def _unique(resources: Iterable[pulumi.Resource]) -> list[pulumi.Resource]:
+    """The resources once each, in their first order."""
+    return list(dict.fromkeys(resources))
+
+
+def _group_sets(
+    name: str,
+    seed: SeedAccess,
+    parts: Mapping[str, Sequence[pulumi.Output[list[dict[str, Any]]]]],
+    needs: Mapping[str, Sequence[pulumi.Resource | str]],
+    parent: pulumi.Resource,
+) -> dict[str, pulumi.Resource]:
+    """One ObjectSet per group, in order, each after what its components need (a group named by its set)."""
+    # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
+    wait = pulumi.CustomTimeouts(create="5m", update="5m")
+    sets: dict[str, pulumi.Resource] = {}
+    for group, manifests in parts.items():
+        after = _unique(sets[n] if isinstance(n, str) else n for n in needs[group])
+        # One resource per group keeps its objects once (reconciler/object_set.py); objects unchanged in an update
+        # are applied as they are, so a component restarts only when its own objects change.
+        sets[group] = ObjectSet(
+            f"{name}-{group}",
+            kubeconfig=seed.cluster.reach,
+            cluster=seed.cluster.identifier,
+            manifests=pulumi.Output.all(*manifests).apply(lambda got: [o for objs in got for o in objs]),
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=after, custom_timeouts=wait),
+        )
+    return sets
+
+
 def hosted_control_plane(
     name: str,
     values: ShootValues,
@@ -56,7 +92,7 @@ def hosted_control_plane(
     written: Mapping[str, pulumi.Resource],
     parent: pulumi.Resource,
 ) -> HostedControlPlane:
-    """ConfigMaps and workloads in the seed namespace, each component after what it talks to and mounts.
+    """ConfigMaps and workloads in the seed namespace, each group of components after what they talk to and mount.
 
     `written` names the resource that writes each Secret in `sources` (the credentials' own, the SecretSet).
     kube-apiserver waits for the Secrets it mounts, its serving certificate's among them: a certificate with new
@@ -66,16 +102,19 @@ def hosted_control_plane(
     on_seed = pulumi.ResourceOptions(parent=parent, provider=seed.cluster.provider)
     in_namespace = pulumi.ResourceOptions.merge(on_seed, pulumi.ResourceOptions(depends_on=[namespace]))
     secrets: dict[str, pulumi.Resource] = dict(written)
-    # A control plane that is not ready in five minutes will not be; fail the update rather than wait ten.
-    wait = pulumi.CustomTimeouts(create="5m", update="5m")
-    done: dict[str, pulumi.Resource] = {}
     exposed: LoadBalancerService | None = None
+    # Each group's objects (components in the order they start) and what they wait for.
+    parts: dict[str, list[pulumi.Output[list[dict[str, Any]]]]] = {}
+    needs: dict[str, list[pulumi.Resource | str]] = {}
     for workload in controlplane.control_plane(values):
-        # A component waits for what it mounts and for what it talks to (etcd first: for the network).
-        mounts = [secrets[n] for n in controlplane.mounted(workload) if n in secrets]
+        group = GROUPS.get(workload.component, workload.component)
+        # A component waits for what it mounts and for what it talks to (a group, by name; etcd first: for the
+        # network).
+        mounts: list[pulumi.Resource | str] = [secrets[n] for n in controlplane.mounted(workload) if n in secrets]
         # etcd's volumes are claimed from the seed's StorageClass (with its CSI driver); none on local.
-        talks_to = [done[d] for d in workload.depends_on] or [namespace, *network.ready, *seed.etcd_storage]
-        opts = pulumi.ResourceOptions(parent=parent, depends_on=[*talks_to, *mounts], custom_timeouts=wait)
+        talks_to: list[pulumi.Resource | str] = [GROUPS.get(d, d) for d in workload.depends_on]
+        talks_to = talks_to or [namespace, *network.ready, *seed.etcd_storage]
+        needs.setdefault(group, []).extend([*talks_to, *mounts])
         service = workload.service
         if service and service["spec"]["type"] == "LoadBalancer":
             # Its status carries the cloud's address, which the API's DNS records point at.
@@ -87,16 +126,11 @@ def hosted_control_plane(
         # shoot's cluster (protected) holds it. A claim's class or size never changes silently: checks/previous.py
         # refuses it.
         spec = spec_with_checksums(workload, {c["metadata"]["name"]: c["data"] for c in workload.config_maps}, sources)
-        # Its ConfigMaps and Service, then the workload: one resource that keeps them once (reconciler/object_set.py).
+        # Its ConfigMaps and Service, then the workload.
         first = [*workload.config_maps, *([service] if service else [])]
-        manifests = spec.apply(functools.partial(_applied, first, workload.object))
-        done[workload.component] = ObjectSet(
-            f"{name}-{workload.component}",
-            kubeconfig=seed.cluster.reach,
-            cluster=seed.cluster.identifier,
-            manifests=manifests,
-            opts=opts,
-        )
+        parts.setdefault(group, []).append(spec.apply(functools.partial(_applied, first, workload.object)))
+    sets = _group_sets(name, seed, parts, needs, parent)
+    done = {w.component: sets[GROUPS.get(w.component, w.component)] for w in controlplane.control_plane(values)}
     return HostedControlPlane(workloads=done, load_balancer=exposed)
 
 
@@ -227,7 +261,7 @@ def _osc_secret(pool: str, config: osc.OperatingSystemConfig) -> dict[str, objec
 
 @dataclass(frozen=True)
 class HostedControlPlane:
-    """A hosted control plane: each workload by component, and kube-apiserver's load balancer where it is exposed."""
+    """A hosted control plane: what applies each component (a group's share one), and kube-apiserver's balancer."""
 
     workloads: dict[str, pulumi.Resource]
     load_balancer: LoadBalancerService | None = None

@@ -22,6 +22,7 @@ from components.naming import backup_entry
 from components.plan.values import ExtensionValues, ExtensionWorkloadValues, SeedValues, ShootValues
 from components.reconciler.access_token import DEFAULT_EXPIRATION_S, AccessToken
 from components.reconciler.kube import certificate_authority
+from components.reconciler.object_set import ObjectSet
 from components.reconciler.seed_operation import SeedOperation
 from components.render import extension_rights, extensions
 
@@ -80,19 +81,16 @@ def grant_shoot_records(
     """Its seed's extensions' rights on the shoot's Shoot record and BackupEntry, in its project namespace."""
     if not shoot.garden_accounts:
         return
-    role, binding = extension_rights.shoot_rights(shoot, None)
+    rights: pulumi.Input[list[dict[str, Any]]] = extension_rights.shoot_rights(shoot, None)
     if shoot.backup:
         # The entry's name holds the Shoot record's uid.
         tid = shoot.technical_id
-        rules = record.metadata.apply(
-            lambda m: extension_rights.shoot_rights(shoot, backup_entry(tid, m["uid"]))[0]["rules"]
-        )
-        role = {**role, "rules": rules}
-    opts = pulumi.ResourceOptions(
-        parent=parent, provider=garden.cluster.provider, depends_on=[record], delete_before_replace=True
-    )
-    for obj in (role, binding):
-        KubeObject(f"{name}-extensions-{obj['kind'].lower()}", obj, opts)
+        rights = record.metadata.apply(lambda m: extension_rights.shoot_rights(shoot, backup_entry(tid, m["uid"])))
+    # One resource for the Role and its binding (an older arbor's `<shoot>-extensions-role`, `-rolebinding`).
+    ObjectSet(
+        f"{name}-extensions", kubeconfig=garden.cluster.reach, cluster=garden.cluster.identifier, manifests=rights,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[record, *garden.api]),
+    )  # fmt: skip
 
 
 def _garden_access(

@@ -7,7 +7,7 @@ import pulumi
 from components.bundles import ClusterAccess, NetworkAccess
 from components.plan.values import ShootValues
 from components.reconciler.system_components import SystemComponents
-from components.render import objects, system
+from components.render import system
 
 
 def system_components(
@@ -23,7 +23,6 @@ def system_components(
             f"{name}-system",
             kubeconfig=access.reach,
             values=resolved.apply(lambda v: v.to_object()),
-            objects=resolved.apply(lambda v: objects.hashes(system.render(v))),
             # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.provider, *access.ready]),
         )

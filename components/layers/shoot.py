@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from components import naming
 from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
@@ -58,7 +57,6 @@ from components.providers.contract import InfrastructureProvider
 from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
 from components.render import api, backup, controlplane, nodeagent, pki
-from components.render import system as system_render
 
 
 class Shoot(pulumi.ComponentResource):
@@ -105,7 +103,8 @@ class Shoot(pulumi.ComponentResource):
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
         self.admin_kubeconfig = self._admin_kubeconfig(name, seed)
-        system = self._system_components(name)
+        # In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS.
+        system = system_components(name, values, self.access, self.network, parent=self)
         grant_shoot_records(name, values, garden, record, self)
         converged = [record, *entry, *state, *system, rewritten, *([] if state else steps)]  # the state after steps
         self.status = self._health(name, garden, seed, converged)
@@ -286,9 +285,12 @@ class Shoot(pulumi.ComponentResource):
         written = {**self.written, **self.credentials.writers}
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
-        control_plane = list(done.values())
+        control_plane = list(dict.fromkeys(done.values()))  # components started together share one resource
         # The shoot's API waits for its control plane and, when it moved, for the source to let it go.
-        serving = [done["kube-controller-manager"], done["kube-scheduler"], *(kept.moved if kept else [])]
+        serving = [
+            *dict.fromkeys([done["kube-controller-manager"], done["kube-scheduler"]]),
+            *(kept.moved if kept else []),
+        ]
         if hosted.load_balancer is not None:
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
@@ -346,29 +348,6 @@ class Shoot(pulumi.ComponentResource):
         # Read there once the SecretSet wrote it: after a rotation, not before.
         after = [self.written[pki.signer(pki.CA_CLIENT)]] if seed is not None else []
         return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer, after)
-
-    def _system_components(self, name: str) -> list[pulumi.Resource]:
-        """In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS."""
-        in_shoot = self._in_shoot()
-        system = k8s.core.v1.ConfigMap(
-            f"{name}-shoot-info",
-            metadata={"name": "shoot-info", "namespace": "kube-system"},
-            data=system_render.shoot_info(self.values),
-            opts=in_shoot,
-        )
-        # kube-apiserver reaches kubelets (logs, exec, port-forward) with its kubelet client certificate's user.
-        k8s.rbac.v1.ClusterRoleBinding(
-            f"{name}-kube-apiserver-kubelet",
-            metadata={"name": "system:kube-apiserver:kubelet"},
-            role_ref={
-                "apiGroup": "rbac.authorization.k8s.io",
-                "kind": "ClusterRole",
-                "name": "system:kubelet-api-admin",
-            },
-            subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": pki.KUBELET_CLIENT_USER}],
-            opts=in_shoot,
-        )
-        return [system, *system_components(name, self.values, self.access, self.network, parent=self)]
 
     def _health(
         self, name: str, garden: GardenAccess, seed: SeedAccess | None, converged: Sequence[pulumi.Resource]

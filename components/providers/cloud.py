@@ -37,7 +37,12 @@ def access(
     endpoint: pulumi.Output[str],
     ready: Sequence[pulumi.Resource] = (),
 ) -> ClusterAccess:
-    """A Kubernetes provider for the cluster, identified by `<provider>:<name>`, and its access bundle."""
+    """A Kubernetes provider for the cluster, identified by `<provider>:<name>`, and its access bundle.
+
+    The kubeconfig is secret whatever the caller gave: every reconciler that takes it keeps it, and the engine keeps
+    an output secret where its input was (a dynamic provider takes no secrets, so the engine marks them again).
+    """
+    kubeconfig = pulumi.Output.secret(kubeconfig)
     identifier = naming.cluster_identifier(values.provider.value, values.name)
     provider = k8s.Provider(
         f"{parent._name}-k8s",

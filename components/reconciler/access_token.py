@@ -37,13 +37,13 @@ from pulumi.dynamic import (
     DiffResult,
     ReadResult,
     Resource,
-    ResourceProvider,
     UpdateResult,
 )
 
 from components.reconciler import unknowns
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.kwokctl import write_file
+from components.reconciler.provider import Provider
 from components.reconciler.seed_operation import OPERATION, requested_operation
 
 PROVIDER_VERSION = "1"
@@ -238,7 +238,7 @@ def token_state(props: dict[str, Any]) -> str:
     return VALID if valid else REJECTED
 
 
-class AccessTokenProvider(ResourceProvider):
+class AccessTokenProvider(Provider):
     """Requests ServiceAccount tokens into a Secret and renews them in time; the token is never kept in the state."""
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
@@ -314,5 +314,4 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
             "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig", "secretKubeconfig"])
-        super().__init__(AccessTokenProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(AccessTokenProvider(), name, props, opts)

@@ -17,11 +17,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
+from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, ReadResult, Resource
 
 from components import yaml_text
 from components.kinds import ADMIN_KUBECONFIG_MAX_S
 from components.reconciler.pki import CA_SECRET, ca_hash, with_ca
+from components.reconciler.provider import Provider
 from components.reconciler.signing import issue
 from components.render import pki as credential_names
 
@@ -90,7 +91,7 @@ def with_client_ca(props: dict[str, Any]) -> dict[str, Any]:
     return {**props, "clientCaCert": found["caCert"], "clientCaKey": found["caKey"]}
 
 
-class AdminKubeconfigProvider(ResourceProvider):
+class AdminKubeconfigProvider(Provider):
     """Issues admin kubeconfigs and renews them in time; the client CA key is used, never kept in the outputs."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:

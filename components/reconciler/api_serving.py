@@ -14,9 +14,10 @@ import time
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.kube import Kube, server_of
+from components.reconciler.provider import Provider
 
 PROVIDER_VERSION = "1"
 # A machine boots, pulls its images and starts etcd and kube-apiserver in a few minutes; 20 is generous.
@@ -37,7 +38,7 @@ def wait_serving(kubeconfig: str, timeout_s: float, what: str) -> None:
         time.sleep(POLL_S)
 
 
-class ApiServingProvider(ResourceProvider):
+class ApiServingProvider(Provider):
     """Creates and updates by waiting for the API; nothing to read or delete."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -76,5 +77,4 @@ class ApiServing(Resource, module="arbor", name="ApiServing"):
         server = pulumi.Output.unsecret(pulumi.Output.from_input(kubeconfig).apply(server_of))
         props = {"shoot": shoot, "kubeconfig": kubeconfig, "server": server, "machine": machine,
                  "timeoutSeconds": timeout_s, "version": PROVIDER_VERSION}  # fmt: skip
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(ApiServingProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ApiServingProvider(), name, props, opts)

@@ -1,9 +1,10 @@
 """A resource that keeps a set of objects applied, its state holding a hash per object rather than the object.
 
-The program sends each object's hash by key (`objects`, components/render/objects.py), so the preview names the
-objects a change touches (`objects.deployment-kube-apiserver`). A subclass says where the objects come from: a
+`check()` adds each object's hash by key (`objects`, components/render/objects.py) to the inputs, so the preview
+names the objects a change touches (`objects.deployment-kube-apiserver`); computed here rather than sent by the
+program, they carry no dependency list of their own in the state. A subclass says where the objects come from: a
 resource that renders them again from small values (SystemComponents), or one that is given them (ObjectSet). The
-provider checks them against the program's hashes, applies them (components/reconciler/apply.py), waits for the
+provider checks them against those hashes, applies them (components/reconciler/apply.py), waits for the
 workloads to roll out, and deletes what it applied before and no longer has. The outputs keep the hashes and each
 object's fingerprint in the cluster: `read()` marks an object edited or deleted there as drift (its hash becomes
 ""), and the next `up` applies it again.
@@ -13,10 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, ResourceProvider, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, UpdateResult
+from pulumi.runtime import rpc
 
-from components.reconciler import apply
+from components.reconciler import apply, unknowns
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import objects
 
 # A new cluster (a control plane moved to another seed) is an update too: its objects are applied there.
@@ -24,12 +27,14 @@ INPUTS = ("objects", "version", "cluster")
 DRIFTED = ""
 
 
-class AppliedObjectsProvider(ResourceProvider):
+class AppliedObjectsProvider(Provider):
     """Keeps a set of objects applied; a subclass says which."""
 
     resource_id = "objects"
     # Inputs beside the hashes and the version that, changed, make an update (e.g. the values rendered from).
     compared: tuple[str, ...] = ()
+    # The inputs the objects come from: while a preview does not know one of them, it does not know the hashes.
+    sources: tuple[str, ...] = ()
 
     def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects the inputs in `props` stand for, in the order they are applied."""
@@ -43,11 +48,17 @@ class AppliedObjectsProvider(ResourceProvider):
         """The outputs: the inputs to keep, and each object's fingerprint."""
         return {**props, "fingerprints": applied}
 
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs with each object's hash by key; unknown while what the objects come from is."""
+        known = all(unknowns.known(news.get(k)) for k in self.sources)
+        hashes = objects.hashes(self.objects_of(news)) if known else rpc.UNKNOWN
+        return CheckResult(inputs={**news, "objects": hashes}, failures=[])
+
     def _checked(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects, checked against the hashes the program computed."""
         objs = self.objects_of(props)
         if objects.hashes(objs) != props["objects"]:
-            raise ValueError("the objects to apply differ from the program's: run `up` again from one checkout")
+            raise ValueError("the objects to apply differ from their checked hashes: run `up` again from one checkout")
         return objs
 
     def _converge(self, props: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:

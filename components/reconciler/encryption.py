@@ -25,9 +25,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render.encryption import Key
 
 PROVIDER_VERSION = "1"
@@ -181,7 +182,7 @@ def _rewrite_all(olds: Mapping[str, Any] | None, news: dict[str, Any]) -> dict[s
     return {**news, "rewritten": counts}
 
 
-class EncryptionKeysProvider(ResourceProvider):
+class EncryptionKeysProvider(Provider):
     """Generates and rotates the keys of one API server; never replaces them (that would lose the data)."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -222,7 +223,7 @@ class EncryptionKeys(Resource, module="arbor", name="EncryptionKeys"):
         super().__init__(EncryptionKeysProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
 
 
-class EncryptionRewriteProvider(ResourceProvider):
+class EncryptionRewriteProvider(Provider):
     """Rewrites stored objects once the API server runs a new encryption configuration."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -275,5 +276,4 @@ class EncryptionRewrite(Resource, module="arbor", name="EncryptionRewrite"):
             "version": PROVIDER_VERSION,
             "rewritten": None,
         }
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(EncryptionRewriteProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+        super().__init__(EncryptionRewriteProvider(), name, props, opts)

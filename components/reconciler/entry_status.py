@@ -15,10 +15,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import LAYOUT, SnapshotError, full_snapshots, rfc3339, write_status
+from components.reconciler.provider import Provider
 
 PROVIDER_VERSION = "1"
 OBSERVED = ("latest", "time")
@@ -51,7 +52,7 @@ def _converge(props: dict[str, Any]) -> dict[str, Any]:
     return outs
 
 
-class EntryStatusProvider(ResourceProvider):
+class EntryStatusProvider(Provider):
     """One shoot's entry status from its bucket; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import urllib3
 from minio import S3Error
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
 from components.plan import retention
 from components.reconciler import kwokctl
 from components.reconciler.entry_store import S3Entry, StoreError, entry_data, entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import backup
 
 PROVIDER_VERSION = "1"
@@ -188,7 +189,7 @@ def _converge(props: dict[str, Any], snapshot: bool) -> dict[str, Any]:
     return {**outs, "due": False}
 
 
-class EtcdSnapshotProvider(ResourceProvider):
+class EtcdSnapshotProvider(Provider):
     """Full snapshots of one shoot's etcd; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -26,9 +26,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import kwokctl, shoot_cluster, unknowns
+from components.reconciler.provider import Provider
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
 PROVIDER_VERSION = "3"
@@ -126,7 +127,7 @@ def _refuse_decryption_loss(olds: dict[str, Any], news: dict[str, Any]) -> None:
         )
 
 
-class LocalClusterProvider(ResourceProvider):
+class LocalClusterProvider(Provider):
     """CRUD of a kwokctl cluster; clients and processes are made inside each method (nothing captured)."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

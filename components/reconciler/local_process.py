@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
+from components.reconciler.provider import Provider
 
 # Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
 PROVIDER_VERSION = "1"
@@ -221,7 +222,7 @@ def ensure_running(
     return _outputs(props, pid if pid is not None else start(props, environment))
 
 
-class LocalProcessProvider(ResourceProvider):
+class LocalProcessProvider(Provider):
     """CRUD of one supervised process; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -16,9 +16,10 @@ import time
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource
 
 from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.provider import Provider
 
 PROVIDER_VERSION = "1"
 GROUP_PATH = "/apis/machine.sapcloud.io/v1alpha1/namespaces"
@@ -81,7 +82,7 @@ def wait_released(kube: Kube, namespace: str, timeout_s: float = TIMEOUT_S, poll
         time.sleep(poll_s)
 
 
-class MachinesReleasedProvider(ResourceProvider):
+class MachinesReleasedProvider(Provider):
     """Nothing on create; delete waits for MCM to release the namespace's machine objects."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -114,5 +115,4 @@ class MachinesReleased(Resource, module="arbor", name="MachinesReleased"):
         self, name: str, *, kubeconfig: pulumi.Input[str], namespace: str, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         props = {"kubeconfig": kubeconfig, "namespace": namespace, "version": PROVIDER_VERSION}
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(MachinesReleasedProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(MachinesReleasedProvider(), name, props, opts)

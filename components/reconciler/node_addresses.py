@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.kube import Kube
+from components.reconciler.provider import Provider
 
 PROVIDER_VERSION = "1"
 NODES = "/api/v1/nodes"
@@ -26,7 +27,7 @@ def _write(props: dict[str, Any]) -> None:
     kube.merge_patch(f"{NODES}/{props['node']}/status", {"status": {"addresses": props["addresses"]}})
 
 
-class NodeAddressesProvider(ResourceProvider):
+class NodeAddressesProvider(Provider):
     """Keeps a node's status addresses as planned."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -78,5 +79,4 @@ class NodeAddresses(Resource, module="arbor", name="NodeAddresses"):
             + [{"type": "Hostname", "address": node}],
             "version": PROVIDER_VERSION,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(NodeAddressesProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(NodeAddressesProvider(), name, props, opts)

@@ -38,6 +38,7 @@ class ObjectSetProvider(AppliedObjectsProvider):
     """Keeps the objects it is given applied."""
 
     resource_id = "object-set"
+    sources = ("manifests",)
 
     def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects given (inputs), or what finds them again (outputs)."""
@@ -69,11 +70,11 @@ class ObjectSet(Resource, module="arbor", name="ObjectSet"):
             "cluster": cluster,
             # Kept packed (render/packing.py): only this provider and the policy pack read them.
             "manifests": pulumi.Output.from_input(manifests).apply(pack),
-            # Hashes reveal nothing of secret objects: the preview names what changes even in a secret set.
-            "objects": pulumi.Output.unsecret(pulumi.Output.from_input(manifests).apply(objects.hashes)),
+            # Each object's hash, computed by the provider's check(): they reveal nothing of secret objects, so the
+            # preview names what changes even in a secret set.
+            "objects": None,
             "version": PROVIDER_VERSION,
             "refs": None,
             "fingerprints": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(ObjectSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ObjectSetProvider(), name, props, opts)

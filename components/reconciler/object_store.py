@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import local_process, ports
 from components.reconciler.kwokctl import ports_lock
+from components.reconciler.provider import Provider
 from components.reconciler.signing import issue, self_signed_ca
 from components.render import pki
 
@@ -169,7 +170,7 @@ def _changed(olds: dict[str, Any], news: dict[str, Any]) -> bool:
     return any(olds.get(k) != news.get(k) for k in RESTART_ON)
 
 
-class ObjectStoreProvider(ResourceProvider):
+class ObjectStoreProvider(Provider):
     """CRUD of the store; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

@@ -7,7 +7,8 @@ compares the Secret in the cluster with the state: an edited or deleted Secret i
 
 The Secret's content is an input only, gzip-compressed (`pack`): the outputs keep its hashes (`secretHash` of the
 object written, `oscHash` of its `osc.yaml`), which is all that diff and drift need, so the state holds the content
-once, not twice, and small.
+once, not twice, and small. `check()` derives its name and hashes from the content (the program sends the content
+only), so they carry no dependency list of their own in the state.
 """
 
 from __future__ import annotations
@@ -18,15 +19,20 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
+from pulumi.runtime import rpc
 
 from components.plan.osc import restart_plan
+from components.reconciler import unknowns
 from components.reconciler.kube import Kube
+from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
 SECRETS = "/api/v1/namespaces/kube-system/secrets"
 INPUTS = ("pool", "secretName", "unitHashes", "fileHashes", "stoppedUnits", "secretHash", "oscHash", "version")
+# What check() derives from the Secret's content.
+DERIVED = ("secretName", "secretHash", "oscHash")
 
 
 def secret_hash(secret: dict[str, Any]) -> str:
@@ -37,6 +43,15 @@ def secret_hash(secret: dict[str, Any]) -> str:
 def osc_hash(osc_yaml: str) -> str:
     """The SHA-256 of an `osc.yaml`, as written or as the cluster has it."""
     return hashlib.sha256(osc_yaml.encode()).hexdigest()
+
+
+def derived(secret: Any) -> dict[str, Any]:
+    """The Secret's name and hashes, from its content (packed or whole); unknown while a preview does not know it."""
+    if not unknowns.known(secret):
+        return dict.fromkeys(DERIVED, rpc.UNKNOWN)
+    whole = unpacked(secret)
+    return {"secretName": whole["metadata"]["name"], "secretHash": secret_hash(whole),
+            "oscHash": osc_hash(whole["stringData"]["osc.yaml"])}  # fmt: skip
 
 
 def _outs(props: dict[str, Any], plan: dict[str, list[str]] | None) -> dict[str, Any]:
@@ -69,8 +84,12 @@ def _osc_yaml(cluster_secret: dict[str, Any]) -> str:
     return base64.b64decode(data).decode() if data else ""
 
 
-class OperatingSystemConfigProvider(ResourceProvider):
+class OperatingSystemConfigProvider(Provider):
     """Keeps a pool's OSC Secret in the shoot and plans what its nodes restart."""
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs with the Secret's name and hashes, derived from its content."""
+        return CheckResult(inputs={**news, **derived(news.get("secret"))}, failures=[])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """First OSC of a pool: every unit starts on its nodes."""
@@ -124,15 +143,12 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
         props = {
             "kubeconfig": kubeconfig,
             "pool": pool,
-            "secretName": pulumi.Output.from_input(secret).apply(lambda s: s["metadata"]["name"]),
             "secret": pulumi.Output.from_input(secret).apply(pack),
-            "secretHash": pulumi.Output.from_input(secret).apply(secret_hash),
-            "oscHash": pulumi.Output.from_input(secret).apply(lambda s: osc_hash(s["stringData"]["osc.yaml"])),
+            **dict.fromkeys(DERIVED),  # by the provider's check()
             "unitHashes": unit_hashes,
             "fileHashes": file_hashes,
             "stoppedUnits": stopped_units,
             "version": PROVIDER_VERSION,
             "restartPlan": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(OperatingSystemConfigProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(OperatingSystemConfigProvider(), name, props, opts)

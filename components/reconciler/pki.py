@@ -28,11 +28,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import credential_secrets
 from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
+from components.reconciler.provider import Provider
 from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
 from components.render import pki
 
@@ -52,7 +53,7 @@ def _keep(olds: dict[str, Any], news: dict[str, Any], generated: tuple[str, ...]
     return {**news, **{k: olds[k] for k in generated}}
 
 
-class _Credential(ResourceProvider):
+class _Credential(Provider):
     """A credential kept in the state, with the Secrets it writes where it has any (credential_secrets.py)."""
 
     replace_on: tuple[str, ...] = ()
@@ -319,8 +320,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         if writes is not None:
             # The program reads the certificate and key from the outputs; else only the Secrets hold them.
             props |= {"published": published, credential_secrets.CHECKSUMS: None}
-        # The kubeconfig its Secret is written with is secret too.
-        opts = _secret_outputs(opts, "key", "caKey", "kubeconfig")
+        opts = _secret_outputs(opts, "key", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
 
 

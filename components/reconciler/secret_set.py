@@ -4,7 +4,8 @@ A pulumi-kubernetes Secret keeps its data three times (inputs, `__inputs`, the l
 an input (secret) and the outputs keep a hash of each Secret, all that diff and drift need: `read()` hashes the
 Secrets as the cluster has them, so one edited or deleted there is drift (its hash ""), and the next `up` writes
 it again. A hosted shoot's control plane keeps the Secrets its credentials do not write themselves (the CAs', the
-service-account key's, the encryption configuration, the backup credentials) in one.
+service-account key's, the encryption configuration, the backup credentials) in one. The contents are kept packed
+(render/packing.py): a CA's certificate is in two of them, and PEMs compress, so they cost about half as much.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.provider import Provider
+from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
 DRIFTED = ""
@@ -46,6 +49,11 @@ def known_hashes(secrets: object) -> dict[str, str] | None:
     return hashes(secrets)
 
 
+def contents(props: Mapping[str, Any]) -> Any:
+    """The contents of the Secrets, by name: packed as the state keeps them, or whole (an older state's)."""
+    return unpacked(props.get("secrets"))
+
+
 def _outs(props: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
     """The outputs: where the Secrets are and their hashes, not their contents."""
     return {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"], "hashes": written,
@@ -56,13 +64,14 @@ def _write(props: dict[str, Any], gone: Sequence[str] = ()) -> dict[str, Any]:
     """Writes every Secret, deletes those in `gone`; the outputs."""
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     namespace = props["namespace"]
-    for name, content in props["secrets"].items():
+    secrets = contents(props)
+    for name, content in secrets.items():
         body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
                 "type": "Opaque", "data": data_of(content)}  # fmt: skip
         kube.create_or_replace(secret_path(namespace), body)
     for name in gone:
         kube.delete(secret_path(namespace, name))
-    return _outs(props, hashes(props["secrets"]))
+    return _outs(props, hashes(secrets))
 
 
 def _holds(secret: dict[str, Any] | None, written: str) -> bool:
@@ -70,7 +79,7 @@ def _holds(secret: dict[str, Any] | None, written: str) -> bool:
     return secret is not None and data_hash(secret.get("data") or {}) == written
 
 
-class SecretSetProvider(ResourceProvider):
+class SecretSetProvider(Provider):
     """Keeps a namespace's Secrets as their contents say."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -79,7 +88,7 @@ class SecretSetProvider(ResourceProvider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update when a content, the namespace or the logic version changed, or a Secret drifted."""
-        changed = olds.get("hashes") != known_hashes(news.get("secrets")) or any(
+        changed = olds.get("hashes") != known_hashes(contents(news)) or any(
             olds.get(k) != news.get(k) for k in ("namespace", "version")
         )
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
@@ -87,7 +96,7 @@ class SecretSetProvider(ResourceProvider):
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Writes every Secret; deletes those no longer named."""
         moved = olds.get("namespace") != news["namespace"]
-        gone = [n for n in olds.get("hashes") or {} if moved or n not in news["secrets"]]
+        gone = [n for n in olds.get("hashes") or {} if moved or n not in contents(news)]
         if moved:
             self.delete(_id, olds)
             gone = []
@@ -128,9 +137,9 @@ class SecretSet(Resource, module="arbor", name="SecretSet"):
         props = {
             "kubeconfig": kubeconfig,
             "namespace": namespace,
-            "secrets": pulumi.Output.secret(secrets),
+            # Packed: only this provider reads them (a preview with a content unknown knows none, as before).
+            "secrets": pulumi.Output.secret(secrets).apply(pack),
             "version": PROVIDER_VERSION,
             "hashes": None,
         }
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SecretSetProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
+        super().__init__(SecretSetProvider(), name, props, opts)

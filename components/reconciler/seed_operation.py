@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CheckResult, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, Resource, UpdateResult
 from pulumi.runtime import rpc
 
 from components.naming import API_GROUP
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 
 OPERATION = "gardener.cloud/operation"
 RENEW_GARDEN_ACCESS_SECRETS = "renew-garden-access-secrets"
@@ -56,7 +57,7 @@ def remove_operation(kubeconfig: str, seed: str, operation: str) -> None:
             raise
 
 
-class SeedOperationProvider(ResourceProvider):
+class SeedOperationProvider(Provider):
     """Reads a Seed's operation annotation in check() and removes it in an update once the seed's work is done."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
@@ -91,5 +92,4 @@ class SeedOperation(Resource, module="arbor", name="SeedOperation"):
         self, name: str, *, kubeconfig: pulumi.Input[str], seed: str, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         props = {"kubeconfig": kubeconfig, "seed": seed, "operation": None}
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SeedOperationProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(SeedOperationProvider(), name, props, opts)

@@ -30,13 +30,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl, local_process, machines_released, shoot_cluster, shoot_state
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import LAYOUT, rfc3339
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import backup, machine_crds, machine_providers, machines
 from components.render import shoot_state as rendered
 
@@ -118,7 +119,7 @@ def migrate(source: dict[str, Any], target: dict[str, Any]) -> dict[str, Any]:
     return {"finalSnapshot": copied, "migratedFrom": source["seed"]}
 
 
-class ShootMigrationProvider(ResourceProvider):
+class ShootMigrationProvider(Provider):
     """Where a hosted shoot's control plane is; moving it runs the migrate half."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -173,5 +174,5 @@ class ShootMigration(Resource, module="arbor", name="ShootMigration"):
             "object": object_key, "key": key, "cluster": cluster, "workdir": workdir, "version": PROVIDER_VERSION,
             "finalSnapshot": None, "migratedFrom": None,
         }  # fmt: skip
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key", "gardenKubeconfig"])
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
         super().__init__(ShootMigrationProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import machine_crds, shoot_state
 
 PROVIDER_VERSION = "1"
@@ -178,7 +179,7 @@ def _converge(props: dict[str, Any]) -> dict[str, Any]:
     return outs
 
 
-class ShootStateProvider(ResourceProvider):
+class ShootStateProvider(Provider):
     """A shoot's state in its entry; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -246,7 +247,7 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
 
 
-class ShootStateKeyProvider(ResourceProvider):
+class ShootStateKeyProvider(Provider):
     """A random key, made once and never changed: everything sealed under it opens with it alone."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -304,7 +305,7 @@ def restore_machines(props: dict[str, Any]) -> int:
     return written
 
 
-class MachineRestoreProvider(ResourceProvider):
+class MachineRestoreProvider(Provider):
     """A seed namespace's machine objects restored from the shoot's state, before its MachineDeployments."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

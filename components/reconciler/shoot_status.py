@@ -13,10 +13,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.kube import Kube, KubeError
+from components.reconciler.provider import Provider
 from components.render import health
 from components.render.health import Condition
 
@@ -142,7 +143,7 @@ def _write(props: dict[str, Any], operation: str) -> dict[str, Any]:
     return _outputs(props, conditions)
 
 
-class ShootStatusProvider(ResourceProvider):
+class ShootStatusProvider(Provider):
     """Writes a Shoot record's status; read() observes the clusters again."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
@@ -214,7 +215,4 @@ class ShootStatus(Resource, module="arbor", name="ShootStatus"):
             "conditions": None,
             "state": None,
         }
-        secrets = pulumi.ResourceOptions(
-            additional_secret_outputs=["gardenKubeconfig", "seedKubeconfig", "shootKubeconfig"]
-        )
-        super().__init__(ShootStatusProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(ShootStatusProvider(), name, props, opts)

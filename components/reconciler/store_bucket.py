@@ -34,7 +34,9 @@ from minio.minioadmin import MinioAdmin
 from minio.sseconfig import Rule as SSERule
 from minio.sseconfig import SSEConfig
 from minio.versioningconfig import VersioningConfig
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, ResourceProvider, UpdateResult
+from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
+
+from components.reconciler.provider import Provider
 
 # Bump when the provider logic changes: every bucket shows an update and is converged again.
 PROVIDER_VERSION = "1"
@@ -214,7 +216,7 @@ def _outputs(props: dict[str, Any], observed: dict[str, Any]) -> dict[str, Any]:
     return {**props, "wanted": fingerprint(desired(props)), "observed": fingerprint(observed)}
 
 
-class StoreBucketProvider(ResourceProvider):
+class StoreBucketProvider(Provider):
     """CRUD of one bucket and its user; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:

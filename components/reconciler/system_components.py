@@ -1,8 +1,8 @@
 """SystemComponents: a shoot's network plugin, kube-proxy and CoreDNS, applied as one resource that keeps hashes.
 
 The inputs are the values the objects are rendered from (components/render/system: small) and each object's hash
-by key; the provider renders the objects again from the values where it applies them (components/reconciler/
-applied.py). The state therefore holds no object, only what renders it.
+by key (added by the provider's check()); the provider renders the objects again from the values where it applies
+them (components/reconciler/applied.py). The state therefore holds no object, only what renders it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ class SystemComponentsProvider(AppliedObjectsProvider):
 
     resource_id = "system-components"
     compared = ("values",)
+    sources = ("values",)
 
     def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects the values in `props` render."""
@@ -39,15 +40,13 @@ class SystemComponents(Resource, module="arbor", name="SystemComponents"):
         *,
         kubeconfig: pulumi.Input[str],
         values: pulumi.Input[dict[str, Any]],
-        objects: pulumi.Input[dict[str, str]],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "kubeconfig": kubeconfig,
             "values": values,
-            "objects": objects,
+            "objects": None,  # each object's hash, by the provider's check()
             "version": PROVIDER_VERSION,
             "fingerprints": None,
         }
-        secrets = pulumi.ResourceOptions(additional_secret_outputs=["kubeconfig"])
-        super().__init__(SystemComponentsProvider(), name, props, pulumi.ResourceOptions.merge(opts, secrets))
+        super().__init__(SystemComponentsProvider(), name, props, opts)

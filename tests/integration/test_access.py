@@ -180,6 +180,19 @@ def test_no_private_key_or_token_in_plaintext_in_the_state(access_stack: Stack) 
         assert base64.b64encode(value.encode()).decode()[:40] not in state
 
 
+def test_a_kubeconfig_with_a_client_key_is_kept_encrypted_in_inputs_and_outputs(access_stack: Stack) -> None:
+    """GIVEN an ObjectSet reaching the garden by an admin kubeconfig WHEN `up` ran THEN the state holds it encrypted.
+
+    The reconcilers mark no output secret themselves: the engine does, where the input of that name was secret.
+    """
+    resources = json.loads(_checkpoint(access_stack))["checkpoint"]["latest"]["resources"]
+    probe = next(r for r in resources if r["urn"].endswith("::garden-probe"))
+    for side in ("inputs", "outputs"):
+        kept = probe[side]["kubeconfig"]
+        assert isinstance(kept, dict) and "ciphertext" in kept, (side, str(kept)[:80])
+    assert probe["outputs"]["fingerprints"], "the probe's ConfigMap was applied with that kubeconfig"
+
+
 def _replacements(preview: dict[str, Any]) -> dict[str, list[str]]:
     """Replaced resources of a preview by name, with the provider's replace reasons."""
     out: dict[str, list[str]] = {}

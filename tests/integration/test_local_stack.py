@@ -51,9 +51,10 @@ def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tm
 
 @pytest.mark.parametrize("index", range(len(LOCAL_LANDSCAPE["shoots"])))
 def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Path, index: int) -> None:
-    """GIVEN the local landscape WHEN `up` ran THEN each shoot's kube-system holds calico, kube-proxy and CoreDNS.
+    """GIVEN the local landscape WHEN `up` ran THEN each shoot's kube-system holds its system components.
 
-    kube-proxy runs per pool at the pool's version with the shoot's pod ranges; kube-dns is a Service of CoreDNS.
+    calico, kube-proxy per pool at the pool's version with the shoot's pod ranges, CoreDNS behind kube-dns, and
+    `shoot-info` with kube-apiserver's kubelet binding.
     """
     shoot = LOCAL_LANDSCAPE["shoots"][index]
     config = local_stack.outputs()["kubeconfigs"][f"shoot/{shoot['project']}/{shoot['name']}"]
@@ -69,6 +70,17 @@ def test_every_shoot_runs_its_system_components(local_stack: Stack, tmp_path: Pa
     assert f"clusterCIDR: {','.join(pods) if isinstance(pods, list) else pods}" in proxy_config
     crds = kubectl(config, tmp_path, "get", "crd", "-o", "name")
     assert "customresourcedefinition.apiextensions.k8s.io/ippools.crd.projectcalico.org" in crds.split()
+    # With them, what the shoot tells (`shoot-info`) and grants kube-apiserver (its kubelet user's binding).
+    info = next(o for o in found if o["metadata"]["name"] == "shoot-info")["data"]
+    assert (info["shootName"], info["projectName"], info["kubernetesVersion"]) == (
+        shoot["name"],
+        shoot["project"],
+        version,
+    )
+    binding = json.loads(
+        kubectl(config, tmp_path, "get", "clusterrolebinding", "system:kube-apiserver:kubelet", "-o", "json")
+    )
+    assert binding["roleRef"]["name"] == "system:kubelet-api-admin"
 
 
 def test_a_system_component_deleted_in_a_shoot_is_applied_again(local_stack: Stack, tmp_path: Path) -> None:

@@ -168,7 +168,7 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
     assert isinstance(kept["secrets"], dict) and "4dabf18193072939515e22adb298388d" in kept["secrets"]
     # etcd main mounts it (backup-restore reads it), so it waits for it.
-    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(OBJECT_SET, f"{prefix}-etcd-main")
+    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(OBJECT_SET, f"{prefix}-etcd")
 
 
 def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> None:

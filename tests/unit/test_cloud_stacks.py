@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from typing import Any
 
@@ -137,6 +138,25 @@ def test_gcp_example_registers_regional_gke_clusters() -> pulumi.Output[None]:
         assert provider["clusterIdentifier"] == "gcp:gcp-example-seed-gcp-euw1"
 
     return settled(landscape).apply(check)
+
+
+@pytest.mark.parametrize("stack", ["gcp-example", "aws-example"])
+@pulumi.runtime.test
+def test_every_cloud_clusters_kubeconfig_is_secret(stack: str) -> pulumi.Output[None]:
+    """GIVEN an example stack WHEN registered THEN each cluster's kubeconfig (what reconcilers keep) is secret.
+
+    Reconcilers mark no kubeconfig output secret themselves: the engine keeps one secret where its input was.
+    """
+    _, landscape = register(stack)
+
+    async def secrets() -> dict[str, bool]:
+        return {key: await access.kubeconfig.is_secret() for key, access in landscape.clusters.items()}
+
+    def check(seen: dict[str, bool]) -> None:
+        assert seen and all(seen.values()), seen
+
+    found: pulumi.Output[dict[str, bool]] = pulumi.Output.from_input(asyncio.ensure_future(secrets()))
+    return found.apply(check)
 
 
 @pulumi.runtime.test

@@ -178,7 +178,7 @@ def test_etcd_waits_for_the_storage_class(provider: str) -> pulumi.Output[None]:
     def check(_: Any) -> None:
         assert mocks.resources[f"{seed}-storage-class"][0] == "kubernetes:storage.k8s.io/v1:StorageClass"
         for role in ("main", "events"):
-            assert {f"{seed}-storage-class", *first} <= built.before(f"{ETCD}-{role}")
+            assert {f"{seed}-storage-class", *first} <= built.before(ETCD)
             (claim,) = mocks.workload(f"{ETCD}-{role}")["spec"]["volumeClaimTemplates"]
             assert claim["spec"]["storageClassName"] == "gardener.cloud-fast"
         # On aws every object on the seed waits for the driver: the seed's cluster is ready with it.

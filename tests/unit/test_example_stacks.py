@@ -214,9 +214,9 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
     seed = next(s.seed for s in example.plan.shoots if s.name == shoot)
     storage = (STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
     # etcd on its volumes; the API after etcd and its serving certificate; the records after the balancer.
-    assert storage in example.waits_for(OBJECT_SET, f"{p}-etcd-main")
+    assert storage in example.waits_for(OBJECT_SET, f"{p}-etcd")
     # The serving certificate writes its own Secret in the seed namespace, where kube-apiserver mounts it.
-    assert {(OBJECT_SET, f"{p}-etcd-main"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
+    assert {(OBJECT_SET, f"{p}-etcd"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
         OBJECT_SET, f"{p}-kube-apiserver"
     )
     for record in records:

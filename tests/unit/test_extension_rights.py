@@ -15,6 +15,7 @@ from components.providers.registry import provider_for
 from components.render import extension_rights
 from components.yaml_text import dump
 from tests.unit.landscape_mocks import registered
+from tests.unit.object_sets import expanded
 from tests.unit.spec_cases import two_seeds
 from tests.unit.test_example_stacks import ExampleMocks
 
@@ -85,9 +86,16 @@ def test_the_garden_registers_the_rights_with_the_entry_named_by_the_shoot_uid(m
     assert types["arbor-seed-local-1-extensions-clusterrole"] == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"
     binding = inputs["arbor-seed-local-2-extensions-clusterrolebinding"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "namespace": ACCOUNT_2[0], "name": ACCOUNT_2[1]}]
-    role = inputs["arbor-shoot-dev-web-extensions-role"]
+    # A hosted shoot's Role and RoleBinding: one ObjectSet in the garden, after the record (whose uid names the entry).
+    rights = {
+        name: obj
+        for (typ, name), obj in expanded(mocks.typed).items()
+        if name.startswith("arbor-shoot-dev-web-extensions/")
+    }
+    role = next(obj for obj in rights.values() if obj["kind"] == "Role")
     assert (role["metadata"]["name"], role["metadata"]["namespace"]) == ("arbor.dev:extensions:shoot:web", "garden-dev")
+    assert sorted(obj["kind"] for obj in rights.values()) == ["Role", "RoleBinding"]
     entry = role["rules"][1]["resourceNames"][0]
     assert entry.startswith("shoot--dev--web--") and len(entry) > len("shoot--dev--web--")
-    assert "arbor-shoot-dev-web-record" in built.edges["arbor-shoot-dev-web-extensions-role"]
-    assert "arbor-shoot-ops-root-extensions-role" not in types
+    assert "arbor-shoot-dev-web-record" in built.edges["arbor-shoot-dev-web-extensions"]
+    assert "arbor-shoot-ops-root-extensions" not in types

@@ -99,9 +99,14 @@ def test_shoot_control_plane_in_its_seed_namespace(mocks: Mocks) -> pulumi.Outpu
     built = build(LOCAL)
 
     def check(_: list[str]) -> None:
-        for component in ("etcd-main", "etcd-events", "kube-apiserver", "kube-controller-manager", "kube-scheduler"):
-            (*_, workload) = packing.unpacked(mocks.inputs[f"arbor-shoot-dev-web-{component}"]["manifests"])
-            assert workload["metadata"]["namespace"] == "shoot--dev--web"
+        # Components that start together share one resource (etcd main and events; the two controllers).
+        workloads = {}
+        for group in ("etcd", "kube-apiserver", "controllers"):
+            for obj in packing.unpacked(mocks.inputs[f"arbor-shoot-dev-web-{group}"]["manifests"]):
+                if obj["kind"] in ("StatefulSet", "Deployment"):
+                    workloads[obj["metadata"]["name"]] = obj["metadata"]["namespace"]
+        components = ("etcd-main", "etcd-events", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
+        assert workloads == dict.fromkeys(components, "shoot--dev--web")
         assert mocks.inputs["arbor-seed-local-1-shoot--ops--db"]["metadata"]["name"] == "shoot--ops--db"
         record = mocks.inputs["arbor-shoot-ops-db-record"]
         assert (record["metadata"]["namespace"], record["spec"]["seedName"]) == ("garden-ops", "local-1")
@@ -117,9 +122,9 @@ def test_shoot_control_plane_in_its_seed_namespace(mocks: Mocks) -> pulumi.Outpu
 
 FLOW = [
     "arbor-seed-local-1-shoot--dev--web",  # namespace
-    "arbor-shoot-dev-web-etcd-main",
+    "arbor-shoot-dev-web-etcd",
     "arbor-shoot-dev-web-kube-apiserver",
-    "arbor-shoot-dev-web-kube-controller-manager",
+    "arbor-shoot-dev-web-controllers",
     "arbor-shoot-dev-web-cluster",  # the shoot's API (workers and node configuration follow)
     "arbor-shoot-dev-web-workers-mcm-process",  # MCM, then what it holds finalizers on
     "arbor-shoot-dev-web-workers-mcm-released",
@@ -136,11 +141,9 @@ def test_reconciliation_flow_order(mocks: Mocks) -> pulumi.Output[None]:
     def check(_: list[str]) -> None:
         for earlier, later in itertools.pairwise(FLOW):
             assert earlier in built.before(later), f"{later} does not wait for {earlier}"
-        assert "arbor-shoot-dev-web-etcd-events" in built.before("arbor-shoot-dev-web-kube-apiserver")
-        assert "arbor-shoot-dev-web-kube-apiserver" in built.before("arbor-shoot-dev-web-kube-scheduler")
         # System components once the API serves, before the health is read.
-        assert "arbor-shoot-dev-web-cluster" in built.before("arbor-shoot-dev-web-shoot-info")
-        assert "arbor-shoot-dev-web-shoot-info" in built.before("arbor-shoot-dev-web-status")
+        assert "arbor-shoot-dev-web-cluster" in built.before("arbor-shoot-dev-web-system")
+        assert "arbor-shoot-dev-web-system" in built.before("arbor-shoot-dev-web-status")
         assert "arbor-shoot-dev-web-workers-sidecar-process" in built.before("arbor-shoot-dev-web-workers-mcm-released")
         # Minimal: the two shoots never wait for each other.
         assert not any(n.startswith("arbor-shoot-ops-db") for n in built.before("arbor-shoot-dev-web-status"))

@@ -21,7 +21,7 @@ from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
 from components.plan.shards import Shard, scope
 from components.providers.snapshot_step import RISKY_ENV
-from components.reconciler import etcd_snapshot, object_store, ports, store_bucket
+from components.reconciler import etcd_snapshot, object_store, ports, secret_set, store_bucket
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
@@ -460,6 +460,11 @@ def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
         assert reference["secretRef"]["name"] == "etcd-backup", what
         assert secret_key not in json.dumps(reference), what
     keeping = [n for n in mocks.inputs if n.startswith(prefix) and secret_key in json.dumps(mocks.inputs[n])]
-    assert sorted(keeping) == [f"{prefix}-machine-restore", f"{prefix}-migration", f"{prefix}-secrets"]
+    assert sorted(keeping) == [f"{prefix}-machine-restore", f"{prefix}-migration"]
+    # The SecretSet keeps its contents packed.
+    assert (
+        secret_key
+        in secret_set.contents({"secrets": unwrapped(mocks.inputs[f"{prefix}-secrets"]["secrets"])})["etcd-backup"]
+    )
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
         assert f"{prefix}-secrets" in built.edges[name]

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from pulumi.runtime import rpc
 
 from components.reconciler import apply, object_set
 from components.reconciler.kube import Kube
@@ -109,10 +110,18 @@ def test_a_statefulset_not_ready_in_time_fails_the_update_naming_it(
         object_set.ObjectSetProvider().create(inputs())
 
 
-def test_objects_that_differ_from_the_programs_hashes_are_refused_before_anything_is_applied(cluster: Cluster) -> None:
-    """GIVEN manifests that do not match the hashes the program sent WHEN created THEN nothing is applied."""
+def test_check_adds_each_objects_hash_and_knows_none_while_the_manifests_are_unknown() -> None:
+    """GIVEN the program's inputs (no hashes) WHEN checked THEN each object's hash by key; unknown in a preview."""
+    provider = object_set.ObjectSetProvider()
+    sent = {k: v for k, v in inputs().items() if k != "objects"}
+    assert provider.check({}, sent).inputs["objects"] == inputs()["objects"]
+    assert provider.check({}, {**sent, "manifests": rpc.UNKNOWN}).inputs["objects"] == rpc.UNKNOWN
+
+
+def test_objects_that_differ_from_their_checked_hashes_are_refused_before_anything_is_applied(cluster: Cluster) -> None:
+    """GIVEN manifests that do not match the checked hashes WHEN created THEN nothing is applied."""
     wrong = {**inputs(), "objects": {**inputs()["objects"], "statefulset-etcd-main": "0" * 16}}
-    with pytest.raises(ValueError, match="differ from the program's"):
+    with pytest.raises(ValueError, match="differ from their checked hashes"):
         object_set.ObjectSetProvider().create(wrong)
     assert cluster.objects == {}
 

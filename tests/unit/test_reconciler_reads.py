@@ -8,10 +8,12 @@ import ssl
 from typing import Any
 
 import pytest
+from pulumi.runtime import rpc
 
 from components.reconciler import node_addresses, osc_secret
 from components.reconciler.kube import Kube
 from components.render import packing
+from components.render.packing import pack
 
 
 def unreachable() -> Kube:
@@ -57,6 +59,17 @@ def osc_inputs(text: str) -> dict[str, Any]:
     return {"kubeconfig": "k", "pool": "p", "secretName": "s", "secret": secret, "unitHashes": {}, "fileHashes": {},
             "stoppedUnits": [], "secretHash": osc_secret.secret_hash(secret), "oscHash": osc_secret.osc_hash(text),
             "version": osc_secret.PROVIDER_VERSION}  # fmt: skip
+
+
+def test_osc_check_derives_the_secrets_name_and_hashes_from_its_content() -> None:
+    """GIVEN the program's inputs (the Secret's content, packed) WHEN checked THEN its name and hashes; unknown too."""
+    provider = osc_secret.OperatingSystemConfigProvider()
+    whole = osc_inputs("units: [a]\n")
+    sent = {**whole, "secret": pack(whole["secret"]), **dict.fromkeys(osc_secret.DERIVED)}
+    checked = provider.check({}, sent).inputs
+    assert {k: checked[k] for k in osc_secret.DERIVED} == {k: whole[k] for k in osc_secret.DERIVED}
+    pending = provider.check({}, {**sent, "secret": rpc.UNKNOWN}).inputs
+    assert all(pending[k] == rpc.UNKNOWN for k in osc_secret.DERIVED)
 
 
 @pytest.mark.parametrize(("live", "drift"), [("units: [a]\n", False), ("units: [edited]\n", True)])

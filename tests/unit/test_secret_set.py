@@ -11,6 +11,7 @@ from pulumi.runtime import rpc
 
 from components.reconciler import secret_set
 from components.reconciler.kube import Kube
+from components.render.packing import pack
 from tests.unit.test_credential_secrets import COLLECTION, NAMESPACE, Cluster
 
 SECRETS = {"ca": {"ca.crt": "CERT"}, "service-account-key": {"id_rsa": "PRIVATE", "id_rsa.pub": "PUBLIC"}}
@@ -24,9 +25,10 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Cluster:
     return fake
 
 
-def inputs(secrets: dict[str, dict[str, str]] = SECRETS) -> dict[str, Any]:
-    """The resource's inputs as the program sends them."""
-    return {"kubeconfig": "k", "namespace": NAMESPACE, "secrets": secrets, "version": secret_set.PROVIDER_VERSION}
+def inputs(secrets: dict[str, dict[str, str]] = SECRETS, packed: bool = True) -> dict[str, Any]:
+    """The resource's inputs as the program sends them (its contents packed), or as an older arbor kept them."""
+    kept = pack(secrets) if packed else secrets
+    return {"kubeconfig": "k", "namespace": NAMESPACE, "secrets": kept, "version": secret_set.PROVIDER_VERSION}
 
 
 def test_every_secret_is_written_and_the_state_keeps_hashes_not_contents(cluster: Cluster) -> None:
@@ -55,7 +57,7 @@ def test_drift_or_a_new_content_is_an_update_that_writes_them(cluster: Cluster, 
     read = provider.read("id", outs).outs or {}
     assert provider.diff("id", read, news).changes
     updated = provider.update("id", read, news).outs or {}
-    assert {p.rsplit("/", 1)[-1] for p in cluster.objects} == set(news["secrets"])
+    assert {p.rsplit("/", 1)[-1] for p in cluster.objects} == set(secret_set.contents(news))
     assert not provider.diff("id", provider.read("id", updated).outs or {}, news).changes
 
 
@@ -66,3 +68,17 @@ def test_contents_unknown_in_a_preview_are_a_change_not_an_error(cluster: Cluste
     outs = provider.create(inputs()).outs or {}
     pending: Any = rpc.UNKNOWN if unknown == "all" else {**SECRETS, "ca": rpc.UNKNOWN}
     assert provider.diff("id", outs, {**inputs(), "secrets": pending}).changes
+
+
+def test_an_older_state_of_whole_contents_is_read_and_its_next_inputs_are_packed(cluster: Cluster) -> None:
+    """GIVEN Secrets an older arbor wrote from whole contents WHEN the program sends them packed THEN no change.
+
+    The packed value is what the state keeps from then on, smaller: a CA's certificate in two Secrets is one.
+    """
+    provider = secret_set.SecretSetProvider()
+    older = provider.create(inputs(packed=False)).outs or {}
+    assert not provider.diff("id", provider.read("id", older).outs or {}, inputs()).changes
+    assert cluster.data("service-account-key") == SECRETS["service-account-key"]
+    ca = "-----BEGIN CERTIFICATE-----\n" + "QUJD" * 300 + "\n-----END CERTIFICATE-----\n"
+    both = {"ca": {"ca.crt": ca}, "ca-signer": {"ca.crt": ca, "ca.key": "KEY"}}
+    assert len(inputs(both)["secrets"]) < len(json.dumps(both)) / 2

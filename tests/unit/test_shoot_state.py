@@ -321,9 +321,9 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     steps = {
         f"arbor-shoot-dev-web-{c}"
         for c in (
-            "etcd-main",
+            "etcd",
             "kube-apiserver",
-            "kube-controller-manager",
+            "controllers",
             "cluster",
             "workers-mcm",
             "workers-pool-a-z1",

@@ -30,7 +30,7 @@ def old_state() -> list[dict[str, Any]]:
     signer = resource(SECRET, "arbor-shoot-dev-web-secret-ca-client-signer", SHOOT)
     etcd = resource(
         "pulumi-python:dynamic/arbor:ObjectSet",
-        "arbor-shoot-dev-web-etcd-main",
+        "arbor-shoot-dev-web-etcd",
         SHOOT,
         dependencies=[peer["urn"], certificate["urn"]],
         propertyDependencies={"spec": [peer["urn"], signer["urn"]]},
@@ -65,7 +65,7 @@ def test_the_state_without_them_keeps_every_other_resource_and_no_reference_to_t
     handed = state_moves.moved(resources)
     after = state_moves.without({"manifest": {}, "resources": resources}, handed)["resources"]
     assert [r["urn"] for r in after] == [r["urn"] for r in resources if r["urn"] not in handed]
-    etcd = next(r for r in after if r["urn"].endswith("etcd-main"))
+    etcd = next(r for r in after if r["urn"].endswith("-etcd"))
     assert etcd["dependencies"] == [resources[2]["urn"]] and etcd["propertyDependencies"] == {"spec": []}
     # Nothing left to move: the state is left as it is.
     assert state_moves.moved(after) == {}
@@ -100,6 +100,66 @@ def test_each_object_of_a_shoots_system_components_is_handed_over_to_the_one_res
     handed = state_moves.moved([*old_state()[:2], *objects, *kept])
     assert set(handed) == {o["urn"] for o in objects}
     assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
+
+
+def test_shoot_info_and_the_kubelet_binding_are_handed_over_to_the_system_components() -> None:
+    """GIVEN an older shoot's `shoot-info` and kubelet binding WHEN the moves are read THEN both go to its system."""
+    objects = [
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-shoot-info", SHOOT),
+        resource(
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+            "arbor-shoot-dev-web-kube-apiserver-kubelet",
+            SHOOT,
+        ),
+    ]
+    kept = [
+        # Of another name, or a seed's: not the shoot's.
+        resource("kubernetes:core/v1:ConfigMap", "arbor-shoot-dev-web-shoot-info-extra", SHOOT),
+        resource("kubernetes:core/v1:ConfigMap", "arbor-seed-local-1-shoot-info", SEED),
+        resource("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "arbor-shoot-dev-web-join-x", SHOOT),
+    ]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    assert set(handed.values()) == {"the shoot's system components (`<shoot>-system`)"}
+
+
+def test_the_extensions_rights_on_a_shoots_records_are_handed_over_to_their_object_set() -> None:
+    """GIVEN an older shoot's extensions Role and RoleBinding WHEN the moves are read THEN both go to one ObjectSet."""
+    rbac = "kubernetes:rbac.authorization.k8s.io/v1"
+    objects = [
+        resource(f"{rbac}:Role", "arbor-shoot-dev-web-extensions-role", SHOOT),
+        resource(f"{rbac}:RoleBinding", "arbor-shoot-dev-web-extensions-rolebinding", SHOOT),
+    ]
+    # The seed's own rights (a ClusterRole and its binding, under the Seed) stay where they are.
+    kept = [resource(f"{rbac}:ClusterRole", "arbor-seed-local-1-extensions-clusterrole", SEED)]
+    handed = state_moves.moved([*old_state()[:2], *objects, *kept])
+    assert set(handed) == {o["urn"] for o in objects}
+    assert set(handed.values()) == {state_moves.EXTENSION_RIGHTS}
+
+
+def test_the_object_sets_of_components_started_together_are_handed_over_to_their_groups() -> None:
+    """GIVEN an older shoot's ObjectSet per component WHEN the moves are read THEN etcd's and the controllers' move."""
+    sets = {
+        n: resource(state_moves.OBJECT_SET, f"arbor-shoot-dev-web-{n}", SHOOT)
+        for n in (
+            "etcd-main",
+            "etcd-events",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kube-apiserver",
+            "etcd",
+            "grm-source",
+        )
+    }
+    handed = {
+        urn.rsplit("::", 1)[-1]: now for urn, now in state_moves.moved([*old_state()[:2], *sets.values()]).items()
+    }
+    assert handed == {
+        "arbor-shoot-dev-web-etcd-main": "the shoot's etcd (`<shoot>-etcd`)",
+        "arbor-shoot-dev-web-etcd-events": "the shoot's etcd (`<shoot>-etcd`)",
+        "arbor-shoot-dev-web-kube-controller-manager": "its controllers (`<shoot>-controllers`)",
+        "arbor-shoot-dev-web-kube-scheduler": "its controllers (`<shoot>-controllers`)",
+    }
 
 
 def test_a_hosted_control_planes_objects_are_handed_over_to_their_components_object_sets() -> None:

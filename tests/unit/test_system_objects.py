@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from pulumi.runtime import rpc
 
 from components.reconciler import apply, system_components
 from components.reconciler.kube import Kube
@@ -125,10 +126,18 @@ def test_an_upgrade_applies_the_new_kube_proxy_and_deletes_the_old(cluster: Clus
     assert old and new and not old & new and all(p.endswith("-v1.35.0") for p in new)
 
 
-def test_a_rendering_that_differs_from_the_programs_is_refused(cluster: Cluster) -> None:
+def test_check_renders_the_hashes_from_the_values_and_knows_none_while_they_are_unknown() -> None:
+    """GIVEN the program's inputs (values, no hashes) WHEN checked THEN the rendering's hashes; unknown in a preview."""
+    provider = system_components.SystemComponentsProvider()
+    sent = {k: v for k, v in inputs().items() if k != "objects"}
+    assert provider.check({}, sent).inputs["objects"] == inputs()["objects"]
+    assert provider.check({}, {**sent, "values": rpc.UNKNOWN}).inputs["objects"] == rpc.UNKNOWN
+
+
+def test_a_rendering_that_differs_from_the_checked_hashes_is_refused(cluster: Cluster) -> None:
     """GIVEN hashes the provider's renderer does not produce WHEN created THEN nothing is applied, and it says why."""
     wrong = {**inputs(), "objects": {**inputs()["objects"], "daemonset-calico-node": "0" * 64}}
-    with pytest.raises(ValueError, match="differ from the program's"):
+    with pytest.raises(ValueError, match="differ from their checked hashes"):
         system_components.SystemComponentsProvider().create(wrong)
     assert cluster.objects == {}
 

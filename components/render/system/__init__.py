@@ -1,5 +1,7 @@
 """The system components in a shoot's kube-system: the network plugin (calico or cilium), kube-proxy, CoreDNS.
 
+With them, what the shoot itself tells and grants: `shoot-info` and kube-apiserver's access to kubelets.
+
 Gardener deploys them as ManagedResources (the networking extension, and gardenlet's kube-proxy and CoreDNS);
 arbor renders the same objects for one resource to apply once the shoot's API serves. `render` is pure, and its
 values (`SystemValues`) are small: the resource keeps them, not the objects, and renders again where it applies
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from components.kinds import ProviderType
 from components.plan.values import ShootValues
+from components.render import pki
 from components.render.system import calico, cilium, coredns, kubeproxy
-from components.render.system.common import SYSTEM_LABELS, Object, SystemPool
+from components.render.system.common import RBAC, SYSTEM_LABELS, Object, SystemPool, meta
 
 __all__ = ["SystemPool", "SystemValues", "coredns", "hashes", "key", "kubeproxy", "objects", "render", "values_of"]
 
@@ -34,6 +37,8 @@ class SystemValues:
     # Whether kube-dns takes its fixed address in the services range (not on a local shoot: its API is a kwokctl
     # cluster serving kube-apiserver's default service range, not the shoot's).
     fixed_dns: bool
+    # The data of `shoot-info`; a state written before it was among these objects has none (and did not own it).
+    info: Mapping[str, str] = field(default_factory=dict)
 
     def to_object(self) -> dict[str, Any]:
         """The values as plain JSON data (a resource's input)."""
@@ -57,6 +62,7 @@ def values_of(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ..
         pods=pods,
         services=services,
         fixed_dns=shoot.networking.provider != ProviderType.LOCAL,
+        info=shoot_info(shoot),
     )
 
 
@@ -64,6 +70,7 @@ def render(values: SystemValues) -> list[Object]:
     """Every object, network plugin first (nodes turn Ready with it), then kube-proxy and CoreDNS."""
     plugin = calico if values.network == "calico" else cilium
     return [
+        *_shoot_core(values.info),
         *plugin.objects(values.pods, values.api_server, SYSTEM_LABELS),
         *kubeproxy.objects(values.pools, values.pods, values.api_server, SYSTEM_LABELS),
         *coredns.objects(values.services, SYSTEM_LABELS, fixed=values.fixed_dns),
@@ -73,6 +80,21 @@ def render(values: SystemValues) -> list[Object]:
 def objects(shoot: ShootValues, pods: tuple[str, ...], services: tuple[str, ...]) -> list[Object]:
     """Every object of a shoot's system components, with its pod and service ranges."""
     return render(values_of(shoot, pods, services))
+
+
+def _shoot_core(info: Mapping[str, str]) -> list[Object]:
+    """`shoot-info`, and the binding that lets kube-apiserver reach kubelets (logs, exec, port-forward) as its user."""
+    if not info:
+        return []
+    binding = {
+        "apiVersion": f"{RBAC}/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": meta(pki.KUBELET_CLIENT_USER, namespaced=False),
+        "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": "system:kubelet-api-admin"},
+        "subjects": [{"apiGroup": RBAC, "kind": "User", "name": pki.KUBELET_CLIENT_USER}],
+    }
+    config = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta("shoot-info"), "data": dict(info)}
+    return [config, binding]
 
 
 def shoot_info(shoot: ShootValues) -> dict[str, str]:
