@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,11 +53,6 @@ GROUPS = {"etcd-main": "etcd", "etcd-events": "etcd", "kube-controller-manager":
           "kube-scheduler": "controllers"}  # fmt: skip
 
 
-def _unique(resources: Iterable[pulumi.Resource]) -> list[pulumi.Resource]:
-    """The resources once each, in their first order."""
-    return list(dict.fromkeys(resources))
-
-
 def _group_sets(
     name: str,
     seed: SeedAccess,
@@ -70,7 +65,8 @@ def _group_sets(
     wait = pulumi.CustomTimeouts(create="5m", update="5m")
     sets: dict[str, pulumi.Resource] = {}
     for group, manifests in parts.items():
-        after = _unique(sets[n] if isinstance(n, str) else n for n in needs[group])
+        # A resource two components need is named twice: the SDK resolves `depends_on` to a set of URNs.
+        after = [sets[n] if isinstance(n, str) else n for n in needs[group]]
         # One resource per group keeps its objects once (reconciler/object_set.py); objects unchanged in an update
         # are applied as they are, so a component restarts only when its own objects change.
         sets[group] = ObjectSet(

@@ -285,12 +285,9 @@ class Shoot(pulumi.ComponentResource):
         written = {**self.written, **self.credentials.writers}
         hosted = hosted_control_plane(name, self.values, seed, self.network, sources, written, parent=self)
         done = hosted.workloads
-        control_plane = list(dict.fromkeys(done.values()))  # components started together share one resource
+        control_plane = list(done.values())
         # The shoot's API waits for its control plane and, when it moved, for the source to let it go.
-        serving = [
-            *dict.fromkeys([done["kube-controller-manager"], done["kube-scheduler"]]),
-            *(kept.moved if kept else []),
-        ]
+        serving = [done["kube-controller-manager"], done["kube-scheduler"], *(kept.moved if kept else [])]
         if hosted.load_balancer is not None:
             # The API is reached by name once both records point at its load balancer.
             balancer = hosted.load_balancer
