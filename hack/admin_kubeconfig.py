@@ -33,6 +33,8 @@ from components.render import pki
 
 # The stack output of each shoot's default validity (the spec's `adminKubeconfig.expirationSeconds`).
 EXPIRATIONS = "adminKubeconfigExpirationSeconds"
+# Another stack's outputs, by name (a seed stack's landscape stack holds the garden).
+Outputs = Callable[[str], Mapping[str, Any]]
 # Reads a Secret-shaped object's data (base64 values) from a cluster: (kubeconfig, API path) -> data or None.
 Reader = Callable[[str, str], Mapping[str, str] | None]
 
@@ -54,9 +56,12 @@ def client_ca_path(ref: str) -> str:
     return f"/apis/arbor.dev/v1alpha1/namespaces/{namespace}/internalsecrets/{shoot}.{pki.CA_CLIENT}"
 
 
-def garden_kubeconfig(outputs: Mapping[str, Any]) -> str:
-    """How the stack reaches the garden: its own garden's kubeconfig, else a seed stack's garden reach."""
-    reach = (outputs.get("kubeconfigs") or {}).get("garden") or outputs.get("gardenReach")
+def garden_kubeconfig(outputs: Mapping[str, Any], others: Outputs) -> str:
+    """How the stack reaches the garden: its own garden's kubeconfig, else (a seed stack) its landscape stack's."""
+    reach = (outputs.get("kubeconfigs") or {}).get("garden")
+    landscape = (outputs.get("shard") or {}).get("landscape")
+    if not reach and landscape:
+        reach = (others(str(landscape)).get("kubeconfigs") or {}).get("garden")
     if not reach:
         raise RequestError("the stack's outputs name no garden (run `make up` first)")
     return str(reach)
@@ -69,6 +74,7 @@ def request(
     user: str = "admin",
     groups: tuple[str, ...] = DEFAULT_GROUPS,
     read: Reader = _read,
+    others: Outputs = lambda _stack: {},
 ) -> str:
     """The kubeconfig for `ref` (`<project>/<shoot>`), from the stack's outputs and the garden's InternalSecret."""
     expirations = outputs.get(EXPIRATIONS) or {}
@@ -84,7 +90,7 @@ def request(
     server, shoot_kubeconfig = (outputs.get("endpoints") or {}).get(key), (outputs.get("kubeconfigs") or {}).get(key)
     if not server or not shoot_kubeconfig:
         raise RequestError(f"shoot: '{ref}' has no endpoint in the stack's outputs yet (run `make up` first)")
-    data = read(garden_kubeconfig(outputs), client_ca_path(ref))
+    data = read(garden_kubeconfig(outputs, others), client_ca_path(ref))
     if not data or pki.KEY_CA_CERT not in data or pki.KEY_CA_KEY not in data:
         raise RequestError(f"shoot: the garden holds no client CA for '{ref}' ({client_ca_path(ref)})")
     ca_cert, ca_key = (_decoded(data[k]) for k in (pki.KEY_CA_CERT, pki.KEY_CA_KEY))
@@ -97,6 +103,11 @@ def _decoded(value: str) -> str:
     return base64.b64decode(value).decode()
 
 
+def stack_outputs(stack: str) -> dict[str, Any]:
+    """A stack's outputs, secrets shown."""
+    return dict(json.loads(pulumi(stack, "stack", "output", "--json", "--show-secrets", who="kubeconfig")))
+
+
 def main(argv: list[str]) -> int:
     """Prints the kubeconfig; a request that cannot be served prints why and exits 1, without a traceback."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -107,9 +118,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--group", action="append", dest="groups")
     args = parser.parse_args(argv)
     try:
-        outputs = json.loads(pulumi(args.stack, "stack", "output", "--json", "--show-secrets", who="kubeconfig"))
         groups = tuple(args.groups) if args.groups else DEFAULT_GROUPS
-        sys.stdout.write(request(outputs, args.shoot, args.expiration_seconds, args.user, groups))
+        got = request(stack_outputs(args.stack), args.shoot, args.expiration_seconds, args.user, groups,
+                      others=stack_outputs)  # fmt: skip
+        sys.stdout.write(got)
     except (RequestError, KubeError, CredentialError) as error:
         print(f"kubeconfig: {error}", file=sys.stderr)
         return 1

@@ -124,6 +124,21 @@ def test_a_garden_without_the_client_ca_is_named(cas: tuple[Issued, Issued]) -> 
         request_hack.request(outputs, REF, read=_garden(cas[0]))
 
 
+def test_a_seed_stack_reaches_the_garden_its_landscape_stack_made(cas: tuple[Issued, Issued]) -> None:
+    """GIVEN a seed stack's outputs (no garden of its own) WHEN requested THEN its landscape stack's garden is read."""
+    outputs = _outputs(cas[1])
+    del outputs["kubeconfigs"]["garden"]
+    outputs["shard"] = {"landscape": "local", "seed": "local-1", "garden": "0a1b"}
+    read, asked = _garden(cas[0]), []
+
+    def others(stack: str) -> dict[str, Any]:
+        asked.append(stack)
+        return {"kubeconfigs": {"garden": "the-landscape-stacks-garden"}}
+
+    assert request_hack.request(outputs, REF, read=read, others=others).startswith("apiVersion: v1")
+    assert asked == ["local"] and read.reads == [("the-landscape-stacks-garden", PATH)]
+
+
 @given(ref=st.text(max_size=30), expiration=st.one_of(st.none(), st.integers()), user=st.text(max_size=20))
 def test_any_request_gets_a_kubeconfig_or_a_clear_error(ref: str, expiration: int | None, user: str) -> None:
     """GIVEN any shoot, validity and user WHEN requested THEN a kubeconfig or a RequestError, never another error."""
@@ -143,7 +158,7 @@ def test_main_prints_why_and_exits_1_without_a_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """GIVEN a shoot the stack does not have WHEN the script runs THEN one line on stderr and exit code 1."""
-    monkeypatch.setattr(request_hack, "pulumi", lambda *_a, **_k: '{"adminKubeconfigExpirationSeconds": {}}')
+    monkeypatch.setattr(request_hack, "stack_outputs", lambda _stack: {"adminKubeconfigExpirationSeconds": {}})
     assert request_hack.main(["dev/web", "--stack", "local"]) == 1
     err = capsys.readouterr().err
     assert err == "kubeconfig: shoot: no shoot 'dev/web' in this stack (it has: none); a sharded one is in its seed's\n"
