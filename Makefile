@@ -55,6 +55,9 @@ preview: setup ## out/preview.md (and .json): the change per stack and layer and
 	@mkdir -p $(OUT)
 	@$(ENV) hack/preview.sh $(STACK) $(OUT) "$(POLICY_PACK)" "$(POLICY_CONFIG)"
 
+kubeconfig: venv ## a shoot's admin kubeconfig, issued now (SHOOT=<project>/<shoot>, STACK=...; Gardener's shoots/adminkubeconfig)
+	@$(ENV) .venv/bin/python hack/admin_kubeconfig.py "$(SHOOT)" --stack $(STACK)
+
 env: ## shell exports for the tools and the local stack (or STACK=...): eval "$(make -s env)"
 	@ARBOR_STACK=$(STACK) hack/print-env.sh
 

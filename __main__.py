@@ -32,7 +32,9 @@ landscape = Landscape(
 for message in checked.notices:
     pulumi.log.info(message)
 pulumi.export("kubeconfigs", landscape.kubeconfigs())
-pulumi.export("adminKubeconfigs", landscape.admin_kubeconfigs())
+# Admin kubeconfigs are issued on request, as Gardener's `shoots/adminkubeconfig` (`make kubeconfig SHOOT=...`),
+# and not kept in the state: the validity each shoot's are issued with.
+pulumi.export("adminKubeconfigExpirationSeconds", landscape.admin_kubeconfig_expirations())
 pulumi.export("endpoints", landscape.endpoints())
 for name, value in landscape.store_outputs().items():
     pulumi.export(name, value)

@@ -82,7 +82,7 @@ def measure() -> dict[str, float]:
         started = time.monotonic()
         stack.make_up()
         made_s = time.monotonic() - started
-        admin = stack.outputs()["adminKubeconfigs"]["dev/web"]
+        admin = stack.admin_kubeconfig("dev/web")
         stack.set_config({"arbor:landscape": landscape("local-2")})
         probes, stop = Probes([]), threading.Event()
         prober = threading.Thread(target=probe, args=(admin, stop, probes), daemon=True)

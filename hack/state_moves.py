@@ -28,6 +28,7 @@ from components.render import pki
 
 SHOOT = "arbor:shoot:Shoot"
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
+ADMIN_KUBECONFIG = "pulumi-python:dynamic/arbor:AdminKubeconfig"
 WORKERS = "arbor:shoot:Workers"
 
 
@@ -111,6 +112,9 @@ MOVES = (
     Move("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", SHOOT, r"extensions-rolebinding", EXTENSION_RIGHTS),
     # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
     Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
+    # A shoot's admin kubeconfig: issued on request now (hack/admin_kubeconfig.py), nothing kept; it held only a
+    # certificate that expires by itself, so there is nothing to delete either.
+    Move(ADMIN_KUBECONFIG, SHOOT, r"admin-kubeconfig", "nothing: issued on request (`make kubeconfig SHOOT=...`)"),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
     Move(
         "kubernetes:core/v1:Pod",

@@ -37,7 +37,8 @@ def main() -> None:
     if store:
         print(f"\n  object store (MinIO, TLS)    {store:<28} seeds' backup buckets: docs/backups.md")
     print('\nIn your shell: eval "$(make -s env)", then pulumi, kubectl and kwokctl work against this stack;')
-    print(f"pulumi stack output kubeconfigs --show-secrets --json --stack {stack} prints every kubeconfig.")
+    print(f"pulumi stack output kubeconfigs --show-secrets --json --stack {stack} prints every kubeconfig;")
+    print("make kubeconfig SHOOT=<project>/<shoot> issues a shoot's admin kubeconfig on request, as Gardener does.")
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ As in Gardener, a shoot's client CA (certificate and key) is stored in its proje
 the InternalSecret `<shoot>.ca-client`. Project members cannot read it: the project roles (garden.py ROLE_RULES)
 name their resources one by one and InternalSecrets are not among them, so only the garden's operators (and
 arbor) can issue admin kubeconfigs from it. Admin kubeconfigs are client certificates of that CA valid for the
-shoot's `adminKubeconfig.expiration` (at most 24h), exported as secret outputs and renewed by `pulumi up`
-once less than half of their validity remains (components/reconciler/admin_kubeconfig.py).
+shoot's `adminKubeconfig.expiration` (at most 24h): a shoot's are issued on request and kept nowhere
+(hack/admin_kubeconfig.py, as Gardener's `shoots/adminkubeconfig`). `admin_kubeconfig` keeps one as a resource
+instead, renewed by `pulumi up` once less than half of its validity remains; the landscape no longer makes one.
 """
 
 from __future__ import annotations

@@ -146,10 +146,9 @@ class Landscape(pulumi.ComponentResource):
         """Every cluster's admin kubeconfig by key, as one secret map."""
         return pulumi.Output.secret(pulumi.Output.all(**{k: a.kubeconfig for k, a in self.clusters.items()}))
 
-    def admin_kubeconfigs(self) -> pulumi.Output[dict[str, str]]:
-        """Each shoot's short-lived admin kubeconfig (client certificate of its client CA) by `<project>/<name>`."""
-        shoots = {s.values.ref: s.admin_kubeconfig for s in self.shoots.values()}
-        return pulumi.Output.secret(pulumi.Output.all(**shoots))
+    def admin_kubeconfig_expirations(self) -> dict[str, int]:
+        """Each shoot's admin kubeconfig validity by `<project>/<name>` (issued on request: make kubeconfig)."""
+        return {s.values.ref: s.values.credentials.admin_kubeconfig_expiration_s for s in self.shoots.values()}
 
     def network_plan(self) -> str:
         """Every shoot's subnet plan as readable tables, one after the other."""

@@ -22,7 +22,7 @@ import pulumi
 from components import naming
 from components.bundles import ClusterAccess, GardenAccess, NetworkAccess, SeedAccess
 from components.concerns import first_machine
-from components.concerns.access import admin_kubeconfig, register_client_ca
+from components.concerns.access import register_client_ca
 from components.concerns.control_plane import (
     NodeCas,
     Sources,
@@ -54,7 +54,6 @@ from components.plan import network
 from components.plan.bootstrap import secret_name
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
-from components.reconciler.kube import certificate_authority
 from components.reconciler.shoot_status import ShootStatus
 from components.render import api, backup, controlplane, nodeagent, pki
 
@@ -68,7 +67,6 @@ class Shoot(pulumi.ComponentResource):
     network_table: str
     credentials: ShootPki
     encryption: EtcdEncryption
-    admin_kubeconfig: pulumi.Output[str]
     status: ShootStatus
     # What writes each of a hosted control plane's Secrets that its certificates do not: the SecretSet.
     written: dict[str, pulumi.Resource]
@@ -102,7 +100,6 @@ class Shoot(pulumi.ComponentResource):
         state = self._state(name, garden, record, seed, extra, kept, after=self.last_steps or steps)
         # An encryption rewrite waits for the snapshot taken right before it.
         rewritten = rewrite(name, self.encryption, self.access.reach, parent=self, depends_on=entry)
-        self.admin_kubeconfig = self._admin_kubeconfig(name, seed)
         # In kube-system: `shoot-info`, kube-apiserver's kubelet user, the network plugin, kube-proxy, CoreDNS.
         system = system_components(name, values, self.access, self.network, parent=self)
         grant_shoot_records(name, values, garden, record, self)
@@ -336,15 +333,6 @@ class Shoot(pulumi.ComponentResource):
             KubeObject(f"{name}-join-{obj['kind'].lower()}-{obj['metadata']['name'].replace(':', '-')}", obj, in_shoot)
             for obj in nodeagent.join_rbac(keys)
         ]
-
-    def _admin_kubeconfig(self, name: str, seed: SeedAccess | None) -> pulumi.Output[str]:
-        """A short-lived admin kubeconfig of the shoot's client CA (a secret output), read in the seed if hosted."""
-        ca, server_ca = self.credentials[pki.CA_CLIENT], self.access.kubeconfig.apply(certificate_authority)
-        expiration_s = self.values.credentials.admin_kubeconfig_expiration_s
-        signer = (seed.cluster.reach, self.values.seed_namespace) if seed is not None else None
-        # Read there once the SecretSet wrote it: after a rotation, not before.
-        after = [self.written[pki.signer(pki.CA_CLIENT)]] if seed is not None else []
-        return admin_kubeconfig(name, ca, self.access.endpoint, server_ca, expiration_s, self, signer, after)
 
     def _health(
         self, name: str, garden: GardenAccess, seed: SeedAccess | None, converged: Sequence[pulumi.Resource]

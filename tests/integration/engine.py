@@ -82,6 +82,14 @@ class Stack:
         """Stack outputs, secrets shown."""
         return dict(json.loads(self.run("stack", "output", "--json", "--show-secrets").stdout))
 
+    def admin_kubeconfig(self, ref: str, *flags: str) -> str:
+        """A shoot's admin kubeconfig (`<project>/<shoot>`), issued now as `make kubeconfig` issues it."""
+        cmd = [sys.executable, str(ROOT / "hack" / "admin_kubeconfig.py"), ref, "--stack", self.name, *flags]
+        env = {**os.environ, **(self.env or {})}
+        proc = subprocess.run(cmd, cwd=self.project_dir, env=env, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
     def export(self) -> dict[str, Any]:
         """The stack's state as the backend stores it (secrets stay encrypted)."""
         return dict(json.loads(self.run("stack", "export").stdout))

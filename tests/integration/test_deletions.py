@@ -141,7 +141,7 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_no
     assert "arbor-shoot-ops-db-cluster" in names(stack)
 
     # Written after the last snapshot: the final one, taken before the cluster goes, keeps it.
-    kubectl(stack.outputs()["adminKubeconfigs"]["ops/db"], tmp_path, "create", "configmap", "final-words")
+    kubectl(stack.admin_kubeconfig("ops/db"), tmp_path, "create", "configmap", "final-words")
     entry = secret_data(stack, tmp_path, "shoot--ops--db")
     stack.set_config({"arbor:landscape": landscape(shoots=[WEB], confirmDeletion={"shoots": ["ops/db"]})})
     # As `make preview`: the confirmed deletion is previewed, and nothing else is deleted, replaced or changed.
@@ -213,7 +213,7 @@ def test_a_new_seed_migrates_the_control_plane_and_nothing_is_lost(stack: Stack,
     CA and service-account key byte-identical, the admin kubeconfig from before still works; nothing of it is left
     on the source seed; both buckets hold the final snapshot; the record went Migrate, Restore, Reconcile.
     """
-    admin = stack.outputs()["adminKubeconfigs"]["ops/web"]
+    admin = stack.admin_kubeconfig("ops/web")
     (tmp_path / "widgets.json").write_text(json.dumps(WIDGETS))
     kubectl(admin, tmp_path, "apply", "-f", str(tmp_path / "widgets.json"))
     kubectl(admin, tmp_path, "wait", "--for=condition=Established", "crd/widgets.example.com")
@@ -337,7 +337,7 @@ def test_a_migration_killed_at_four_points_is_finished_by_the_next_up_with_nothi
     Killed inside the migrate half, after it, during the restore and during the source's clean-up, each run
     resumed after hack/recover.py: the same objects, Nodes and Machines end up on local-1, nothing on local-2.
     """
-    admin = stack.outputs()["adminKubeconfigs"]["ops/web"]
+    admin = stack.admin_kubeconfig("ops/web")
     objects, ns = user_objects(admin, tmp_path), "shoot--ops--web"
     nodes = sorted(n["metadata"]["uid"] for n in items(stack, "shoot/ops/web", tmp_path, "nodes"))
     machines = sorted(m["metadata"]["name"] for m in items(stack, "seed/local-2", tmp_path,

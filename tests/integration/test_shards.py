@@ -245,7 +245,7 @@ def test_make_up_moves_a_shoot_to_another_seed_stack_and_nothing_is_lost(stack: 
     of dev/web is left on local-1 or in its stack's state, and a second `make up` changes nothing in any stack.
     """
     source, target = seed_stack(stack), seed_stack(stack, OTHER["name"])
-    admin, ns = source.outputs()["adminKubeconfigs"]["dev/web"], "shoot--dev--web"
+    admin, ns = source.admin_kubeconfig("dev/web"), "shoot--dev--web"
     kubectl(admin, tmp_path, "create", "configmap", "settings", "--from-literal=colour=blue")
     (settings,) = kube_items(admin, tmp_path, "configmaps", "--field-selector", "metadata.name=settings")
     assert settings["data"] == {"colour": "blue"}

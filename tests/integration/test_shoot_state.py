@@ -191,7 +191,7 @@ def test_a_lost_shoot_cluster_comes_back_from_its_latest_snapshot_as_the_same_cl
     kubeconfig and service-account token issued before the loss still work. The cluster names its snapshot.
     """
     local_stack.up()
-    admin = local_stack.outputs()["adminKubeconfigs"]["dev/web"]
+    admin = local_stack.admin_kubeconfig("dev/web")
     kubectl(admin, tmp_path, "create", "namespace", KEPT)
     kubectl(admin, tmp_path, "-n", KEPT, "create", "configmap", "settings", "--from-literal=colour=blue")
     kubectl(admin, tmp_path, "-n", KEPT, "create", "secret", "generic", "password", "--from-literal=value=s3cret")

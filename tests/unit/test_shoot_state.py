@@ -334,9 +334,9 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert steps <= built.before("arbor-shoot-dev-web-shoot-state")
     assert {*steps, "arbor-shoot-dev-web-shoot-state"} <= built.before("arbor-shoot-dev-web-status")
     assert len(built.edges["arbor-shoot-dev-web-shoot-state"]) < 8
-    # So are the admin kubeconfig (signed with the client CA there) and the shoot's cluster (its PKI read there).
-    assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-admin-kubeconfig"]
+    # So is the shoot's cluster (its PKI read there); no admin kubeconfig is kept (issued on request).
     assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-cluster")
+    assert "arbor-shoot-dev-web-admin-kubeconfig" not in mocks.types
     # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
     assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
     assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")

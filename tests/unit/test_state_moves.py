@@ -270,3 +270,12 @@ def test_a_zones_user_data_class_and_machine_deployment_are_handed_over_to_its_o
     parent = {"urn": workers, "type": "arbor:shoot:Workers", "parent": SHOOT}
     handed = state_moves.moved([*old_state()[:1], parent, *zone, kept])
     assert handed == dict.fromkeys((r["urn"] for r in zone), "its zone's ObjectSet (`<shoot>-workers-<pool>-z<n>`)")
+
+
+def test_a_shoots_admin_kubeconfig_is_forgotten_not_deleted() -> None:
+    """GIVEN an older shoot's AdminKubeconfig WHEN the moves are read THEN it leaves the state (issued on request)."""
+    kept = resource("pulumi-python:dynamic/arbor:AdminKubeconfig", "garden-admin-kubeconfig", SEED)
+    admin = resource("pulumi-python:dynamic/arbor:AdminKubeconfig", "arbor-shoot-dev-web-admin-kubeconfig", SHOOT)
+    handed = state_moves.moved([*old_state()[:2], admin, kept])
+    assert list(handed) == [admin["urn"]]
+    assert "make kubeconfig" in handed[admin["urn"]]
