@@ -3,8 +3,9 @@
 `issue_shoot_pki` registers one resource per credential (children of the given parent, named
 `<name>-pki-<credential>`) and hands back a plain bundle of outputs: per credential its certificate, key and
 issuing CA, and the Secrets (`stringData` by Secret name) the shoot's control plane mounts. Private keys and token
-secrets are secret outputs all the way. Given a seed (`SecretTarget`), each certificate writes its own Secret in the
-shoot's namespace there, so the state holds its content once (reconciler/credential_secrets.py).
+secrets are secret outputs all the way. Given a seed (`SecretTarget`), the leaves the program does not read are one
+LeafSet (`<name>-pki-leaves`, reconciler/leaf_set.py) that writes their Secrets in the shoot's namespace there and
+keeps no content; a certificate the program reads writes its own Secret (reconciler/credential_secrets.py).
 """
 
 from __future__ import annotations
