@@ -75,17 +75,22 @@ def rotated(stack: Stack, tmp_path: Path, group: str) -> dict[str, Any]:
 def test_rotating_the_etcd_ca_replaces_its_certificates_and_restarts_only_what_uses_them(
     local_stack: Stack, tmp_path: Path
 ) -> None:
-    """GIVEN the etcd CA rotation counter raised WHEN previewed THEN its credentials are replaced, etcd restarts.
+    """GIVEN the etcd CA rotation counter raised WHEN previewed THEN its credentials are issued again, etcd restarts.
 
-    The etcd credentials are replaced (reason rotation), and only etcd and kube-apiserver restart: the hosted
-    workloads' pod templates and the self-hosted shoot's static manifests change, nothing else.
+    The etcd CA is replaced (reason rotation) and the shoot's LeafSet issues the etcd leaves again, and only etcd and
+    kube-apiserver restart: the hosted workloads' pod templates and the self-hosted shoot's static manifests change,
+    nothing else. The LeafSet's checksums are known in the preview, so it names exactly those.
     """
     preview = rotated(local_stack, tmp_path, "etcdCA")
     changed = {s["urn"].rsplit("::", 1)[-1]: s for s in preview["steps"] if s["op"] not in ("same", "read")}
-    replaced = sorted(n.removeprefix("arbor-shoot-dev-web-pki-") for n, s in changed.items()
-                      if s["op"] == "replace" and n.startswith("arbor-shoot-dev-web-pki-"))  # fmt: skip
-    assert replaced == ["ca-etcd", "etcd-client", "etcd-peer", "etcd-server"]
+    pki = {n.removeprefix("arbor-shoot-dev-web-pki-"): s["op"] for n, s in changed.items()
+           if n.startswith("arbor-shoot-dev-web-pki-")}  # fmt: skip
+    assert pki == {"ca-etcd": "replace", "leaves": "update"}
     assert changed["arbor-shoot-dev-web-pki-ca-etcd"]["replaceReasons"] == ["rotation"]
+    leaves = changed["arbor-shoot-dev-web-pki-leaves"]
+    issued_before, issued_now = leaves["oldState"]["inputs"]["issued"], leaves["newState"]["inputs"]["issued"]
+    moved = sorted(n for n in issued_now if issued_now[n] != issued_before[n])
+    assert moved == ["etcd-client", "etcd-peer", "etcd-server"]
     workloads = sorted(
         n.removeprefix("arbor-shoot-dev-web-") for n, s in changed.items()
         if s["newState"]["type"].endswith(":ObjectSet") and n.startswith("arbor-shoot-dev-web-")
