@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from components.render import pki
 SHOOT = "arbor:shoot:Shoot"
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 ADMIN_KUBECONFIG = "pulumi-python:dynamic/arbor:AdminKubeconfig"
+CERTIFICATE = "pulumi-python:dynamic/arbor:Certificate"
 WORKERS = "arbor:shoot:Workers"
 
 
@@ -43,6 +44,8 @@ class Move:
     parent_type: str
     pattern: str
     now: str  # what keeps the object now, for the line printed
+    # Inputs the resource must have as given (a certificate only its Secrets hold: `published` false).
+    inputs: Mapping[str, Any] = field(default_factory=dict)
 
     def matches(self, resource: Mapping[str, Any], parents: Mapping[str, Mapping[str, Any]]) -> bool:
         """Whether `resource` is one this move hands over."""
@@ -50,8 +53,11 @@ class Move:
         type_ = str(resource.get("type", ""))
         if not type_.startswith(self.type_prefix) or parent is None or parent.get("type") != self.parent_type:
             return False
-        if ((resource.get("inputs") or {}).get("spec") or {}).get("type") == "LoadBalancer":
+        given = resource.get("inputs") or {}
+        if (given.get("spec") or {}).get("type") == "LoadBalancer":
             return False  # a load balancer stays where it is: its status (the cloud's address) feeds DNS records
+        if any(given.get(k) != v for k, v in self.inputs.items()):
+            return False
         name, component = _name(resource), _name(parent)
         rest = name.removeprefix(f"{component}-")
         return rest != name and re.fullmatch(self.pattern, rest) is not None
@@ -112,6 +118,9 @@ MOVES = (
     Move("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", SHOOT, r"extensions-rolebinding", EXTENSION_RIGHTS),
     # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
     Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
+    # A hosted shoot's leaves that only their Secrets hold (`<shoot>-pki-<leaf>`, a Certificate each): now one LeafSet,
+    # which issues them again once (their checksums are now of what they are issued from, not of their content).
+    Move(CERTIFICATE, SHOOT, r"pki-.+", "the shoot's leaves (`<shoot>-pki-leaves`)", {"published": False}),
     # A shoot's admin kubeconfig: issued on request now (hack/admin_kubeconfig.py), nothing kept; it held only a
     # certificate that expires by itself, so there is nothing to delete either.
     Move(ADMIN_KUBECONFIG, SHOOT, r"admin-kubeconfig", "nothing: issued on request (`make kubeconfig SHOOT=...`)"),

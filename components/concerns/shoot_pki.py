@@ -3,8 +3,9 @@
 `issue_shoot_pki` registers one resource per credential (children of the given parent, named
 `<name>-pki-<credential>`) and hands back a plain bundle of outputs: per credential its certificate, key and
 issuing CA, and the Secrets (`stringData` by Secret name) the shoot's control plane mounts. Private keys and token
-secrets are secret outputs all the way. Given a seed (`SecretTarget`), each certificate writes its own Secret in the
-shoot's namespace there, so the state holds its content once (reconciler/credential_secrets.py).
+secrets are secret outputs all the way. Given a seed (`SecretTarget`), the leaves the program does not read are one
+LeafSet (`<name>-pki-leaves`, reconciler/leaf_set.py) that writes their Secrets in the shoot's namespace there and
+keeps no content; a certificate the program reads writes its own Secret (reconciler/credential_secrets.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pulumi
 
 from components.concerns.gather import gathered
 from components.plan.values import ShootValues
+from components.reconciler.leaf_set import LeafSet
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey, ca_hash
 from components.render import objects, pki
 
@@ -167,6 +169,42 @@ def _issue(
     return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId), token
 
 
+def _leaf_spec(credential: pki.Credential, rotation: int, writes: dict[str, Any]) -> dict[str, Any]:
+    """What a leaf of a LeafSet is issued from, and the layout of its Secrets."""
+    return {
+        "ca": credential.issuer, "commonName": credential.common_name,
+        "organizations": list(credential.organizations), "dnsNames": list(credential.dns_names),
+        "ipAddresses": list(credential.ip_addresses), "usages": [u.value for u in credential.usages],
+        "validitySeconds": credential.validity_seconds, "rotation": rotation, "secrets": writes["secrets"],
+    }  # fmt: skip
+
+
+def _in_set(credential: pki.Credential, issued: dict[str, CredentialOutputs], writes: Any, published: bool) -> bool:
+    """Whether a credential is a leaf of the shoot's LeafSet: written to the seed, from a CA there, never read."""
+    issuer = issued.get(credential.issuer or "")
+    return bool(writes) and not published and issuer is not None and issuer.credential.key_in_secret
+
+
+def _leaf_set(
+    name: str,
+    target: SecretTarget,
+    leaves: dict[str, dict[str, Any]],
+    issued: dict[str, CredentialOutputs],
+    rotations: dict[str, int],
+    opts: pulumi.ResourceOptions,
+) -> LeafSet:
+    """The hosted shoot's leaves as one resource (`<name>-pki-leaves`), issued from their CAs' signer Secrets."""
+    cas: dict[str, dict[str, Any]] = {}
+    for ca_name in sorted({leaf["ca"] for leaf in leaves.values()}):
+        ca = issued[ca_name]
+        assert ca.cert is not None  # a CA always has its certificate
+        spec = f"{ca.credential.common_name}/{ca.credential.validity_seconds}/{rotations[ca_name]}"
+        cas[ca_name] = {"secret": pki.signer(ca_name), "hash": pulumi.Output.unsecret(ca.cert.apply(ca_hash)),
+                        "spec": spec}  # fmt: skip
+    return LeafSet(f"{name}-pki-leaves", kubeconfig=target.kubeconfig, namespace=target.namespace,
+                   cluster=target.cluster, cas=cas, leaves=leaves, opts=opts)  # fmt: skip
+
+
 def issue_shoot_pki(
     name: str,
     shoot: ShootValues,
@@ -194,17 +232,33 @@ def issue_shoot_pki(
         nodes=(shoot.control_plane_machine.name,) if shoot.control_plane_machine else (),
     )
     signed: list[pulumi.Resource] | None = None
+    leaves: dict[str, dict[str, Any]] = {}
+    rotations: dict[str, int] = {}
     for credential in sorted(every, key=lambda c: c.kind is pki.Kind.CERT):
         if credential.kind is pki.Kind.CERT and signers is not None and signed is None:
             signed = list(signers(ShootPki(credentials=dict(issued))))
-        rotation = shoot.credentials.rotation.get(credential.group.value, 0)
+        rotation = rotations[credential.name] = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
         writes = target.writes(credential) if target else None
         after = [*target.after, *(signed or [])] if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
         published = target is None or credential.name in target.published
+        if target is not None and _in_set(credential, issued, writes, published):
+            assert writes is not None
+            leaves[credential.name] = _leaf_spec(credential, rotation, writes)
+            continue
         issued[credential.name], resources[credential.name] = _issue(
             name, credential, issued, rotation, writes, opts, published
         )
         writers |= dict.fromkeys(writes["secrets"] if writes else (), resources[credential.name])
+    if target is not None and leaves:
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=[*target.after, *(signed or [])])
+        leaf_set = _leaf_set(name, target, leaves, issued, rotations, opts)
+        for credential in (c for c in every if c.name in leaves):
+            # Only its Secrets hold it: the checksums stand for the content, as for a certificate not published.
+            issuer = issued[credential.issuer or ""].cert
+            key = pulumi.Output.from_input("")
+            issued[credential.name] = CredentialOutputs(credential, key, ca=issuer, checksums=leaf_set.checksums)
+            resources[credential.name] = leaf_set
+            writers |= dict.fromkeys(leaves[credential.name]["secrets"], leaf_set)
     return ShootPki(credentials=issued, resources=resources, writers=writers)

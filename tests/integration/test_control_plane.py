@@ -14,7 +14,6 @@ import yaml
 from cryptography import x509
 
 from components.providers.local import MIRROR_ANNOTATION
-from components.render import objects
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
 
 pytestmark = pytest.mark.integration
@@ -76,17 +75,22 @@ def rotated(stack: Stack, tmp_path: Path, group: str) -> dict[str, Any]:
 def test_rotating_the_etcd_ca_replaces_its_certificates_and_restarts_only_what_uses_them(
     local_stack: Stack, tmp_path: Path
 ) -> None:
-    """GIVEN the etcd CA rotation counter raised WHEN previewed THEN its credentials are replaced, etcd restarts.
+    """GIVEN the etcd CA rotation counter raised WHEN previewed THEN its credentials are issued again, etcd restarts.
 
-    The etcd credentials are replaced (reason rotation), and only etcd and kube-apiserver restart: the hosted
-    workloads' pod templates and the self-hosted shoot's static manifests change, nothing else.
+    The etcd CA is replaced (reason rotation) and the shoot's LeafSet issues the etcd leaves again, and only etcd and
+    kube-apiserver restart: the hosted workloads' pod templates and the self-hosted shoot's static manifests change,
+    nothing else. The LeafSet's checksums are known in the preview, so it names exactly those.
     """
     preview = rotated(local_stack, tmp_path, "etcdCA")
     changed = {s["urn"].rsplit("::", 1)[-1]: s for s in preview["steps"] if s["op"] not in ("same", "read")}
-    replaced = sorted(n.removeprefix("arbor-shoot-dev-web-pki-") for n, s in changed.items()
-                      if s["op"] == "replace" and n.startswith("arbor-shoot-dev-web-pki-"))  # fmt: skip
-    assert replaced == ["ca-etcd", "etcd-client", "etcd-peer", "etcd-server"]
+    pki = {n.removeprefix("arbor-shoot-dev-web-pki-"): s["op"] for n, s in changed.items()
+           if n.startswith("arbor-shoot-dev-web-pki-")}  # fmt: skip
+    assert pki == {"ca-etcd": "replace", "leaves": "update"}
     assert changed["arbor-shoot-dev-web-pki-ca-etcd"]["replaceReasons"] == ["rotation"]
+    leaves = changed["arbor-shoot-dev-web-pki-leaves"]
+    issued_before, issued_now = leaves["oldState"]["inputs"]["issued"], leaves["newState"]["inputs"]["issued"]
+    moved = sorted(n for n in issued_now if issued_now[n] != issued_before[n])
+    assert moved == ["etcd-client", "etcd-peer", "etcd-server"]
     workloads = sorted(
         n.removeprefix("arbor-shoot-dev-web-") for n, s in changed.items()
         if s["newState"]["type"].endswith(":ObjectSet") and n.startswith("arbor-shoot-dev-web-")
@@ -122,45 +126,38 @@ def test_admin_kubeconfig_is_issued_on_request_and_kept_nowhere(local_stack: Sta
     assert "pulumi-python:dynamic/arbor:AdminKubeconfig" not in types
 
 
-def test_a_hosted_shoots_certificate_secret_changed_in_the_seed_is_issued_again(
-    local_stack: Stack, tmp_path: Path
-) -> None:
-    """GIVEN a certificate's Secret edited and another's deleted WHEN refreshed THEN both are issued again.
+def test_a_hosted_shoots_leaf_secret_changed_in_the_seed_is_issued_again(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN a leaf's Secret edited and another's deleted WHEN refreshed THEN the shoot's LeafSet writes both again.
 
-    As Gardener's secrets manager regenerates a leaf whose Secret is gone: the preview replaces exactly those two
-    certificates (reason `secret`) and restarts what mounts them; `up` writes the new ones. The state keeps each
-    Secret as a hash in its certificate, not as a Kubernetes Secret of its own.
+    As Gardener's secrets manager regenerates a leaf whose Secret is gone: the preview updates the LeafSet and nothing
+    else (each Secret keeps its checksum, what the pods that mount it carry, so nothing restarts); `up` issues the
+    two again from their CAs. The state keeps each Secret as a hash, no certificate or key.
     """
     seed, namespace = local_stack.outputs()["kubeconfigs"]["seed/local-1"], "shoot--dev--web"
 
     def secret(name: str) -> dict[str, Any]:
         return dict(json.loads(kubectl(seed, tmp_path, "-n", namespace, "get", "secret", name, "-o", "json")))
 
+    untouched = secret("etcd-server")["data"]
     edited = json.dumps({"data": {"tls.crt": base64.b64encode(b"edited").decode()}})
     kubectl(seed, tmp_path, "-n", namespace, "patch", "secret", "etcd-peer", "--type=merge", "-p", edited)
     kubectl(seed, tmp_path, "-n", namespace, "delete", "secret", "kube-scheduler")
 
     preview = local_stack.preview_json("--refresh")
-    changed = {s["urn"].rsplit("::", 1)[-1]: s for s in preview["steps"] if s["op"] not in ("same", "refresh")}
-    pki = {n: (s["op"], s.get("replaceReasons")) for n, s in changed.items() if "-pki-" in n}
-    assert pki == {
-        "arbor-shoot-dev-web-pki-etcd-peer": ("replace", ["secret"]),
-        "arbor-shoot-dev-web-pki-kube-scheduler": ("replace", ["secret"]),
-    }
-    # etcd main and events are one resource, kube-scheduler shares its with kube-controller-manager.
-    workloads = {"arbor-shoot-dev-web-etcd", "arbor-shoot-dev-web-controllers"}
-    assert set(changed) - set(pki) == workloads
+    changed = {s["urn"].rsplit("::", 1)[-1]: s["op"] for s in preview["steps"] if s["op"] not in ("same", "refresh")}
+    assert changed == {"arbor-shoot-dev-web-pki-leaves": "update"}
 
     local_stack.up()
     state = {r["urn"].rsplit("::", 1)[-1]: r for r in local_stack.export()["deployment"]["resources"]}
-    issued = state["arbor-shoot-dev-web-pki-etcd-peer"]["outputs"]
+    leaves = state["arbor-shoot-dev-web-pki-leaves"]["outputs"]
     peer = {k: base64.b64decode(v).decode() for k, v in secret("etcd-peer")["data"].items()}
-    # Issued anew by its CA. Only the Secret holds it: the state keeps its hash and checksum, no certificate or key.
+    # Issued anew by its CA. Only the Secret holds it: the state keeps hashes and checksums, no certificate or key.
     x509.load_pem_x509_certificate(peer["tls.crt"].encode()).verify_directly_issued_by(
         x509.load_pem_x509_certificate(peer["ca.crt"].encode())
     )
-    assert "cert" not in issued and "key" not in issued
-    assert issued["checksums"] == {"etcd-peer": objects.checksum(peer)}
+    assert "BEGIN" not in json.dumps(leaves)
+    assert set(leaves["writtenHashes"]) >= {"etcd-peer", "kube-scheduler", "etcd-server"}
     assert set(secret("kube-scheduler")["data"]) == {"ca.crt", "tls.crt", "tls.key"}
-    assert "arbor-shoot-dev-web-secret-etcd-peer" not in state
+    assert secret("etcd-server")["data"] == untouched
+    assert not [n for n in state if n.startswith("arbor-shoot-dev-web-pki-etcd")]
     assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]

@@ -93,7 +93,7 @@ def test_data_bearing_resources_are_protected_in_the_state(stack: Stack) -> None
     protected = names(stack, protected=True)
     assert {"arbor-garden-cluster", "arbor-seed-local-1-cluster", "arbor-shoot-ops-web-cluster"} <= protected
     assert {"arbor-shoot-ops-web-encryption-keys", "arbor-shoot-ops-web-pki-ca-etcd"} <= protected
-    assert "arbor-shoot-ops-web-pki-etcd-server" not in protected
+    assert "arbor-shoot-ops-web-pki-leaves" not in protected
 
 
 def test_a_downgrade_is_refused(stack: Stack) -> None:

@@ -54,7 +54,7 @@ SYSTEM_COMPONENTS = "pulumi-python:dynamic/arbor:SystemComponents"
 MACHINE_CLASS = "kubernetes:machine.sapcloud.io/v1alpha1:MachineClass"
 MACHINE_DEPLOYMENT = "kubernetes:machine.sapcloud.io/v1alpha1:MachineDeployment"
 OSC = "pulumi-python:dynamic/arbor:OperatingSystemConfig"
-CERTIFICATE = "pulumi-python:dynamic/arbor:Certificate"
+LEAF_SET = "pulumi-python:dynamic/arbor:LeafSet"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -164,7 +164,8 @@ def test_every_step_of_the_cloud_flow_is_registered(example: Example, shoot: str
     assert set(example.of(RECORD_TYPES[example.provider], shoot)) == {"dns-external", "dns-internal"}
     dns = next(s.dns for s in example.plan.shoots if s.name == shoot)
     assert dns is not None
-    assert {dns.external, dns.internal} <= set(example.of(CERTIFICATE, shoot)[f"pki-{pki.KUBE_APISERVER}"]["dnsNames"])
+    serving = example.of(LEAF_SET, shoot)["pki-leaves"]["leaves"][pki.KUBE_APISERVER]
+    assert {dns.external, dns.internal} <= set(serving["dnsNames"])
     # etcd on the seed's persistent volumes, Gardener's class.
     for role in ("main", "events"):
         claims = example.mocks.workload(f"{SHOOTS[shoot]}-etcd-{role}")["spec"]["volumeClaimTemplates"]
@@ -215,8 +216,8 @@ def test_the_graph_orders_the_flow_as_gardener_does(example: Example, shoot: str
     storage = (STORAGE_CLASS, f"arbor-seed-{seed}-storage-class")
     # etcd on its volumes; the API after etcd and its serving certificate; the records after the balancer.
     assert storage in example.waits_for(OBJECT_SET, f"{p}-etcd")
-    # The serving certificate writes its own Secret in the seed namespace, where kube-apiserver mounts it.
-    assert {(OBJECT_SET, f"{p}-etcd"), (CERTIFICATE, f"{p}-pki-{pki.KUBE_APISERVER}")} <= example.waits_for(
+    # The shoot's leaves write the serving certificate's Secret in the seed namespace, where kube-apiserver mounts it.
+    assert {(OBJECT_SET, f"{p}-etcd"), (LEAF_SET, f"{p}-pki-leaves")} <= example.waits_for(
         OBJECT_SET, f"{p}-kube-apiserver"
     )
     for record in records:

@@ -118,8 +118,8 @@ def test_a_local_resource_manager_reads_its_serving_key_from_the_seed_and_the_st
     assert {f["namespace"] for f in held.values()} == {"shoot--dev--web"} and all(
         "checksum" in f for f in held.values()
     )
-    certificate = mocks.inputs["arbor-shoot-dev-web-pki-gardener-resource-manager-server"]
-    assert certificate["published"] is False
+    # Its serving certificate is among the shoot's leaves, which only their Secrets hold.
+    assert "gardener-resource-manager-server" in mocks.inputs["arbor-shoot-dev-web-pki-leaves"]["leaves"]
 
 
 @pytest.mark.parametrize("by_file", [True, False])

@@ -163,6 +163,7 @@ def test_a_domain_that_is_not_one_is_refused_with_its_path() -> None:
 SERVICE = "kubernetes:core/v1:Service"
 WORKLOADS = ("StatefulSet", "Deployment")
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
+LEAF_SET = "pulumi-python:dynamic/arbor:LeafSet"
 SECRET = "kubernetes:core/v1:Secret"
 RECORD_TYPES = {"aws": "aws:route53/record:Record", "gcp": "gcp:dns/recordSet:RecordSet"}
 
@@ -220,18 +221,18 @@ def test_serving_certificate_names_the_domains_before_the_api_server_rolls() -> 
     built, mocks, settled = register("gcp")
 
     def check(_: list[str]) -> None:
-        cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]
+        leaves = mocks.of(LEAF_SET)[f"{PREFIX}-pki-leaves"]
+        cert = leaves["leaves"][pki.KUBE_APISERVER]
         assert {"api.web.platform.example.com", "api.web.platform.internal.example.com"} <= set(cert["dnsNames"])
         deployment = mocks.workload(f"{PREFIX}-kube-apiserver")
         assert (
             "--external-hostname=api.web.platform.example.com"
             in (deployment["spec"]["template"]["spec"]["containers"][0]["command"])
         )
-        # The Deployment waits for its certificate, which writes the Secret it mounts: the issued certificate.
-        issued = ("pulumi-python:dynamic/arbor:Certificate", f"{PREFIX}-pki-{pki.KUBE_APISERVER}")
-        assert issued in built.typed_edges[(OBJECT_SET, f"{PREFIX}-kube-apiserver")]
+        # The Deployment waits for the shoot's leaves, which write the Secret it mounts: the issued certificate.
+        assert (LEAF_SET, f"{PREFIX}-pki-leaves") in built.typed_edges[(OBJECT_SET, f"{PREFIX}-kube-apiserver")]
         layout = {pki.KUBE_APISERVER: {"ca.crt": "caCert", "tls.crt": "cert", "tls.key": "key"}}
-        assert (cert["namespace"], cert["secrets"]) == ("shoot--platform--web", layout)
+        assert (leaves["namespace"], cert["secrets"]) == ("shoot--platform--web", layout)
         assert f"{PREFIX}-secret-{pki.KUBE_APISERVER}" not in mocks.of(SECRET)
 
     return settled.apply(check)

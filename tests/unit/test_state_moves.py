@@ -279,3 +279,22 @@ def test_a_shoots_admin_kubeconfig_is_forgotten_not_deleted() -> None:
     handed = state_moves.moved([*old_state()[:2], admin, kept])
     assert list(handed) == [admin["urn"]]
     assert "make kubeconfig" in handed[admin["urn"]]
+
+
+def test_a_hosted_shoots_leaves_only_its_secrets_hold_are_handed_over_to_its_leaf_set() -> None:
+    """GIVEN certificates kept by Secrets alone, a published one and a self-hosted one WHEN read THEN the first go."""
+    certificate = "pulumi-python:dynamic/arbor:Certificate"
+    hosted = [
+        resource(certificate, f"arbor-shoot-dev-web-pki-{leaf}", SHOOT, inputs={"published": False, "secrets": {}})
+        for leaf in ("etcd-peer", "kube-apiserver")
+    ]
+    published = resource(certificate, "arbor-shoot-dev-web-pki-arbor-client", SHOOT, inputs={"published": True})
+    root = f"{P}$arbor:shoot:Shoot::arbor-shoot-ops-root"
+    self_hosted = resource(certificate, "arbor-shoot-ops-root-pki-kube-apiserver", root, inputs={"commonName": "x"})
+    shoots = [
+        resource("arbor:shoot:Shoot", "arbor-shoot-dev-web", P),
+        resource("arbor:shoot:Shoot", "arbor-shoot-ops-root", P),
+    ]
+    handed = state_moves.moved([*shoots, *hosted, published, self_hosted])
+    assert set(handed) == {c["urn"] for c in hosted}
+    assert set(handed.values()) == {"the shoot's leaves (`<shoot>-pki-leaves`)"}
