@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from components.reconciler import unknowns
@@ -102,18 +102,50 @@ def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str] | None 
     return {key: data[key] for key in keys}
 
 
-def _found(props: Mapping[str, Any]) -> dict[str, dict[str, str] | None]:
-    """Each Secret's `data` as the cluster has it (None when it is gone or cannot be reached)."""
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    found = {name: kube.find(secret_path(props["namespace"], name)) for name in props["secrets"]}
+def found_data(kube: Kube, namespace: str, names: Iterable[str]) -> dict[str, dict[str, str] | None]:
+    """Each named Secret's `data` as the cluster has it (None when it is gone)."""
+    found = {name: kube.find(secret_path(namespace, name)) for name in names}
     return {name: (secret.get("data") or {}) if secret else None for name, secret in found.items()}
+
+
+def hashes_of(found: Mapping[str, Mapping[str, str] | None], layouts: Layout) -> dict[str, str]:
+    """Each Secret's hash at its layout's keys as found ("" when it is gone): drift against those written."""
+    return {name: content_hash(data, layouts[name]) if data is not None else "" for name, data in found.items()}
+
+
+def found_hashes(kube: Kube, namespace: str, layouts: Layout) -> dict[str, str]:
+    """Each Secret's hash as the cluster has it ("" when it is gone)."""
+    return hashes_of(found_data(kube, namespace, layouts), layouts)
+
+
+def put_secret(kube: Kube, namespace: str, name: str, data: Mapping[str, str]) -> None:
+    """Creates or replaces an Opaque Secret with `data` (base64 values)."""
+    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
+            "type": "Opaque", "data": dict(data)}  # fmt: skip
+    kube.create_or_replace(secret_path(namespace), body)
+
+
+def remove_held(kube: Kube, namespace: str, layouts: Layout, ours: Mapping[str, str]) -> None:
+    """Deletes each Secret of `layouts` that still holds what was written (`ours`, its hash); any other stays."""
+    for name, fields in layouts.items():
+        path = secret_path(namespace, name)
+        secret = kube.find(path)
+        if secret is None or content_hash(secret.get("data") or {}, fields) != ours.get(name):
+            continue
+        version = secret.get("metadata", {}).get("resourceVersion")
+        try:
+            kube.delete_if(path, version)
+        except KubeError as err:
+            if err.status != 409:  # written again since it was read: no longer ours
+                raise
 
 
 def observed(props: Mapping[str, Any]) -> dict[str, Any]:
     """What `read()` adds: the Secrets' hashes as the cluster has them ("" gone), and checksums of those written."""
     layout: Layout = props["secrets"]
-    found = _found(props)
-    hashes = {name: content_hash(data, layout[name]) if data is not None else "" for name, data in found.items()}
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    found = found_data(kube, props["namespace"], layout)
+    hashes = hashes_of(found, layout)
     written, sums = props.get(OUTPUT) or {}, dict(props.get(CHECKSUMS) or {})
     for name, data in found.items():
         if data is not None and hashes[name] == written.get(name):
@@ -129,14 +161,7 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     namespace, layout = props["namespace"], props["secrets"]
     for name, fields in layout.items():
-        body = {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": {"name": name, "namespace": namespace},
-            "type": "Opaque",
-            "data": data_of(fields, props),
-        }
-        kube.create_or_replace(secret_path(namespace), body)
+        put_secret(kube, namespace, name, data_of(fields, props))
     sums = {name: objects.checksum(string_data(fields, props)) for name, fields in layout.items()}
     return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
@@ -146,18 +171,7 @@ def remove(props: Mapping[str, Any]) -> None:
     if not writes(props):
         return
     kube = Kube.from_kubeconfig(props["kubeconfig"])
-    ours = props.get(OUTPUT) or {}
-    for name, fields in props["secrets"].items():
-        path = secret_path(props["namespace"], name)
-        secret = kube.find(path)
-        if secret is None or content_hash(secret.get("data") or {}, fields) != ours.get(name):
-            continue
-        version = secret.get("metadata", {}).get("resourceVersion")
-        try:
-            kube.delete_if(path, version)
-        except KubeError as err:
-            if err.status != 409:  # written again since it was read: no longer ours
-                raise
+    remove_held(kube, props["namespace"], props["secrets"], props.get(OUTPUT) or {})
 
 
 def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:

@@ -28,11 +28,10 @@ import pulumi
 from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import unknowns
-from components.reconciler.credential_secrets import content_hash, data_of
-from components.reconciler.kube import Kube, KubeError, secret_path
-from components.reconciler.pki import with_ca
+from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, put_secret, remove_held
+from components.reconciler.kube import Kube, KubeError
+from components.reconciler.pki import issue_from, with_ca
 from components.reconciler.provider import Provider
-from components.reconciler.signing import issue
 from components.render import pki
 
 PROVIDER_VERSION = "1"
@@ -83,8 +82,7 @@ def _issue(props: Mapping[str, Any], name: str, cas: dict[str, dict[str, Any]]) 
         where = {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"]}
         cas[leaf["ca"]] = with_ca({**where, "caSecret": ca["secret"], "caHash": ca["hash"]})
     ca = cas[leaf["ca"]]
-    cert = issue(ca["caCert"], ca["caKey"], leaf["commonName"], list(leaf["organizations"]), list(leaf["dnsNames"]),
-                 list(leaf["ipAddresses"]), list(leaf["usages"]), int(leaf["validitySeconds"]))  # fmt: skip
+    cert = issue_from({**leaf, "caCert": ca["caCert"], "caKey": ca["caKey"]})
     return {"caCert": ca["caCert"], "cert": cert.cert, "key": cert.key}
 
 
@@ -97,9 +95,7 @@ def _write(props: Mapping[str, Any], names: list[str]) -> dict[str, str]:
         fields = _issue(props, name, cas)
         for secret, layout in props["leaves"][name]["secrets"].items():
             data = data_of(layout, fields)
-            body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": secret, "namespace": namespace},
-                    "type": "Opaque", "data": data}  # fmt: skip
-            kube.create_or_replace(secret_path(namespace), body)
+            put_secret(kube, namespace, secret, data)
             written[secret] = content_hash(data, layout)
     return written
 
@@ -124,19 +120,9 @@ def _outs(props: Mapping[str, Any], written: Mapping[str, str]) -> dict[str, Any
 
 def _remove(props: Mapping[str, Any], secrets: list[str]) -> None:
     """Deletes the named Secrets that still hold what this resource wrote; any other is left alone."""
-    if not secrets:
-        return
-    kube, ours, layouts = Kube.from_kubeconfig(props["kubeconfig"]), props.get(WRITTEN) or {}, _layouts(props)
-    for name in secrets:
-        path = secret_path(props["namespace"], name)
-        found = kube.find(path)
-        if found is None or content_hash(found.get("data") or {}, layouts[name]) != ours.get(name):
-            continue
-        try:
-            kube.delete_if(path, found.get("metadata", {}).get("resourceVersion"))
-        except KubeError as err:
-            if err.status != 409:  # written again since it was read: no longer ours
-                raise
+    if secrets:
+        layouts = {name: layout for name, layout in _layouts(props).items() if name in secrets}
+        remove_held(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts, props.get(WRITTEN) or {})
 
 
 def _drifted(olds: Mapping[str, Any]) -> set[str]:
@@ -203,9 +189,8 @@ class LeafSetProvider(Provider):
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """Each Secret's hash as the seed has it ("" gone): drift the next `up` repairs."""
-        kube, layouts = Kube.from_kubeconfig(props["kubeconfig"]), _layouts(props)
-        found = {s: kube.find(secret_path(props["namespace"], s)) for s in props.get(WRITTEN) or {}}
-        hashes = {s: content_hash(f.get("data") or {}, layouts[s]) if f else "" for s, f in found.items()}
+        layouts = {s: layout for s, layout in _layouts(props).items() if s in (props.get(WRITTEN) or {})}
+        hashes = found_hashes(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts)
         return ReadResult(id_=id_, outs={**props, FOUND: hashes})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
@@ -236,6 +221,5 @@ class LeafSet(Resource, module="arbor", name="LeafSet"):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {"kubeconfig": kubeconfig, "namespace": namespace, "cluster": cluster, "cas": dict(cas),
-                 "leaves": dict(leaves), "version": PROVIDER_VERSION, ISSUED: None, CHECKSUMS: None, WRITTEN: None,
-                 FOUND: None, SECRETS: None}  # fmt: skip
+                 "leaves": dict(leaves), "version": PROVIDER_VERSION, CHECKSUMS: None}  # fmt: skip
         super().__init__(LeafSetProvider(), name, props, opts)

@@ -25,6 +25,7 @@ import hashlib
 import secrets
 import string
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -155,8 +156,8 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
     return {**props, **found}
 
 
-def _issue_props(props: dict[str, Any]) -> Issued:
-    """Issues the certificate the properties describe."""
+def issue_from(props: Mapping[str, Any]) -> Issued:
+    """Issues the certificate the properties describe (a certificate's inputs, or a LeafSet's leaf with its CA)."""
     return issue(
         props["caCert"], props["caKey"], props["commonName"], list(props.get("organizations") or []),
         list(props.get("dnsNames") or []), list(props.get("ipAddresses") or []), list(props["usages"]),
@@ -173,7 +174,7 @@ class CertificateProvider(_Credential):
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
         props = with_ca(props)
-        cert = _issue_props(props)
+        cert = issue_from(props)
         outs = {k: v for k, v in props.items() if k != "caKey"}
         outs |= {"cert": cert.cert, "key": cert.key, "notBefore": cert.not_before, "notAfter": cert.not_after}
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs

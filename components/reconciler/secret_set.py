@@ -19,6 +19,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.reconciler.credential_secrets import put_secret
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
@@ -66,9 +67,7 @@ def _write(props: dict[str, Any], gone: Sequence[str] = ()) -> dict[str, Any]:
     namespace = props["namespace"]
     secrets = contents(props)
     for name, content in secrets.items():
-        body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
-                "type": "Opaque", "data": data_of(content)}  # fmt: skip
-        kube.create_or_replace(secret_path(namespace), body)
+        put_secret(kube, namespace, name, data_of(content))
     for name in gone:
         kube.delete(secret_path(namespace, name))
     return _outs(props, hashes(secrets))
