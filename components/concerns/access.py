@@ -12,7 +12,6 @@ instead, renewed by `pulumi up` once less than half of its validity remains; the
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -76,27 +75,20 @@ def admin_kubeconfig(
     server_ca: pulumi.Output[str],
     expiration_s: int,
     parent: pulumi.Resource,
-    signer: tuple[pulumi.Input[str], str] | None = None,
-    after: Sequence[pulumi.Resource] = (),
     user: str = "admin",
     groups: tuple[str, ...] = DEFAULT_GROUPS,
 ) -> pulumi.Output[str]:
-    """An admin kubeconfig (resource `<name>-admin-kubeconfig`) valid for `expiration_s`; a secret output.
-
-    `signer`: the seed and namespace whose Secret holds the client CA's key (a hosted shoot's), read there once
-    `after` (what writes that Secret) is done.
-    """
+    """An admin kubeconfig (resource `<name>-admin-kubeconfig`) valid for `expiration_s`; a secret output."""
     assert client_ca.cert is not None  # a CA always has its certificate
     resource = AdminKubeconfig(
         f"{name}-admin-kubeconfig",
         client_ca_cert=client_ca.cert,
-        client_ca_key=None if signer else client_ca.key,
-        signer=signer,
+        client_ca_key=client_ca.key,
         server=server,
         server_ca=server_ca,
         expiration_s=expiration_s,
         user=user,
         groups=groups,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)),
+        opts=pulumi.ResourceOptions(parent=parent),
     )
     return pulumi.Output.secret(resource.kubeconfig)

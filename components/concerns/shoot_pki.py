@@ -179,10 +179,10 @@ def _leaf_spec(credential: pki.Credential, rotation: int, writes: dict[str, Any]
     }  # fmt: skip
 
 
-def _in_set(credential: pki.Credential, issued: dict[str, CredentialOutputs], writes: Any, published: bool) -> bool:
-    """Whether a credential is a leaf of the shoot's LeafSet: written to the seed, from a CA there, never read."""
+def _in_set(credential: pki.Credential, issued: dict[str, CredentialOutputs], published: bool) -> bool:
+    """Whether a written leaf is one of the shoot's LeafSet: issued from a CA the seed holds, never read."""
     issuer = issued.get(credential.issuer or "")
-    return bool(writes) and not published and issuer is not None and issuer.credential.key_in_secret
+    return not published and issuer is not None and issuer.credential.key_in_secret
 
 
 def _leaf_set(
@@ -243,8 +243,7 @@ def issue_shoot_pki(
         after = [*target.after, *(signed or [])] if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
         published = target is None or credential.name in target.published
-        if target is not None and _in_set(credential, issued, writes, published):
-            assert writes is not None
+        if writes and _in_set(credential, issued, published):
             leaves[credential.name] = _leaf_spec(credential, rotation, writes)
             continue
         issued[credential.name], resources[credential.name] = _issue(
