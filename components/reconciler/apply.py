@@ -3,7 +3,7 @@
 Server-side apply under one field manager (`arbor`, conflicts forced), each object's API path found by discovery;
 after applying, a fingerprint of each object as the API server keeps it (`fingerprint`), so a later read tells an
 object edited or deleted in the cluster from one left alone; workloads are awaited until rolled out, as the
-Kubernetes provider awaits them.
+Kubernetes provider awaits them, and MachineDeployments until their machines joined, as Gardener's worker waits.
 """
 
 from __future__ import annotations
@@ -32,6 +32,12 @@ AWAITED_DELETION = ("MachineDeployment",)
 DELETION_TIMEOUT_S = 600
 # The kinds whose rollout an apply waits for.
 WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
+# A MachineDeployment is rolled out once each of its machines joined as a node (MCM counts it available); until
+# then the machine state moves (provider ID, node), so what comes after (the shoot state) waits, as Gardener's
+# worker reconciliation waits for its MachineDeployments. A cloud machine may take as long as MCM's default
+# creation timeout.
+MACHINE_DEPLOYMENT = "MachineDeployment"
+MACHINES_TIMEOUT_S = 1200
 
 
 def _base(api_version: str) -> str:
@@ -78,14 +84,16 @@ def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
 
 
 def rolled_out(live: Object) -> bool:
-    """Whether a workload (Deployment, DaemonSet, StatefulSet) runs its current template everywhere; else done."""
-    if live["kind"] not in WORKLOADS:
+    """Whether a workload or a MachineDeployment runs its current template everywhere; anything else: done."""
+    if live["kind"] not in (*WORKLOADS, MACHINE_DEPLOYMENT):
         return True
     spec, status = live.get("spec") or {}, live.get("status") or {}
     if status.get("observedGeneration", 0) < (live.get("metadata") or {}).get("generation", 0):
         return False  # its controller has not seen the current template yet
-    if live["kind"] == "Deployment":
+    if live["kind"] in ("Deployment", MACHINE_DEPLOYMENT):
         wanted = spec.get("replicas", 1)
+        if live["kind"] == MACHINE_DEPLOYMENT and status.get("replicas", 0) != wanted:
+            return False  # a roll's old machines are still there
         return bool(status.get("updatedReplicas", 0) == wanted == status.get("availableReplicas", 0))
     if live["kind"] == "StatefulSet":  # every replica ready on the current revision
         wanted = spec.get("replicas", 1)
@@ -95,10 +103,16 @@ def rolled_out(live: Object) -> bool:
     return bool(status.get("updatedNumberScheduled", 0) == wanted == status.get("numberAvailable", 0))
 
 
+def _rollout_timeout(kind: str) -> int:
+    """How long an apply waits for an object of `kind` to roll out."""
+    return MACHINES_TIMEOUT_S if kind == MACHINE_DEPLOYMENT else ROLLOUT_TIMEOUT_S
+
+
 def await_rollouts(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
     """Waits until every workload among `objs` has rolled out; fails naming those that did not in time."""
-    pending = [o for o in objs if o["kind"] in WORKLOADS]
-    deadline = time.monotonic() + ROLLOUT_TIMEOUT_S
+    pending = [o for o in objs if o["kind"] in (*WORKLOADS, MACHINE_DEPLOYMENT)]
+    timeout = max((_rollout_timeout(o["kind"]) for o in pending), default=0)
+    deadline = time.monotonic() + timeout
     while pending:
         pending = [o for o in pending if not rolled_out(kube.get(paths.of(o)))]
         if not pending:
@@ -107,7 +121,7 @@ def await_rollouts(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
             names = ", ".join(
                 f"{o['kind']} {o['metadata'].get('namespace', '')}/{o['metadata']['name']}" for o in pending
             )
-            raise TimeoutError(f"not rolled out in {ROLLOUT_TIMEOUT_S} s: {names}")
+            raise TimeoutError(f"not rolled out in {timeout} s: {names}")
         time.sleep(POLL_S)
 
 

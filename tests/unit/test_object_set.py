@@ -110,6 +110,46 @@ def test_a_statefulset_not_ready_in_time_fails_the_update_naming_it(
         object_set.ObjectSetProvider().create(inputs())
 
 
+POOL_NAME = "shoot--dev--web-pool-a-z1"
+POOL: dict[str, Any] = {"apiVersion": "machine.sapcloud.io/v1alpha1", "kind": "MachineDeployment",
+                        "metadata": {"name": POOL_NAME, "namespace": NAMESPACE}, "spec": {"replicas": 2}}  # fmt: skip
+
+
+def test_machines_are_awaited_until_each_joined_and_a_rolls_old_ones_are_gone(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a pool whose machines MCM is still making WHEN applied THEN the update ends once all joined, no sooner.
+
+    What follows the machines (the shoot state) reads them settled, as Gardener's worker waits for its deployments.
+    """
+    cluster.stuck.add(POOL_NAME)
+    path = f"/apis/machine.sapcloud.io/v1alpha1/namespaces/{NAMESPACE}/machinedeployments/{POOL_NAME}"
+    progress = [  # MCM's status after each poll: one joined, both joined beside an old one, the old one gone
+        {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 1},
+        {"observedGeneration": 1, "replicas": 3, "updatedReplicas": 2, "availableReplicas": 2},
+        {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "availableReplicas": 2},
+    ]
+    polls: list[dict[str, Any]] = []
+
+    def poll(_seconds: float) -> None:
+        polls.append(progress[len(polls)])
+        cluster.objects[path]["status"] = polls[-1]
+
+    monkeypatch.setattr("components.reconciler.apply.time.sleep", poll)
+    object_set.ObjectSetProvider().create(inputs([POOL]))
+    assert polls == progress
+
+
+def test_machines_that_never_join_fail_the_update_naming_their_pool(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a pool whose machines never join WHEN applied THEN the update fails in time and names the pool."""
+    cluster.stuck.add(POOL_NAME)
+    monkeypatch.setattr(apply, "MACHINES_TIMEOUT_S", 0)
+    with pytest.raises(TimeoutError, match=f"MachineDeployment {NAMESPACE}/{POOL_NAME}"):
+        object_set.ObjectSetProvider().create(inputs([POOL]))
+
+
 def test_check_adds_each_objects_hash_and_knows_none_while_the_manifests_are_unknown() -> None:
     """GIVEN the program's inputs (no hashes) WHEN checked THEN each object's hash by key; unknown in a preview."""
     provider = object_set.ObjectSetProvider()

@@ -35,6 +35,7 @@ class Cluster:
                     "rbac.authorization.k8s.io/v1": ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
                     "apiextensions.k8s.io/v1": ("CustomResourceDefinition",),
                     "policy/v1": ("PodDisruptionBudget",),
+                    "machine.sapcloud.io/v1alpha1": ("MachineDeployment",),
                 }[version]
             )
             return {"resources": [{"kind": k, "name": f"{k.lower()}s", "namespaced": k not in CLUSTER_SCOPED}
@@ -51,6 +52,10 @@ class Cluster:
             replicas = body["spec"].get("replicas", 1)
             rolled = {"updatedReplicas": replicas, "availableReplicas": replicas, "desiredNumberScheduled": 2}
             live["status"] = {**rolled, "observedGeneration": 1, "updatedNumberScheduled": 2, "numberAvailable": 2}
+        if body["kind"] == "MachineDeployment" and body["metadata"]["name"] not in self.stuck:
+            replicas = body["spec"].get("replicas", 1)
+            joined = {"replicas": replicas, "updatedReplicas": replicas, "availableReplicas": replicas}
+            live["status"] = {**joined, "observedGeneration": 1}
         if body["kind"] == "StatefulSet" and body["metadata"]["name"] not in self.stuck:
             ready = {"readyReplicas": body["spec"].get("replicas", 1), "currentRevision": "r1", "updateRevision": "r1"}
             live["status"] = {**ready, "observedGeneration": 1}
