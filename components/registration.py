@@ -38,7 +38,8 @@ def list_dependencies_once() -> None:
     """Makes every later registration of a dynamic resource list its dependencies once, not again per input.
 
     The SDK sends `dependencies` (every resource a resource waits for) and `propertyDependencies` (the same URNs
-    again, by input), and the engine stores both: about 19 KiB a shoot. The engine reads the second only when a
+    again, by input), and the engine stores both; naming each input with no URN keeps 12 KiB a shoot out of the
+    state (an empty map would not: the engine gives each input every dependency). It reads the second only when a
     resource is replaced delete-before-replace (a local cluster of a new Kubernetes version, a Kubernetes object
     given another name or provider): it asks each dependent's provider whether the inputs taken from it, unknown,
     replace the dependent too, and deletes those first. An arbor reconciler is not asked: it converges its objects
@@ -54,7 +55,10 @@ def list_dependencies_once() -> None:
         res: Any, ty: str, custom: bool, remote: bool, props: Any, opts: Any, typ: Any = None
     ) -> sdk_resource.ResourceResolverOperations:
         prepared = await full(res, ty, custom, remote, props, opts, typ)
-        return prepared._replace(property_dependencies={}) if ty.startswith(DYNAMIC_TYPE) else prepared
+        if not ty.startswith(DYNAMIC_TYPE):
+            return prepared
+        inputs = list(prepared.property_dependencies) or sorted(prepared.serialized_props.keys())[:1]
+        return prepared._replace(property_dependencies={name: [] for name in inputs})
 
     once.dependencies_once = True  # type: ignore[attr-defined]
     sdk_resource.prepare_resource = once

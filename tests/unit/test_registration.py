@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pulumi.runtime.resource as sdk_resource
 import pytest
+from google.protobuf import struct_pb2  # type: ignore[import-untyped]
 
 from components.registration import DYNAMIC_TYPE, keep_innermost_frame, list_dependencies_once
 
@@ -64,14 +65,17 @@ def restore_prepare(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sdk_resource, "prepare_resource", sdk_resource.prepare_resource)
 
 
-def _prepared(ty: str, hooked: bool, monkeypatch: pytest.MonkeyPatch) -> sdk_resource.ResourceResolverOperations:
-    """What a registration of type `ty` sends, the SDK's preparation standing in with two inputs from two URNs."""
+def _prepared(
+    ty: str, hooked: bool, monkeypatch: pytest.MonkeyPatch, deps: dict[str, list[str]]
+) -> sdk_resource.ResourceResolverOperations:
+    """What a registration of type `ty` sends, the SDK's preparation standing in: inputs `kubeconfig`, `namespace`."""
 
     async def sdk(*_args: object) -> sdk_resource.ResourceResolverOperations:
-        deps = {"kubeconfig": ["urn:cluster"], "namespace": ["urn:namespace"]}
-        return sdk_resource.ResourceResolverOperations(
-            "urn:parent", None, {"urn:cluster", "urn:namespace"}, None, {}, deps, [], "", [], None, True
-        )
+        props = struct_pb2.Struct()
+        props.update({"kubeconfig": "k", "namespace": "n"})
+        urns = {u for us in deps.values() for u in us} | {"urn:explicit"}
+        ops: tuple[Any, ...] = ("urn:parent", props, urns, None, {}, deps, [], "", [], None, True)
+        return sdk_resource.ResourceResolverOperations(*ops)
 
     monkeypatch.setattr(sdk_resource, "prepare_resource", sdk)
     if hooked:
@@ -80,15 +84,26 @@ def _prepared(ty: str, hooked: bool, monkeypatch: pytest.MonkeyPatch) -> sdk_res
     return asyncio.run(sdk_resource.prepare_resource(cast(Any, None), ty, True, False, {}, None))
 
 
+FROM_TWO = {"kubeconfig": ["urn:cluster"], "namespace": ["urn:namespace"]}
+
+
 @pytest.mark.usefixtures("restore_prepare")
+@pytest.mark.parametrize("deps", [FROM_TWO, {}], ids=["inputs from two resources", "depends_on only"])
 @pytest.mark.parametrize("ty", ["pulumi-python:dynamic/arbor:ObjectSet", "kubernetes:core/v1:Secret"])
-def test_a_dynamic_resource_lists_its_dependencies_once(ty: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """GIVEN the hook WHEN prepared THEN a dynamic resource sends no per-input list, others theirs; all every one."""
-    plain = _prepared(ty, False, monkeypatch)
-    hooked = _prepared(ty, True, monkeypatch)
-    assert hooked.dependencies == plain.dependencies == {"urn:cluster", "urn:namespace"}
-    assert hooked.property_dependencies == ({} if ty.startswith(DYNAMIC_TYPE) else plain.property_dependencies)
-    assert plain.property_dependencies
+def test_a_dynamic_resource_lists_its_dependencies_once(
+    ty: str, deps: dict[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the hook WHEN prepared THEN a dynamic resource names inputs with no URN, others theirs; all every one.
+
+    Never an empty map from a dynamic resource: the engine would give each of its inputs every dependency.
+    """
+    plain = _prepared(ty, False, monkeypatch, deps)
+    hooked = _prepared(ty, True, monkeypatch, deps)
+    assert hooked.dependencies == plain.dependencies and "urn:explicit" in plain.dependencies
+    if ty.startswith(DYNAMIC_TYPE):
+        assert hooked.property_dependencies == {name: [] for name in deps or ["kubeconfig"]}
+    else:
+        assert hooked.property_dependencies == plain.property_dependencies == deps
 
 
 def _names(code: types.CodeType) -> set[str]:
