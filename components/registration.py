@@ -9,6 +9,8 @@ tests/unit/test_registration.py against the SDK in use.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi.runtime.resource as sdk_resource
 from pulumi.runtime.proto import source_pb2
 
@@ -26,3 +28,37 @@ def keep_innermost_frame() -> None:
 
     innermost.innermost_only = True  # type: ignore[attr-defined]
     sdk_resource._get_stack_trace = innermost
+
+
+# The type prefix of every resource of a Python dynamic provider (all of arbor's reconcilers).
+DYNAMIC_TYPE = "pulumi-python:dynamic"
+
+
+def list_dependencies_once() -> None:
+    """Makes every later registration of a dynamic resource list its dependencies once, not again per input.
+
+    The SDK sends `dependencies` (every resource a resource waits for) and `propertyDependencies` (the same URNs
+    again, by input), and the engine stores both; naming each input with no URN keeps 12 KiB a shoot out of the
+    state (an empty map would not: the engine gives each input every dependency). It reads the second only when a
+    resource is replaced delete-before-replace (a local cluster of a new Kubernetes version, a Kubernetes object
+    given another name or provider): it asks each dependent's provider whether the inputs taken from it, unknown,
+    replace the dependent too, and deletes those first. An arbor reconciler is not asked: it converges its objects
+    in its own update once the replacement exists (another cluster or namespace: `cluster`, `namespace`), and a
+    credential is never deleted for a cluster's sake. Ordering, deletion and `--target-dependents` read
+    `dependencies`, which stays whole.
+    """
+    full = sdk_resource.prepare_resource
+    if getattr(full, "dependencies_once", False):
+        return
+
+    async def once(
+        res: Any, ty: str, custom: bool, remote: bool, props: Any, opts: Any, typ: Any = None
+    ) -> sdk_resource.ResourceResolverOperations:
+        prepared = await full(res, ty, custom, remote, props, opts, typ)
+        if not ty.startswith(DYNAMIC_TYPE):
+            return prepared
+        inputs = list(prepared.property_dependencies) or sorted(prepared.serialized_props.keys())[:1]
+        return prepared._replace(property_dependencies={name: [] for name in inputs})
+
+    once.dependencies_once = True  # type: ignore[attr-defined]
+    sdk_resource.prepare_resource = once

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
+import threading
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from components.reconciler import kwokctl
 
@@ -45,3 +50,60 @@ def test_a_stopped_apiserver_has_no_instance(tmp_path: Path) -> None:
     """GIVEN no pid file, or a pid that is gone WHEN its instance is read THEN it is `none`."""
     assert kwokctl.apiserver_instance(kwokctl.Cluster(name="c", workdir=str(tmp_path))) == "none"
     assert kwokctl.apiserver_instance(_with_apiserver_pid(tmp_path, 999999999)) == "none"
+
+
+def _cluster_recording(tmp_path: Path, port: int) -> kwokctl.Cluster:
+    """A stopped cluster whose kwok.yaml records kube-apiserver on `port`."""
+    cluster = kwokctl.Cluster(name="c", workdir=str(tmp_path))
+    cluster.dir.mkdir(parents=True)
+    (cluster.dir / "kwok.yaml").write_text(f"options:\n  kubeApiserverPort: {port}\n")
+    return cluster
+
+
+def _listening() -> socket.socket:
+    """A server socket on a free port of every address, as a kube-apiserver still shutting down holds its own."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("0.0.0.0", 0))
+    server.listen()
+    return server
+
+
+def test_a_port_still_held_after_a_stop_is_awaited_until_released(tmp_path: Path) -> None:
+    """GIVEN a stopped cluster whose API server still listens WHEN awaited THEN it returns once the port is free."""
+    server = _listening()
+    cluster = _cluster_recording(tmp_path, server.getsockname()[1])
+    releaser = threading.Timer(0.5, server.close)
+    releaser.start()
+    try:
+        assert kwokctl.await_ports_released(cluster, timeout_s=20) == []
+        assert not releaser.is_alive()  # it waited for the release, it did not return at once
+    finally:
+        releaser.cancel()
+        server.close()
+
+
+def test_a_port_never_released_is_named_after_the_timeout(tmp_path: Path) -> None:
+    """GIVEN a port another process keeps WHEN awaited THEN the wait ends in time and names the port."""
+    with _listening() as server:
+        port = server.getsockname()[1]
+        assert kwokctl.await_ports_released(_cluster_recording(tmp_path, port), timeout_s=0.3) == [port]
+
+
+def test_a_restart_starts_only_once_the_stopped_ports_are_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a cluster WHEN restarted THEN it is stopped, its ports awaited, then started and awaited ready."""
+    calls: list[str] = []
+
+    def recorded(step: str, result: object = None) -> Callable[..., object]:
+        def call(*args: object) -> object:
+            calls.append(step if step != "verb" else str(args[1]))
+            return result
+
+        return call
+
+    monkeypatch.setattr(kwokctl, "_kwokctl", recorded("verb", ""))
+    monkeypatch.setattr(kwokctl, "await_ports_released", recorded("released", []))
+    monkeypatch.setattr(kwokctl, "wait_ready", recorded("ready"))
+    kwokctl.restart(kwokctl.Cluster(name="c", workdir=str(tmp_path)), lambda: calls.append("while stopped"))
+    assert calls == ["stop", "while stopped", "released", "start", "ready"]
