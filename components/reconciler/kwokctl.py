@@ -36,9 +36,6 @@ BINARIES = {
     "--kwok-controller-binary": "kwok",
 }
 READY_TIMEOUT_S = 90
-# How long a restart waits for the stopped processes to let go of their ports, and how often it looks.
-RELEASE_TIMEOUT_S = 30
-RELEASE_POLL_S = 0.2
 CHECK_AGAIN_S = 5
 # kube-apiserver flags whose values arbor sets; every other flag stays as kwokctl made it.
 ENCRYPTION_FLAGS = ("--encryption-provider-config", "--encryption-provider-config-automatic-reload")
@@ -220,24 +217,9 @@ def restart(cluster: Cluster, while_stopped: Callable[[], None] | None = None) -
         _kwokctl(cluster, "stop", "cluster")
         if while_stopped is not None:
             while_stopped()
-        await_ports_released(cluster)
+        ports.await_released(ports.recorded([(cluster.dir / "kwok.yaml").read_text()]) if cluster.exists() else set())
         _kwokctl(cluster, "start", "cluster")
         wait_ready(cluster)
-
-
-def await_ports_released(cluster: Cluster, timeout_s: float = RELEASE_TIMEOUT_S) -> list[int]:
-    """Waits until the stopped cluster's ports can be bound again; those still taken after `timeout_s`.
-
-    `kwokctl stop` signals the processes and returns: a kube-apiserver shutting down still listens for a moment, and
-    one started on its port then exits at once ("address already in use").
-    """
-    recorded = ports.recorded([(cluster.dir / "kwok.yaml").read_text()]) if cluster.exists() else set()
-    deadline = time.monotonic() + timeout_s
-    while True:
-        taken = sorted(p for p in recorded if not ports.bindable(p))
-        if not taken or time.monotonic() > deadline:
-            return taken  # still taken: the start fails naming the port, with the logs
-        time.sleep(RELEASE_POLL_S)
 
 
 def write_file(path: Path, text: str | None) -> bool:

@@ -19,10 +19,14 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 
 PORT_FLOOR = 20000
+# How long a restart waits for the stopped processes to let go of their ports, and how often it looks.
+RELEASE_TIMEOUT_S = 30
+RELEASE_POLL_S = 0.2
 BLOCK = 8
 EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 # Linux's default start of the ephemeral range, used when the file cannot be read.
@@ -75,6 +79,20 @@ def spare_ports(apiserver_port: int) -> tuple[int, ...]:
 def recorded(kwok_yaml_texts: Collection[str]) -> set[int]:
     """Every port the given kwok.yaml files record (clusters that may be stopped but will start again)."""
     return {int(m) for text in kwok_yaml_texts for m in _RECORDED.findall(text)}
+
+
+def await_released(recorded_ports: Collection[int], timeout_s: float = RELEASE_TIMEOUT_S) -> list[int]:
+    """Waits until a stopped cluster's ports can be bound again; those still taken after `timeout_s`.
+
+    `kwokctl stop` signals the processes and returns: a kube-apiserver shutting down still listens for a moment, and
+    one started on its port then exits at once ("address already in use").
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        taken = sorted(p for p in recorded_ports if not bindable(p))
+        if not taken or time.monotonic() > deadline:
+            return taken  # still taken: the start fails naming the port, with the logs
+        time.sleep(RELEASE_POLL_S)
 
 
 def bindable(port: int) -> bool:
