@@ -1,4 +1,4 @@
-"""How the program registers resources: each resource's state keeps one source frame, not its whole stack trace.
+"""How the program registers resources: one source frame each, and a dynamic resource's dependencies listed once.
 
 The Python SDK sends the full call stack of every registration, and the engine stores it in the state: about
 1.3 KiB per resource, a tenth of a landscape's state, rewritten after every step (bench/README.md, state per

@@ -38,6 +38,7 @@ WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 # creation timeout.
 MACHINE_DEPLOYMENT = "MachineDeployment"
 MACHINES_TIMEOUT_S = 1200
+AWAITED_ROLLOUT = (*WORKLOADS, MACHINE_DEPLOYMENT)
 
 
 def _base(api_version: str) -> str:
@@ -85,7 +86,7 @@ def apply(kube: Kube, paths: Paths, obj: Object) -> Object:
 
 def rolled_out(live: Object) -> bool:
     """Whether a workload or a MachineDeployment runs its current template everywhere; anything else: done."""
-    if live["kind"] not in (*WORKLOADS, MACHINE_DEPLOYMENT):
+    if live["kind"] not in AWAITED_ROLLOUT:
         return True
     spec, status = live.get("spec") or {}, live.get("status") or {}
     if status.get("observedGeneration", 0) < (live.get("metadata") or {}).get("generation", 0):
@@ -110,7 +111,7 @@ def _rollout_timeout(kind: str) -> int:
 
 def await_rollouts(kube: Kube, paths: Paths, objs: Iterable[Object]) -> None:
     """Waits until every workload among `objs` has rolled out; fails naming those that did not in time."""
-    pending = [o for o in objs if o["kind"] in (*WORKLOADS, MACHINE_DEPLOYMENT)]
+    pending = [o for o in objs if o["kind"] in AWAITED_ROLLOUT]
     timeout = max((_rollout_timeout(o["kind"]) for o in pending), default=0)
     deadline = time.monotonic() + timeout
     while pending:

@@ -8,10 +8,11 @@ block of BLOCK consecutive ports at a place derived from its directory, so a clu
 time it is made (lost and made again, it keeps its address) and two clones rarely meet; a block with a port taken
 (one of kwokctl's bound now, or any recorded by a stopped cluster of the same work directory) gives way to the next.
 
-Only `kwokctl create` uses this: an existing cluster keeps the ports in its kwok.yaml, and ports are no input of
-LocalCluster, so nothing is replaced or restarted for them. The two ports after kwokctl's in a block are spare,
-free when the block was chosen: a hosted shoot's gardener-resource-manager serves its webhook and health probes
-there (`spare_ports`), so the webhook's URL stays the same for as long as the shoot's cluster does.
+Only `kwokctl create` chooses them: an existing cluster keeps the ports in its kwok.yaml, and ports are no input
+of LocalCluster, so nothing is replaced or restarted for them (a restart only waits for them to be released). The
+two ports after kwokctl's in a block are spare, free when the block was chosen: a hosted shoot's
+gardener-resource-manager serves its webhook and health probes there (`spare_ports`), so the webhook's URL stays
+the same for as long as the shoot's cluster does.
 """
 
 from __future__ import annotations
