@@ -124,6 +124,9 @@ MOVES = (
     # A shoot's admin kubeconfig: issued on request now (hack/admin_kubeconfig.py), nothing kept; it held only a
     # certificate that expires by itself, so there is nothing to delete either.
     Move(ADMIN_KUBECONFIG, SHOOT, r"admin-kubeconfig", "nothing: issued on request (`make kubeconfig SHOOT=...`)"),
+    # A self-hosted shoot's user data per pool (`<shoot>-user-data-<pool>`, a Secret in its kube-system): now an
+    # ObjectSet of the same name, whose state keeps the content once (packed) instead of three times.
+    Move("kubernetes:core/v1:Secret", SHOOT, r"user-data-.+", "its ObjectSet (`<shoot>-user-data-<pool>`)"),
     # A local self-hosted shoot's mirror pods (`<shoot>-<component>-<pool>-<index>`): now one ObjectSet per node.
     Move(
         "kubernetes:core/v1:Pod",

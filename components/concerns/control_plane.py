@@ -18,14 +18,13 @@ import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
 from components.concerns.gather import gathered
-from components.concerns.objects import LoadBalancerService, secret_object
+from components.concerns.objects import LoadBalancerService
 from components.plan import bootstrap, osc
-from components.plan.nodes import POOL_LABEL
 from components.plan.values import NodeValues, ShootValues
 from components.reconciler.object_set import ObjectSet
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.secret_set import SecretSet
-from components.render import controlplane, nodeagent, staticpods
+from components.render import controlplane, machine_pools, nodeagent, staticpods
 
 # The contents of every Secret the control plane mounts, by Secret name: secret Outputs (Shoot._sources).
 Sources = Mapping[str, pulumi.Output[dict[str, str]]]
@@ -160,11 +159,8 @@ def node_configuration(
     for pool in values.workers:
         node = values.node_settings[pool.name]
         if static:
-            data = user_data(values, pool.name, cas)
-            secret = _secret(f"user-data-{pool.name}", "kube-system", {"userData": data})
-            secret["metadata"]["labels"] = {POOL_LABEL: pool.name}
-            in_shoot = pulumi.ResourceOptions(parent=parent, provider=access.provider, depends_on=list(access.ready))
-            made.append(secret_object(f"{name}-user-data-{pool.name}", secret, in_shoot))
+            made.append(_user_data_set(f"{name}-user-data-{pool.name}", pool.name, user_data(values, pool.name, cas),
+                                       access, parent))  # fmt: skip
         extra = [static.part] if static and pool.control_plane else []
         if cas is None:
             config = pulumi.Output.all(*extra).apply(functools.partial(nodeagent.reconcile_osc, node))
@@ -230,14 +226,13 @@ def user_data(values: ShootValues, pool: str, cas: NodeCas | None) -> str | pulu
     return cas.apply(render)
 
 
-def _secret(name: str, namespace: str, string_data: Any) -> dict[str, Any]:
-    """A Secret of `string_data` in `namespace`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": name, "namespace": namespace},
-        "stringData": string_data,
-    }
+def _user_data_set(
+    name: str, pool: str, data: str | pulumi.Output[str], access: ClusterAccess, parent: pulumi.Resource
+) -> ObjectSet:
+    """A self-hosted pool's user-data Secret in the shoot, applied as an ObjectSet: its content secret and once."""
+    secret = pulumi.Output.from_input(data).apply(lambda d: [machine_pools.self_hosted_user_data_secret(pool, d)])
+    return ObjectSet(name, kubeconfig=access.reach, cluster=access.identifier, manifests=pulumi.Output.secret(secret),
+                     opts=pulumi.ResourceOptions(parent=parent, depends_on=list(access.ready)))  # fmt: skip
 
 
 def _applied(first: list[dict[str, Any]], obj: dict[str, Any], spec: dict[str, Any]) -> list[dict[str, Any]]:

@@ -123,3 +123,14 @@ def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Objec
         "type": "Opaque",
         "data": {"userData": base64.b64encode(user_data.encode()).decode()},
     }  # fmt: skip
+
+
+def self_hosted_user_data_secret(pool: str, user_data: str) -> Object:
+    """A self-hosted pool's user data in its own kube-system (`user-data-<pool>`): what its machines boot from."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": f"user-data-{pool}", "namespace": "kube-system", "labels": {POOL_LABEL: pool}},
+        "type": "Opaque",
+        "data": {"userData": base64.b64encode(user_data.encode()).decode()},
+    }  # fmt: skip

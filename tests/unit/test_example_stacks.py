@@ -401,8 +401,8 @@ def test_the_self_hosted_graph_boots_the_machine_before_anything_reaches_its_api
     gate = example.waits_for(API_SERVING, f"{p}-api-serving")
     assert records | {(INSTANCE[cloud], f"{p}-cp-instance")} <= gate
     assert (API_SERVING, f"{p}-api-serving") in example.waits_for(K8S_PROVIDER, f"{p}-k8s")
-    for secret in ("bootstrap-token", "user-data-control-plane"):
-        assert (API_SERVING, f"{p}-api-serving") in example.waits_for(SECRET, f"{p}-{secret}")
+    assert (API_SERVING, f"{p}-api-serving") in example.waits_for(SECRET, f"{p}-bootstrap-token")
+    assert (API_SERVING, f"{p}-api-serving") in example.waits_for(OBJECT_SET, f"{p}-user-data-control-plane")
     assert (OSC, f"{p}-osc-control-plane") in example.waits_for(
         "pulumi-python:dynamic/arbor:ShootStatus", f"{p}-status"
     )

@@ -347,9 +347,12 @@ def test_self_hosted_machine_joins_its_own_api_on_loopback_and_the_records_name_
     _, mocks, settled = register("aws", hosted=False)
 
     def check(_: list[str]) -> None:
-        secret = mocks.of(SECRET)[f"{PREFIX}-user-data-cp"]
-        assert secret["metadata"]["namespace"] == "kube-system"
-        script = unwrapped(secret["stringData"])["userData"]
+        # The user data is an ObjectSet's one Secret, secret in the state (wrapped) and packed.
+        manifests = mocks.of(OBJECT_SET)[f"{PREFIX}-user-data-cp"]["manifests"]
+        assert "4dabf18193072939515e22adb298388d" in manifests  # the bootstrap token in it stays secret
+        [secret] = unwrapped(manifests)
+        assert (secret["kind"], secret["metadata"]["namespace"]) == ("Secret", "kube-system")
+        script = base64.b64decode(secret["data"]["userData"]).decode()
         assert "printf '%s' '<<BOOTSTRAP_TOKEN>>'" in script and "printf '%s' '<<MACHINE_NAME>>'" in script
         assert node_agent_trust(written_files(script)) == ("https://127.0.0.1", CLUSTER_CA)
         cert = mocks.of("pulumi-python:dynamic/arbor:Certificate")[f"{PREFIX}-pki-{pki.KUBE_APISERVER}"]

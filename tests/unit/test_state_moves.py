@@ -198,6 +198,20 @@ def test_a_local_self_hosted_shoots_mirror_pods_are_handed_over_to_their_nodes_o
     assert set(handed) == {p["urn"] for p in pods}
 
 
+def test_a_self_hosted_shoots_user_data_secrets_are_handed_over_to_their_object_sets() -> None:
+    """GIVEN an older self-hosted shoot's user-data Secrets WHEN the moves are read THEN each goes to its ObjectSet."""
+    root = f"{P}$arbor:shoot:Shoot::arbor-shoot-ops-root"
+    secrets = [resource(SECRET, f"arbor-shoot-ops-root-user-data-{pool}", root) for pool in ("cp", "pool-a")]
+    # The ObjectSets that keep them now, and a Secret of the shoot that is not user data, stay.
+    kept = [
+        resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-ops-root-user-data-cp", root),
+        resource(SECRET, "arbor-shoot-ops-root-bootstrap-token", root),
+    ]
+    shoot = resource("arbor:shoot:Shoot", "arbor-shoot-ops-root", P)
+    handed = state_moves.moved([shoot, *secrets, *kept])
+    assert handed == dict.fromkeys((s["urn"] for s in secrets), "its ObjectSet (`<shoot>-user-data-<pool>`)")
+
+
 def test_machine_controller_managers_objects_are_handed_over_to_its_two_object_sets() -> None:
     """GIVEN an older shoot's MCM objects, one resource each WHEN the moves are read THEN each goes to its set.
 
