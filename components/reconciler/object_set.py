@@ -2,7 +2,7 @@
 
 A pulumi-kubernetes resource keeps an object three times in the state (its inputs, `__inputs` and the live object
 with its managed fields). Here the objects are an input, kept once and packed (gzip-compressed, as Gardener keeps a
-ManagedResource's objects in its Secret); the outputs keep where each one is (`refs`),
+ManagedResource's objects in its Secret); the outputs keep where each one is (`refs`, a line each),
 its hash and its fingerprint in the cluster (components/reconciler/applied.py), all that diff, drift and delete
 need. Used for each hosted control-plane component (its ConfigMaps, Service and workload), a local self-hosted
 node's mirror pods, machine-controller-manager's objects and gardener-resource-manager's.
@@ -43,13 +43,13 @@ class ObjectSetProvider(AppliedObjectsProvider):
     def objects_of(self, props: dict[str, Any]) -> list[apply.Object]:
         """The objects given (inputs), or what finds them again (outputs)."""
         if "manifests" not in props:
-            return list(props.get("refs") or [])
+            return [objects.ref_of(r) for r in props.get("refs") or []]
         return [_integral(o) for o in unpacked(props["manifests"])]
 
     def outputs(self, props: dict[str, Any], applied: dict[str, str]) -> dict[str, Any]:
         """Where each object is, its hash and fingerprint: not the objects."""
         kept = {k: v for k, v in props.items() if k != "manifests"}
-        return {**kept, "refs": [objects.ref(o) for o in unpacked(props["manifests"])], "fingerprints": applied}
+        return {**kept, "refs": [objects.ref_text(o) for o in unpacked(props["manifests"])], "fingerprints": applied}
 
 
 class ObjectSet(Resource, module="arbor", name="ObjectSet"):

@@ -51,3 +51,20 @@ def ref(obj: Object) -> Object:
     """What finds an object again: its API version, kind, name and namespace."""
     meta = {k: v for k, v in obj["metadata"].items() if k in ("name", "namespace")}
     return {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "metadata": meta}
+
+
+def ref_text(obj: Object) -> str:
+    """An object's ref as one line, `<apiVersion> <kind> [<namespace>/]<name>`: under half the bytes in a state."""
+    meta = obj["metadata"]
+    where = f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+    return f"{obj['apiVersion']} {obj['kind']} {where}"
+
+
+def ref_of(kept: str | Object) -> Object:
+    """The ref a `ref_text` line names; a ref kept whole (an older state's) as it is."""
+    if not isinstance(kept, str):
+        return ref(kept)
+    api_version, kind, where = kept.split(" ")
+    namespace, _, name = where.rpartition("/")
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": api_version, "kind": kind, "metadata": meta}

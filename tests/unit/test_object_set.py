@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
 from components.reconciler import apply, object_set
@@ -68,7 +70,8 @@ def test_the_objects_are_applied_in_order_and_the_state_keeps_where_they_are_not
     applied = cluster.objects[f"/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets/etcd-main"]
     assert applied["spec"]["replicas"] == 1 and isinstance(applied["spec"]["replicas"], int)
     assert "manifests" not in outs and "etcd:v3.6" not in json.dumps(outs)
-    assert [r["metadata"]["name"] for r in outs["refs"]] == ["etcd-config", "etcd-main-client", "etcd-main"]
+    assert outs["refs"] == [f"v1 ConfigMap {NAMESPACE}/etcd-config", f"v1 Service {NAMESPACE}/etcd-main-client",
+                            f"apps/v1 StatefulSet {NAMESPACE}/etcd-main"]  # fmt: skip
     assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
 
 
@@ -166,10 +169,15 @@ def test_objects_that_differ_from_their_checked_hashes_are_refused_before_anythi
     assert cluster.objects == {}
 
 
-def test_delete_removes_every_object_last_first(cluster: Cluster) -> None:
-    """GIVEN applied objects WHEN the resource is deleted THEN none is left."""
+@pytest.mark.parametrize("kept", ["lines", "whole"])
+def test_delete_removes_every_object_last_first(cluster: Cluster, kept: str) -> None:
+    """GIVEN applied objects, their refs kept as lines or whole (an older state) WHEN deleted THEN none is left."""
     provider = object_set.ObjectSetProvider()
-    provider.delete("id", provider.create(inputs()).outs or {})
+    outs = provider.create(inputs()).outs or {}
+    if kept == "whole":
+        outs["refs"] = [objects.ref(o) for o in (CONFIG, SERVICE, ETCD)]
+    assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
+    provider.delete("id", outs)
     assert cluster.objects == {}
 
 
@@ -193,3 +201,23 @@ def test_a_changed_pod_is_deleted_and_made_anew_an_unchanged_one_is_left(
     provider.update("id", outs, inputs(changed))
     assert deleted == ["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]
     assert cluster.objects["/api/v1/namespaces/kube-system/pods/apiserver-node-0"]["spec"] == changed[1]["spec"]
+
+
+# Kubernetes names (DNS subdomains, dots and dashes within), API versions with and without a group, and kinds.
+NAMES = st.from_regex(r"[a-z0-9]([a-z0-9.-]{0,40}[a-z0-9])?", fullmatch=True)
+
+
+@given(
+    api_version=st.sampled_from(["v1", "apps/v1", "machine.sapcloud.io/v1alpha1", "rbac.authorization.k8s.io/v1"]),
+    kind=st.from_regex(r"[A-Z][A-Za-z]{0,30}", fullmatch=True),
+    name=NAMES,
+    namespace=st.none() | NAMES,
+)
+def test_a_ref_kept_as_a_line_finds_the_same_object(
+    api_version: str, kind: str, name: str, namespace: str | None
+) -> None:
+    """GIVEN any object, namespaced or not WHEN its ref is kept as a line and read back THEN it is the same ref."""
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {**meta, "labels": {"a": "b"}}, "data": {"k": "v"}}
+    assert objects.ref_of(objects.ref_text(obj)) == objects.ref(obj)
+    assert objects.ref_of(objects.ref(obj)) == objects.ref(obj)
