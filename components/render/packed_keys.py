@@ -22,6 +22,9 @@ KEY = re.compile(BEGIN + r"(?P<sep>\n+ *)(?:[A-Za-z0-9+/=]+(?P=sep))+" + END)
 MARK = "<<rsa-key:"
 TOKEN = re.compile(r"<<rsa-key:(?P<p>[A-Za-z0-9+/=]+):(?P<q>[A-Za-z0-9+/=]+):(?P<newlines>\d+):(?P<indent>\d+)>>")
 EXPONENT = 65537
+# A base64-encoded key (a Secret's `data`) begins with these 40 characters: the encoding of BEGIN's first 30.
+B64_BEGIN = base64.b64encode(BEGIN[:30].encode()).decode()
+B64_MARK = "<<b64:"
 
 
 def _number(text: str) -> int:
@@ -64,7 +67,16 @@ def _token(match: re.Match[str]) -> str:
 
 
 def compacted(text: str) -> str:
-    """The text with each RSA private key that its primes give back exactly replaced by their token."""
+    """The text with each RSA private key that its primes give back exactly replaced by their token.
+
+    A whole string that is a base64-encoded text with keys (a Secret's `data`) becomes `<<b64:` that text compacted.
+    """
+    if text.startswith(B64_BEGIN):
+        try:
+            inner = compacted(base64.b64decode(text, validate=True).decode())
+        except ValueError:  # not base64 of UTF-8 text after all (binascii.Error and UnicodeError are ValueErrors)
+            return text
+        return f"{B64_MARK}{inner}>>" if MARK in inner and _b64(expanded(inner)) == text else text
     return KEY.sub(_token, text) if BEGIN in text else text
 
 
@@ -75,5 +87,12 @@ def _key(match: re.Match[str]) -> str:
 
 
 def expanded(text: str) -> str:
-    """The text with each token written out as its key again."""
+    """The text with each token written out as its key again (a `<<b64:` one base64-encoded again)."""
+    if text.startswith(B64_MARK) and text.endswith(">>"):
+        return _b64(expanded(text[len(B64_MARK) : -2]))
     return TOKEN.sub(_key, text) if MARK in text else text
+
+
+def _b64(text: str) -> str:
+    """Text base64-encoded, as a Secret's `data` holds it."""
+    return base64.b64encode(text.encode()).decode()

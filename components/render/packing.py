@@ -49,7 +49,8 @@ def pack(value: Any) -> str:
     A value that holds a token's mark itself is packed as it is, so every token unpacked is one this wrote.
     """
     text = _json(value)
-    if packed_keys.BEGIN not in text or packed_keys.MARK in text:
+    keys = packed_keys.BEGIN in text or packed_keys.B64_BEGIN in text
+    if not keys or packed_keys.MARK in text or packed_keys.B64_MARK in text:
         return PACKED + _compressed(text)
     compact = _json(_strings(value, packed_keys.compacted))
     return (PACKED if compact == text else PACKED_KEYS) + _compressed(compact)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 from collections.abc import Callable
 
@@ -51,6 +52,32 @@ def test_any_value_holding_keys_is_unpacked_to_exactly_itself(
     assert packed.startswith(packing.PACKED_KEYS)
     assert packing.unpacked(packed) == value
     assert packing.pack(value) == packed  # the same value, the same text
+
+
+@settings(max_examples=20, deadline=None)
+@given(pick=st.integers(0, 2), rest=st.sampled_from(["", "\n", "trailing text"]))
+def test_a_key_base64_encoded_as_a_secrets_data_is_kept_as_its_primes_too(pick: int, rest: str) -> None:
+    """GIVEN a Secret's `data` holding a key base64-encoded WHEN packed THEN kept small and unpacked the same."""
+    encoded = base64.b64encode((keys()[pick] + rest).encode()).decode()
+    value = {"kind": "InternalSecret", "data": {"ca.key": encoded, "ca.crt": base64.b64encode(b"cert").decode()}}
+    packed = packing.pack(value)
+    assert packed.startswith(packing.PACKED_KEYS) and len(packed) * 3 < len(encoded)
+    assert packing.unpacked(packed) == value
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        packed_keys.B64_BEGIN + "!!not base64",
+        packed_keys.B64_BEGIN + "AAAA",  # base64, but of no key
+        base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\xff\xfe").decode(),  # not text
+    ],
+    ids=["not-base64", "no-key", "not-text"],
+)
+def test_a_string_that_only_looks_like_an_encoded_key_is_kept_as_it_is(text: str) -> None:
+    """GIVEN a string beginning like an encoded key but none WHEN packed THEN as it is, unpacked the same."""
+    assert packed_keys.compacted(text) == text
+    assert packing.unpacked(packing.pack({"data": text})) == {"data": text}
 
 
 def test_a_key_is_kept_in_a_fifth_of_its_pem() -> None:
