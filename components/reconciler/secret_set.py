@@ -5,7 +5,7 @@ an input (secret) and the outputs keep a hash of each Secret, all that diff and 
 Secrets as the cluster has them, so one edited or deleted there is drift (its hash ""), and the next `up` writes
 it again. A hosted shoot's control plane keeps the Secrets its credentials do not write themselves (the CAs', the
 service-account key's, the encryption configuration, the backup credentials) in one. The contents are kept packed
-(render/packing.py): a CA's certificate is in two of them, and PEMs compress, so they cost about half as much.
+(render/packing.py): a CA's certificate is in two of them and compresses, and each private key is kept as its primes.
 """
 
 from __future__ import annotations
