@@ -30,6 +30,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.reconciler import kwokctl, shoot_cluster, unknowns
 from components.reconciler.provider import Provider
+from components.render import packed_keys
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
 PROVIDER_VERSION = "3"
@@ -167,6 +168,11 @@ class LocalClusterProvider(Provider):
         kwokctl.delete(cluster)
 
 
+def _compact_keys(pki: dict[str, Any]) -> dict[str, Any]:
+    """The PKI with each key as its primes (a seed reference, a hosted shoot's, holds none)."""
+    return {k: packed_keys.compacted(v) if isinstance(v, str) else v for k, v in pki.items()}
+
+
 class LocalCluster(Resource, module="arbor", name="LocalCluster"):
     """A local Kubernetes cluster (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok)."""
 
@@ -194,7 +200,8 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
             "kubernetesVersion": kubernetes_version,
             "encryptionConfig": encryption_config,
             "extraClientCas": extra_client_cas,
-            "pki": pki,
+            # Its keys kept as their primes (render/packed_keys.py), written out when the cluster is made.
+            "pki": None if pki is None else pulumi.Output.from_input(pki).apply(_compact_keys),
             "restore": restore,
             "version": PROVIDER_VERSION,
             "endpoint": None,

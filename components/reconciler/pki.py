@@ -36,7 +36,7 @@ from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
 from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
-from components.render import pki
+from components.render import packed_keys, pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
 PROVIDER_VERSION = "1"
@@ -159,9 +159,9 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
 def issue_from(props: Mapping[str, Any]) -> Issued:
     """Issues the certificate the properties describe (a certificate's inputs, or a LeafSet's leaf with its CA)."""
     return issue(
-        props["caCert"], props["caKey"], props["commonName"], list(props.get("organizations") or []),
-        list(props.get("dnsNames") or []), list(props.get("ipAddresses") or []), list(props["usages"]),
-        int(props["validitySeconds"]),
+        props["caCert"], packed_keys.expanded(props["caKey"]), props["commonName"],
+        list(props.get("organizations") or []), list(props.get("dnsNames") or []),
+        list(props.get("ipAddresses") or []), list(props["usages"]), int(props["validitySeconds"]),
     )  # fmt: skip
 
 
@@ -310,8 +310,12 @@ class Certificate(Resource, module="arbor", name="Certificate"):
     ) -> None:
         # Its CA: given (certificate and key), or read from the signer Secret `ca_secret` where it writes its own
         # Secrets, named by the hash of the CA's certificate (`ca_digest`), which a new CA changes.
-        issuer = {CA_SECRET: ca_secret, "caHash": ca_digest} if ca_secret else {
-            "caCert": ca_cert, "caKey": pulumi.Output.secret(ca_key)}  # fmt: skip
+        issuer: dict[str, Any] = {CA_SECRET: ca_secret, "caHash": ca_digest}
+        if not ca_secret:
+            assert ca_key is not None, "a certificate is given its CA's key or the Secret that holds it"
+            # Kept as its primes (render/packed_keys.py): a fifth of its PEM in the state; written out to issue.
+            key = pulumi.Output.from_input(ca_key).apply(packed_keys.compacted)
+            issuer = {"caCert": ca_cert, "caKey": pulumi.Output.secret(key)}
         props = {
             **issuer, "commonName": common_name,
             "organizations": organizations or [], "dnsNames": dns_names or [], "ipAddresses": ip_addresses or [],

@@ -35,7 +35,7 @@ from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
 from components.reconciler.kube import KubeError
-from components.render import backup
+from components.render import backup, packed_keys
 from components.render import pki as credentials
 
 # The certificate kwokctl's components share, as kwokctl names it (kube-apiserver serves it; the others are its
@@ -96,6 +96,7 @@ def write_pki(cluster: kwokctl.Cluster, pki: dict[str, str]) -> bool:
         return False
     if PKI_SEED in pki:
         pki = seed_pki(pki)
+    pki = {k: packed_keys.expanded(v) for k, v in pki.items()}  # kept as their primes (render/packed_keys.py)
     missing = [k for k in PKI_KEYS if not pki.get(k)]
     if missing:
         raise RestoreError(f"cluster '{cluster.name}': the shoot's PKI lacks {', '.join(missing)}")

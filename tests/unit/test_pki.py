@@ -19,7 +19,7 @@ from components.layers.garden import ROLE_RULES
 from components.plan.planner import plan_landscape
 from components.reconciler import pki as issuing
 from components.reconciler import signing
-from components.render import api, controlplane, pki
+from components.render import api, controlplane, packed_keys, pki
 from components.spec.fields import SpecError
 from components.spec.shoot import RotationSpec
 from tests.unit.spec_cases import base
@@ -247,6 +247,24 @@ def test_certificate_outputs_leave_out_the_ca_key(issued: dict[str, signing.Issu
     outs = issuing.CertificateProvider().create(props).outs
     assert outs is not None
     assert "caKey" not in outs and "PRIVATE KEY" in outs["key"]
+    _cert(outs["cert"]).verify_directly_issued_by(_cert(ca.cert))
+
+
+@pytest.mark.parametrize("given", ["pem", "primes"])
+def test_a_certificate_is_issued_from_its_cas_key_given_whole_or_as_primes(
+    issued: dict[str, signing.Issued], given: str
+) -> None:
+    """GIVEN a CA's key as PEM (an older state's input) or as its primes WHEN a certificate is created THEN it verifies.
+
+    A self-hosted shoot's certificates are given their CA's key; their inputs keep it as its primes (a fifth of it).
+    """
+    ca = issued[pki.CA_CLIENT]
+    key = packed_keys.compacted(ca.key) if given == "primes" else ca.key
+    assert (given == "primes") == (len(key) * 3 < len(ca.key))
+    props = {"caCert": ca.cert, "caKey": key, "commonName": "system:kube-scheduler", "usages": ["client"],
+             "validitySeconds": 3600, "rotation": 0, "version": issuing.PROVIDER_VERSION}  # fmt: skip
+    outs = issuing.CertificateProvider().create(props).outs
+    assert outs is not None
     _cert(outs["cert"]).verify_directly_issued_by(_cert(ca.cert))
 
 

@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 
 from components.reconciler import entry_store, etcd_snapshot, kwokctl, local_cluster, shoot_cluster, signing
 from components.reconciler.kube import Kube
+from components.render import packed_keys
 from tests.unit.test_entry_store import Listed
 from tests.unit.test_shoot_state import SeedSecrets
 
@@ -31,6 +32,19 @@ def public_der(pem: str) -> bytes:
     """A private key's public half, DER."""
     key = serialization.load_pem_private_key(pem.encode(), password=None)
     return key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def test_a_pki_whose_keys_are_kept_as_their_primes_writes_the_same_files(
+    tmp_path: Path, shoot_pki: dict[str, str]
+) -> None:
+    """GIVEN the shoot's PKI with its keys as their primes (the state's input) WHEN written THEN the PEMs as issued."""
+    compact = {k: packed_keys.compacted(v) for k, v in shoot_pki.items()}
+    assert compact["caKey"] != shoot_pki["caKey"] and compact["serviceAccountKey"] != shoot_pki["serviceAccountKey"]
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    assert shoot_cluster.write_pki(cluster, compact)
+    pki = cluster.dir / "pki"
+    assert (pki / "ca.key").read_text() == shoot_pki["caKey"]
+    assert public_der((pki / "admin.key").read_text()) == public_der(shoot_pki["serviceAccountKey"])
 
 
 def test_a_new_cluster_gets_the_shoots_ca_and_signs_tokens_with_its_service_account_key(
