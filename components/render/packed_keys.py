@@ -74,10 +74,14 @@ def compacted(text: str) -> str:
     """
     if text.startswith(B64_BEGIN):
         try:
-            inner = compacted(base64.b64decode(text, validate=True).decode())
+            decoded = base64.b64decode(text, validate=True).decode()
         except ValueError:  # not base64 of UTF-8 text after all (binascii.Error and UnicodeError are ValueErrors)
             return text
-        return f"{B64_MARK}{inner}>>" if MARK in inner and _b64(expanded(inner)) == text else text
+        if MARK in decoded or _b64(decoded) != text:
+            return text  # a mark of its own, or an encoding `_b64` would not write again
+        # Each token gives back its key's text exactly (`_token` checked), so nothing needs writing out to compare.
+        inner = compacted(decoded)
+        return f"{B64_MARK}{inner}>>" if MARK in inner else text
     return KEY.sub(_token, text) if BEGIN in text else text
 
 

@@ -71,13 +71,21 @@ def test_a_key_base64_encoded_as_a_secrets_data_is_kept_as_its_primes_too(pick: 
         packed_keys.B64_BEGIN + "!!not base64",
         packed_keys.B64_BEGIN + "AAAA",  # base64, but of no key
         base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\xff\xfe").decode(),  # not text
+        base64.b64encode(b"-----BEGIN RSA PRIVATE KEY-----\n<<rsa-key:AAAA:BBBB:1:0>>").decode(),  # a mark
     ],
-    ids=["not-base64", "no-key", "not-text"],
+    ids=["not-base64", "no-key", "not-text", "mark"],
 )
 def test_a_string_that_only_looks_like_an_encoded_key_is_kept_as_it_is(text: str) -> None:
     """GIVEN a string beginning like an encoded key but none WHEN packed THEN as it is, unpacked the same."""
     assert packed_keys.compacted(text) == text
     assert packing.unpacked(packing.pack({"data": text})) == {"data": text}
+
+
+def test_an_encoded_key_beside_a_mark_of_its_own_is_kept_as_it_is() -> None:
+    """GIVEN a Secret's `data` holding a key and text that looks like a token WHEN packed THEN unpacked the same."""
+    encoded = base64.b64encode(f"{keys()[0]}{packed_keys.MARK}{'A' * 8}:{'B' * 8}:1:0>>".encode()).decode()
+    assert packed_keys.compacted(encoded) == encoded
+    assert packing.unpacked(packing.pack({"data": encoded})) == {"data": encoded}
 
 
 def test_a_key_is_kept_in_a_fifth_of_its_pem() -> None:
