@@ -113,24 +113,20 @@ def credentials_secret(namespace: str) -> Object:
     }  # fmt: skip
 
 
+def _user_data(metadata: Object, user_data: str) -> Object:
+    """A Secret holding a boot script as `userData`."""
+    data = {"userData": base64.b64encode(user_data.encode()).decode()}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": metadata, "type": "Opaque", "data": data}
+
+
 def user_data_secret(namespace: str, d: ZoneDeployment, user_data: str) -> Object:
     """The Secret a class's machines boot from: the provision OSC's script (bootstrap.user_data) as `userData`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": d.class_name, "namespace": namespace,
-                     "labels": {"gardener.cloud/purpose": "machineclass"}, "annotations": dict(RETIRED_BY_MCM)},
-        "type": "Opaque",
-        "data": {"userData": base64.b64encode(user_data.encode()).decode()},
-    }  # fmt: skip
+    return _user_data({"name": d.class_name, "namespace": namespace,
+                       "labels": {"gardener.cloud/purpose": "machineclass"}, "annotations": dict(RETIRED_BY_MCM)},
+                      user_data)  # fmt: skip
 
 
 def self_hosted_user_data_secret(pool: str, user_data: str) -> Object:
     """A self-hosted pool's user data in its own kube-system (`user-data-<pool>`): what its machines boot from."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "metadata": {"name": f"user-data-{pool}", "namespace": "kube-system", "labels": {POOL_LABEL: pool}},
-        "type": "Opaque",
-        "data": {"userData": base64.b64encode(user_data.encode()).decode()},
-    }  # fmt: skip
+    metadata = {"name": f"user-data-{pool}", "namespace": "kube-system", "labels": {POOL_LABEL: pool}}
+    return _user_data(metadata, user_data)
