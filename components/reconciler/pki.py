@@ -1,10 +1,12 @@
 """PKI as Pulumi dynamic resources: CAs, certificates, the service-account key and bootstrap tokens.
 
 Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state, its private
-part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext). A hosted shoot's
-certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so the state keeps
-its content once, in the certificate; `read()` then compares that Secret's hash with the one written, and `delete()`
-removes it. A certificate's state names its issuer by a hash of the CA's certificate (`caHash`), not a copy of it.
+part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext); an RSA key as its
+primes, under a name of its own (`packedKey`, render/packed_keys.py; an older state's at its next refresh), and
+written out again where the program reads it. A hosted shoot's certificate also writes the Secret its control
+plane mounts in the seed (credential_secrets.py), so the state keeps its content once, in the certificate; `read()`
+then compares that Secret's hash with the one written, and `delete()` removes it. A certificate's state names its
+issuer by a hash of the CA's certificate (`caHash`), not a copy of it.
 
 What replaces a credential, and what the preview says (the step's replace reasons):
 - `rotation`: the counter of the credential's group (`credentials.rotation.<group>`) changed;
@@ -59,6 +61,9 @@ class _Credential(Provider):
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    # The private keys among the outputs, by the name the state keeps each under as its primes: about a quarter of a
+    # PEM, written out again where the program reads it (`written_out`).
+    key_outputs: tuple[tuple[str, str], ...] = ()
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A new credential: its ID and the outputs."""
@@ -78,11 +83,11 @@ class _Credential(Provider):
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
         """The new inputs with the credential kept: an update never generates it again."""
-        return _keep(olds, news, self.generated)
+        return _keep(packed_keys.fields_written_out(olds, self.key_outputs), news, self.generated)
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
-        """The outputs as the state keeps them."""
-        return outs
+        """The outputs as the state keeps them: private keys as their primes."""
+        return packed_keys.fields_packed(outs, self.key_outputs)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Keeps the credential (only the logic version changed) and writes its Secrets again."""
@@ -110,6 +115,7 @@ class CertificateAuthorityProvider(_Credential):
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    key_outputs = (("key", "packedKey"),)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the CA."""
@@ -170,6 +176,7 @@ class CertificateProvider(_Credential):
 
     replace_on = ("commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    key_outputs = (("key", "packedKey"),)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
@@ -202,6 +209,7 @@ class CertificateProvider(_Credential):
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Writes its Secrets again from the state where it holds the content; else they hold it (drift replaces)."""
+        olds = packed_keys.fields_written_out(olds, self.key_outputs)
         if "key" in olds:
             return super().update(id_, olds, news)
         outs = {k: v for k, v in news.items() if k != "caKey"}
@@ -210,8 +218,8 @@ class CertificateProvider(_Credential):
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
         """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
-        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
-        return {**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)}
+        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key", "packedKey")
+        return super().lean({**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)})
 
 
 def _holds_content(props: dict[str, Any]) -> bool:
@@ -224,6 +232,7 @@ class ServiceAccountKeyProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
+    key_outputs = (("privateKey", "packedPrivateKey"),)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the key pair."""
@@ -249,13 +258,20 @@ def _secret_outputs(opts: pulumi.ResourceOptions | None, *names: str) -> pulumi.
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=list(names)))
 
 
+def written_out(key: pulumi.Output[str], packed_key: pulumi.Output[str | None]) -> pulumi.Output[str]:
+    """A private key as the program reads it: its PEM, written out from its primes where the state keeps those."""
+    got = pulumi.Output.all(key, packed_key).apply(lambda k: packed_keys.expanded(k[1]) if k[1] else k[0])
+    return pulumi.Output.secret(got)
+
+
 class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"):
-    """A self-signed CA; `key` is secret."""
+    """A self-signed CA; `key` is secret (the state keeps it as `packedKey`)."""
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
+        packedKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
 
     def __init__(
         self,
@@ -272,8 +288,9 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
             "rotation": rotation,
             "version": PROVIDER_VERSION,
         }
-        props |= dict.fromkeys(("cert", "key", "notBefore", "notAfter"))
-        super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key"))
+        props |= dict.fromkeys(("cert", "key", "packedKey", "notBefore", "notAfter"))
+        super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key", "packedKey"))
+        self.key = written_out(self.key, self.packedKey)
 
 
 class Certificate(Resource, module="arbor", name="Certificate"):
@@ -287,6 +304,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
+        packedKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
         checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
@@ -320,26 +338,31 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             **issuer, "commonName": common_name,
             "organizations": organizations or [], "dnsNames": dns_names or [], "ipAddresses": ip_addresses or [],
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
-            "cert": None, "key": None, "notBefore": None, "notAfter": None,
+            "cert": None, "key": None, "packedKey": None, "notBefore": None, "notAfter": None,
         }  # fmt: skip
         if writes is not None:
             # The program reads the certificate and key from the outputs; else only the Secrets hold them.
             props |= {"published": published, credential_secrets.CHECKSUMS: None}
-        opts = _secret_outputs(opts, "key", "caKey")
+        opts = _secret_outputs(opts, "key", "packedKey", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
+        self.key = written_out(self.key, self.packedKey)
 
 
 class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
-    """The service-account signing key pair; `privateKey` is secret."""
+    """The service-account signing key pair; `privateKey` is secret (the state keeps it as `packedPrivateKey`)."""
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         privateKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        packedPrivateKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
         publicKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "privateKey": None, "publicKey": None}
-        super().__init__(ServiceAccountKeyProvider(), name, props, _secret_outputs(opts, "privateKey"))
+        props["packedPrivateKey"] = None
+        opts = _secret_outputs(opts, "privateKey", "packedPrivateKey")
+        super().__init__(ServiceAccountKeyProvider(), name, props, opts)
+        self.privateKey = written_out(self.privateKey, self.packedPrivateKey)
 
 
 class BootstrapToken(Resource, module="arbor", name="BootstrapToken"):

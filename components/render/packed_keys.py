@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -101,3 +103,26 @@ def expanded(text: str) -> str:
 def _b64(text: str) -> str:
     """Text base64-encoded, as a Secret's `data` holds it."""
     return base64.b64encode(text.encode()).decode()
+
+
+def fields_packed(values: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The values with each named key compacted and moved to the name given for it, where compacting takes it.
+
+    Under another name, so that an older arbor reading the key's own name finds none instead of a token for a key.
+    """
+    values = dict(values)
+    for plain, name in names:
+        value = values.get(plain)
+        if isinstance(value, str) and MARK not in value and MARK in (token := compacted(value)):
+            del values[plain]
+            values[name] = token
+    return values
+
+
+def fields_written_out(values: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The values with each compacted key written out under its own name again (`fields_packed` undone)."""
+    values = dict(values)
+    for plain, name in names:
+        if values.get(name):
+            values[plain] = expanded(values.pop(name))
+    return values

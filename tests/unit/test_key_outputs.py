@@ -1,0 +1,154 @@
+"""A credential's private key among its outputs: the state keeps it as its primes, the program reads its PEM."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pulumi
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from components.reconciler import pki as issuing
+from components.reconciler import signing
+from components.render import packed_keys
+
+CA_INPUTS = {"commonName": "ca", "validitySeconds": 3600, "rotation": 0, "version": issuing.PROVIDER_VERSION,
+             "cert": None, "key": None, "packedKey": None, "notBefore": None, "notAfter": None}  # fmt: skip
+NAMES = (("key", "packedKey"), ("privateKey", "packedPrivateKey"))
+
+
+@functools.cache
+def ca() -> signing.Issued:
+    """A CA as arbor issues it (made once: a key takes a while)."""
+    return signing.self_signed_ca("ca", 3600)
+
+
+def _public(pem: str) -> bytes:
+    """The public key of a private key's PEM."""
+    key = serialization.load_pem_private_key(pem.encode(), None)
+    return key.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def _cert_public(pem: str) -> bytes:
+    """The public key a certificate is for."""
+    cert = x509.load_pem_x509_certificate(pem.encode())
+    return cert.public_key().public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def test_a_new_ca_keeps_its_key_as_primes_under_a_name_of_its_own() -> None:
+    """GIVEN a CA created by the provider WHEN its outputs are read THEN no PEM key, a token a quarter its size."""
+    outs = issuing.CertificateAuthorityProvider().create(dict(CA_INPUTS)).outs or {}
+    assert "key" not in outs and outs["packedKey"].startswith(packed_keys.MARK)
+    pem = packed_keys.expanded(outs["packedKey"])
+    assert _public(pem) == _cert_public(outs["cert"])
+    assert len(outs["packedKey"]) < len(pem) / 4
+
+
+def test_an_older_states_pem_key_is_packed_at_refresh_and_kept_by_an_update() -> None:
+    """GIVEN a CA's older state with its PEM key WHEN refreshed, then updated THEN the same key, kept as primes."""
+    provider, issued = issuing.CertificateAuthorityProvider(), ca()
+    older = {**CA_INPUTS, "cert": issued.cert, "key": issued.key, "notBefore": 1.0, "notAfter": 2.0}
+    del older["packedKey"]
+    read = provider.read("id", older).outs or {}
+    assert "key" not in read and packed_keys.expanded(read["packedKey"]) == issued.key
+    updated = provider.update("id", read, {**CA_INPUTS, "version": "next"}).outs or {}
+    assert (updated["packedKey"], updated["cert"], updated["version"]) == (read["packedKey"], issued.cert, "next")
+    # And from the older state directly: an update is the refresh's twin.
+    assert (provider.update("id", older, dict(CA_INPUTS)).outs or {})["packedKey"] == read["packedKey"]
+
+
+def test_a_key_its_primes_would_not_give_back_is_kept_whole() -> None:
+    """GIVEN an older state whose key is PKCS#8 WHEN refreshed THEN it stays as it is, under its own name."""
+    key = serialization.load_pem_private_key(ca().key.encode(), None)
+    pkcs8 = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()).decode()  # fmt: skip
+    read = issuing.CertificateAuthorityProvider().read("id", {**CA_INPUTS, "cert": ca().cert, "key": pkcs8}).outs
+    assert read is not None and read["key"] == pkcs8 and not read.get("packedKey")
+
+
+def test_the_service_account_key_keeps_its_private_key_as_primes() -> None:
+    """GIVEN the service-account key created WHEN its outputs are read THEN the private key as primes, of the pair."""
+    props = {"rotation": 0, "version": issuing.PROVIDER_VERSION, "privateKey": None, "publicKey": None}
+    outs = issuing.ServiceAccountKeyProvider().create(props | {"packedPrivateKey": None}).outs or {}
+    assert "privateKey" not in outs
+    private = packed_keys.expanded(outs["packedPrivateKey"])
+    public = serialization.load_pem_public_key(outs["publicKey"].encode())
+    assert _public(private) == public.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+
+
+def test_a_certificate_that_keeps_its_content_keeps_its_key_as_primes() -> None:
+    """GIVEN a self-hosted shoot's certificate (no Secrets) WHEN issued THEN its key as primes, the certificate's."""
+    issued = ca()
+    props = {"caCert": issued.cert, "caKey": issued.key, "commonName": "kubelet", "usages": ["client"],
+             "validitySeconds": 3600, "rotation": 0, "version": issuing.PROVIDER_VERSION}  # fmt: skip
+    outs = issuing.CertificateProvider().create(props).outs or {}
+    assert "key" not in outs and "caKey" not in outs
+    assert _public(packed_keys.expanded(outs["packedKey"])) == _cert_public(outs["cert"])
+
+
+# Outputs without a key arbor could compact: none, numbers, short texts (a PEM key is longer than 30 characters).
+OUTPUTS = st.dictionaries(st.sampled_from(["key", "privateKey", "cert", "x"]),
+                          st.one_of(st.none(), st.integers(), st.text(max_size=30)), max_size=4)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(values=OUTPUTS, with_key=st.sampled_from(["key", "privateKey", None]))
+def test_fields_packed_and_written_out_give_back_the_values(values: dict[str, Any], with_key: str | None) -> None:
+    """GIVEN outputs with or without a PEM key WHEN packed and written out THEN the same outputs, the key as primes."""
+    if with_key:
+        values[with_key] = ca().key
+    packed = packed_keys.fields_packed(values, NAMES)
+    assert packed_keys.fields_written_out(packed, NAMES) == values
+    if with_key:
+        assert with_key not in packed and packed_keys.BEGIN not in str(packed)
+    else:
+        assert packed == values
+
+
+def test_a_value_that_holds_a_token_already_is_not_packed_again() -> None:
+    """GIVEN a key field holding a token's mark WHEN packed THEN it is kept as it is (a token is never a key)."""
+    values = {"key": packed_keys.MARK + "x:y:1:0>>"}
+    assert packed_keys.fields_packed(values, NAMES) == values
+
+
+class _Echo(pulumi.runtime.Mocks):
+    """Each resource's outputs: its inputs, and the key in the form the test's state keeps it."""
+
+    def __init__(self, outputs: dict[str, Any]) -> None:
+        self.outputs = outputs
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", {k: v for k, v in args.inputs.items() if v is not None} | self.outputs
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        return {}, []
+
+
+@pytest.mark.parametrize("form", ["packedKey", "key"])
+def test_the_program_reads_the_pem_whichever_form_the_state_keeps(form: str) -> None:
+    """GIVEN a CA and the SA key, their state keeping the key as primes or as PEM WHEN read THEN the PEM, secret."""
+    pem = ca().key
+    stored = packed_keys.compacted(pem) if form == "packedKey" else pem
+    other = "packedPrivateKey" if form == "packedKey" else "privateKey"
+    pulumi.runtime.set_mocks(_Echo({form: stored, other: stored}), project="arbor", stack="test", preview=False)
+
+    @pulumi.runtime.test
+    def check() -> pulumi.Output[None]:
+        authority = issuing.CertificateAuthority("ca", common_name="ca", validity_s=3600, rotation=0)
+        account = issuing.ServiceAccountKey("sa", rotation=0)
+        keys = pulumi.Output.all(authority.key, account.privateKey)
+        secret = pulumi.Output.all(pulumi.Output.is_secret(authority.key), pulumi.Output.is_secret(account.privateKey))
+        return pulumi.Output.all(keys, secret).apply(lambda got: _expect(got[0], got[1], pem))
+
+    check()
+
+
+def _expect(keys: list[str], secret: list[bool], pem: str) -> None:
+    """Both keys are the PEM, and secret."""
+    assert keys == [pem, pem] and secret == [True, True]
