@@ -2,11 +2,11 @@
 
 Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state, its private
 part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext); an RSA key as its
-primes, under a name of its own (`packedKey`, render/packed_keys.py; an older state's at its next refresh), and
-written out again where the program reads it. A hosted shoot's certificate also writes the Secret its control
-plane mounts in the seed (credential_secrets.py), so the state keeps its content once, in the certificate; `read()`
-then compares that Secret's hash with the one written, and `delete()` removes it. A certificate's state names its
-issuer by a hash of the CA's certificate (`caHash`), not a copy of it.
+primes (render/packed_keys.py; an older state's at its next refresh), written out again where the program reads it.
+A hosted shoot's certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so
+the state keeps its content once, in the certificate; `read()` then compares that Secret's hash with the one
+written, and `delete()` removes it. A certificate's state names its issuer by a hash of the CA's certificate
+(`caHash`), not a copy of it.
 
 What replaces a credential, and what the preview says (the step's replace reasons):
 - `rotation`: the counter of the credential's group (`credentials.rotation.<group>`) changed;
@@ -61,9 +61,9 @@ class _Credential(Provider):
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
-    # The private keys among the outputs, by the name the state keeps each under as its primes: about a quarter of a
-    # PEM, written out again where the program reads it (`written_out`).
-    key_outputs: tuple[tuple[str, str], ...] = ()
+    # The private keys among the outputs, kept as their primes: about a quarter of a PEM, written out again where the
+    # program reads them (`written_out`).
+    key_outputs: tuple[str, ...] = ()
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A new credential: its ID and the outputs."""
@@ -115,7 +115,7 @@ class CertificateAuthorityProvider(_Credential):
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
-    key_outputs = (("key", "packedKey"),)
+    key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the CA."""
@@ -176,7 +176,7 @@ class CertificateProvider(_Credential):
 
     replace_on = ("commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
-    key_outputs = (("key", "packedKey"),)
+    key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
@@ -218,7 +218,7 @@ class CertificateProvider(_Credential):
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
         """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
-        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key", "packedKey")
+        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
         return super().lean({**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)})
 
 
@@ -232,7 +232,7 @@ class ServiceAccountKeyProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
-    key_outputs = (("privateKey", "packedPrivateKey"),)
+    key_outputs = ("privateKey",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the key pair."""
@@ -258,20 +258,18 @@ def _secret_outputs(opts: pulumi.ResourceOptions | None, *names: str) -> pulumi.
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=list(names)))
 
 
-def written_out(key: pulumi.Output[str], packed_key: pulumi.Output[str | None]) -> pulumi.Output[str]:
+def written_out(key: pulumi.Output[str]) -> pulumi.Output[str]:
     """A private key as the program reads it: its PEM, written out from its primes where the state keeps those."""
-    got = pulumi.Output.all(key, packed_key).apply(lambda k: packed_keys.expanded(k[1]) if k[1] else k[0])
-    return pulumi.Output.secret(got)
+    return pulumi.Output.secret(key.apply(lambda k: packed_keys.expanded(k) if isinstance(k, str) else k))
 
 
 class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"):
-    """A self-signed CA; `key` is secret (the state keeps it as `packedKey`)."""
+    """A self-signed CA; `key` is secret."""
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
-        packedKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
 
     def __init__(
         self,
@@ -288,9 +286,9 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
             "rotation": rotation,
             "version": PROVIDER_VERSION,
         }
-        props |= dict.fromkeys(("cert", "key", "packedKey", "notBefore", "notAfter"))
-        super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key", "packedKey"))
-        self.key = written_out(self.key, self.packedKey)
+        props |= dict.fromkeys(("cert", "key", "notBefore", "notAfter"))
+        super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key"))
+        self.key = written_out(self.key)
 
 
 class Certificate(Resource, module="arbor", name="Certificate"):
@@ -304,7 +302,6 @@ class Certificate(Resource, module="arbor", name="Certificate"):
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
-        packedKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
         checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
@@ -338,31 +335,28 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             **issuer, "commonName": common_name,
             "organizations": organizations or [], "dnsNames": dns_names or [], "ipAddresses": ip_addresses or [],
             "usages": usages, "validitySeconds": validity_s, "rotation": rotation, "version": PROVIDER_VERSION,
-            "cert": None, "key": None, "packedKey": None, "notBefore": None, "notAfter": None,
+            "cert": None, "key": None, "notBefore": None, "notAfter": None,
         }  # fmt: skip
         if writes is not None:
             # The program reads the certificate and key from the outputs; else only the Secrets hold them.
             props |= {"published": published, credential_secrets.CHECKSUMS: None}
-        opts = _secret_outputs(opts, "key", "packedKey", "caKey")
+        opts = _secret_outputs(opts, "key", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
-        self.key = written_out(self.key, self.packedKey)
+        self.key = written_out(self.key)
 
 
 class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
-    """The service-account signing key pair; `privateKey` is secret (the state keeps it as `packedPrivateKey`)."""
+    """The service-account signing key pair; `privateKey` is secret."""
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         privateKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
-        packedPrivateKey: pulumi.Output[str | None]  # noqa: N815 - the output's name in the state
         publicKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "privateKey": None, "publicKey": None}
-        props["packedPrivateKey"] = None
-        opts = _secret_outputs(opts, "privateKey", "packedPrivateKey")
-        super().__init__(ServiceAccountKeyProvider(), name, props, opts)
-        self.privateKey = written_out(self.privateKey, self.packedPrivateKey)
+        super().__init__(ServiceAccountKeyProvider(), name, props, _secret_outputs(opts, "privateKey"))
+        self.privateKey = written_out(self.privateKey)
 
 
 class BootstrapToken(Resource, module="arbor", name="BootstrapToken"):

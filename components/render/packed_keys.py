@@ -105,24 +105,21 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-def fields_packed(values: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
-    """The values with each named key compacted and moved to the name given for it, where compacting takes it.
-
-    Under another name, so that an older arbor reading the key's own name finds none instead of a token for a key.
-    """
+def fields_packed(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The values with each named field that is an RSA key its primes give back exactly kept as their token."""
     values = dict(values)
-    for plain, name in names:
-        value = values.get(plain)
-        if isinstance(value, str) and MARK not in value and MARK in (token := compacted(value)):
-            del values[plain]
-            values[name] = token
+    for name in names:
+        value = values.get(name)
+        if isinstance(value, str) and MARK not in value and B64_MARK not in value:
+            values[name] = compacted(value)
     return values
 
 
-def fields_written_out(values: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
-    """The values with each compacted key written out under its own name again (`fields_packed` undone)."""
+def fields_written_out(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The values with each named field's token written out as its key again (`fields_packed` undone)."""
     values = dict(values)
-    for plain, name in names:
-        if values.get(name):
-            values[plain] = expanded(values.pop(name))
+    for name in names:
+        value = values.get(name)
+        if isinstance(value, str):
+            values[name] = expanded(value)
     return values

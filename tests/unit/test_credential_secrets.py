@@ -78,13 +78,13 @@ def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster:
     provider = pki.CertificateProvider()
     outs = provider.create(leaf_inputs(ca)).outs or {}
 
-    key = packed_keys.expanded(outs["packedKey"])
+    key = packed_keys.expanded(outs["key"])
     assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": key}
     assert set(outs["writtenHashes"]) == {"etcd-peer"}
     # The key is once in the outputs (the credential, as its primes), never as a Secret's data again; the CA not at
     # all (a hash).
     state = json.dumps(outs)
-    assert state.count(outs["packedKey"].strip()) == 1 and key.splitlines()[1] not in state
+    assert state.count(outs["key"].strip()) == 1 and key.splitlines()[1] not in state
     assert ca.key.splitlines()[1] not in state
     assert ca.cert.splitlines()[1] not in state and outs["caHash"] == pki.ca_hash(ca.cert)
 
