@@ -31,13 +31,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
-from components.reconciler import credential_secrets
+from components.reconciler import credential_secrets, unknowns
 from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
-from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
+from components.reconciler.signing import Issued, issue, key_pem, named, new_key, public_pem, self_signed_ca, subject_of
 from components.render import packed_keys, pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
@@ -135,12 +135,14 @@ def _issuer_hash(outs: dict[str, Any]) -> str:
 
 
 def _new_issuer_hash(news: dict[str, Any]) -> str:
-    """The hash of the CA the new inputs name: given with its signer Secret, else of the CA's certificate."""
-    return str(news.get("caHash")) if news.get(CA_SECRET) else ca_hash(news.get("caCert"))
+    """The hash of the CA the new inputs name: given (with its signer Secret or subject), else of its certificate."""
+    return str(news.get("caHash")) if news.get(CA_SECRET) or news.get(CA_SUBJECT) else ca_hash(news.get("caCert"))
 
 
 # The input naming the Secret in the seed namespace a certificate's CA is read from (`<ca>-signer`), where it has one.
 CA_SECRET = "caSecret"
+# The input that stands for the CA's certificate where a certificate writes no Secret: its subject, all issuing needs.
+CA_SUBJECT = "caSubject"
 
 
 def with_ca(props: dict[str, Any]) -> dict[str, Any]:
@@ -164,8 +166,9 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
 
 def issue_from(props: Mapping[str, Any]) -> Issued:
     """Issues the certificate the properties describe (a certificate's inputs, or a LeafSet's leaf with its CA)."""
+    ca = props["caCert"] if props.get("caCert") else named(props[CA_SUBJECT])
     return issue(
-        props["caCert"], packed_keys.expanded(props["caKey"]), props["commonName"],
+        ca, packed_keys.expanded(props["caKey"]), props["commonName"],
         list(props.get("organizations") or []), list(props.get("dnsNames") or []),
         list(props.get("ipAddresses") or []), list(props["usages"]), int(props["validitySeconds"]),
     )  # fmt: skip
@@ -185,6 +188,17 @@ class CertificateProvider(_Credential):
         outs = {k: v for k, v in props.items() if k != "caKey"}
         outs |= {"cert": cert.cert, "key": cert.key, "notBefore": cert.not_before, "notAfter": cert.not_after}
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs as the state keeps them: where it writes no Secret, its CA's subject and hash for its certificate.
+
+        Issuing needs of the CA's certificate only its subject (the issuer); its hash tells a new CA.
+        """
+        cert = news.get("caCert")
+        if credential_secrets.writes(news) or not (unknowns.known(cert) and str(cert).startswith("-----BEGIN")):
+            return CheckResult(inputs=news, failures=[])
+        named_by = {CA_SUBJECT: subject_of(str(cert)), "caHash": ca_hash(cert)}
+        return CheckResult(inputs={**{k: v for k, v in news.items() if k != "caCert"}, **named_by}, failures=[])
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """As any credential; replaced by a new CA (`caCert`), once due (`renewal`), or to publish what it dropped."""
@@ -218,7 +232,9 @@ class CertificateProvider(_Credential):
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
         """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
-        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
+        dropped = (
+            ("caCert", "caKey", CA_SUBJECT) if _holds_content(outs) else ("caCert", "caKey", CA_SUBJECT, "cert", "key")
+        )
         return super().lean({**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)})
 
 

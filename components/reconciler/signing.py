@@ -5,6 +5,7 @@ Pure issuing, no Pulumi: reconciler/pki.py's providers and the admin kubeconfig 
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -119,8 +120,23 @@ def self_signed_ca(common_name: str, validity_s: int) -> Issued:
     return _issued(cert, key)
 
 
+def subject_of(cert_pem: str) -> str:
+    """A certificate's subject as RFC 4514 text, with the SHA-256 of its DER (16 hex digits) after a `#`."""
+    subject = x509.load_pem_x509_certificate(cert_pem.encode()).subject
+    return f"{subject.rfc4514_string()}#{hashlib.sha256(subject.public_bytes()).hexdigest()[:16]}"
+
+
+def named(subject: str) -> x509.Name:
+    """The name `subject_of` gave, checked to encode exactly as the certificate's did (its issuer's must)."""
+    text, _, digest = subject.rpartition("#")
+    name = x509.Name.from_rfc4514_string(text)
+    if hashlib.sha256(name.public_bytes()).hexdigest()[:16] != digest:
+        raise ValueError(f"the CA subject {text!r} does not encode as its certificate's: give its certificate")
+    return name
+
+
 def issue(
-    ca_cert: str,
+    ca_cert: str | x509.Name,
     ca_key: str,
     common_name: str,
     organizations: list[str],
@@ -130,12 +146,12 @@ def issue(
     validity_s: int,
     key_pem_text: str | None = None,
 ) -> Issued:
-    """A certificate signed by the CA, for a new key (or the given one)."""
-    ca = x509.load_pem_x509_certificate(ca_cert.encode())
+    """A certificate signed by the CA (its certificate, or only its subject), for a new key (or the given one)."""
+    issuer = ca_cert if isinstance(ca_cert, x509.Name) else x509.load_pem_x509_certificate(ca_cert.encode()).subject
     signer = _rsa_key(ca_key)
     key = _rsa_key(key_pem_text) if key_pem_text else new_key()
     builder = (
-        _builder(_name(common_name, organizations), ca.subject, key, validity_s)
+        _builder(_name(common_name, organizations), issuer, key, validity_s)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(_key_usage(ca=False), critical=True)
         .add_extension(x509.ExtendedKeyUsage([EXTENDED_USAGES[pki.Usage(u)] for u in usages]), critical=False)

@@ -156,3 +156,48 @@ def test_the_program_reads_the_pem_whichever_form_the_state_keeps(form: str, pre
 def _expect(keys: list[str], secret: list[bool], pem: str) -> None:
     """Both keys are the PEM, and secret."""
     assert keys == [pem, pem] and secret == [True, True]
+
+
+def _leaf_inputs(issuer: dict[str, Any]) -> dict[str, Any]:
+    """A self-hosted shoot's certificate's inputs (it writes no Secret), issued from `issuer`."""
+    return {**issuer, "caKey": packed_keys.compacted(ca().key), "commonName": "kubelet", "usages": ["client"],
+            "validitySeconds": 365 * 86400, "rotation": 0, "version": issuing.PROVIDER_VERSION}  # fmt: skip
+
+
+def test_a_certificate_writing_no_secret_keeps_its_cas_subject_not_its_certificate_and_is_issued_by_it() -> None:
+    """GIVEN a self-hosted certificate's inputs WHEN checked, then created THEN its CA's subject, verified against it.
+
+    The state keeps the CA's subject and hash, not its certificate, which the CA's own resource holds.
+    """
+    provider = issuing.CertificateProvider()
+    checked = provider.check({}, _leaf_inputs({"caCert": ca().cert})).inputs
+    assert "caCert" not in checked and checked["caHash"] == issuing.ca_hash(ca().cert)
+    assert checked[issuing.CA_SUBJECT] == signing.subject_of(ca().cert)
+    outs = provider.create(checked).outs or {}
+    x509.load_pem_x509_certificate(outs["cert"].encode()).verify_directly_issued_by(
+        x509.load_pem_x509_certificate(ca().cert.encode())
+    )
+    assert issuing.CA_SUBJECT not in outs and outs["caHash"] == issuing.ca_hash(ca().cert)
+    # One that writes its Secret keeps the CA's certificate: the Secret's `ca.crt` is written from it.
+    writing = {**_leaf_inputs({"caCert": ca().cert}), "kubeconfig": "k", "namespace": "n", "secrets": {"s": {}}}
+    assert provider.check({}, writing).inputs == writing
+
+
+def test_an_older_certificate_given_its_cas_certificate_is_no_change_and_a_new_ca_replaces_it() -> None:
+    """GIVEN a certificate issued with its CA's certificate WHEN its inputs are checked THEN no change.
+
+    Another CA (its hash) replaces it, as a new CA always has (`caCert`).
+    """
+    provider = issuing.CertificateProvider()
+    older = provider.create(_leaf_inputs({"caCert": ca().cert})).outs or {}
+    checked = provider.check({}, _leaf_inputs({"caCert": ca().cert})).inputs
+    assert not provider.diff("id", older, checked).changes
+    assert provider.diff("id", older, {**checked, "caHash": "0" * 16}).replaces == ["caCert"]
+
+
+def test_a_subject_that_would_not_encode_as_its_certificates_is_refused() -> None:
+    """GIVEN a subject whose DER hash is not the one given WHEN named THEN a clear error, not a wrong issuer."""
+    text = signing.subject_of(ca().cert)
+    assert signing.named(text).rfc4514_string() == "CN=ca"
+    with pytest.raises(ValueError, match="does not encode as its certificate's"):
+        signing.named(text.rsplit("#", 1)[0] + "#" + "0" * 16)
