@@ -2,8 +2,9 @@
 
 A 3072-bit key's PKCS#1 PEM is about 2.4 KB of base64 that gzip cannot shrink much, and a hosted shoot's Secrets
 or a self-hosted node's OSC hold several. Everything in such a key follows from its primes p and q (e = 65537), so
-a packed value (render/packing.py), a certificate's CA key and a local cluster's PKI keep a key as a token of the
-two (about 520 characters), and `expanded` writes the same PEM again where it is used.
+a packed value (render/packing.py), a certificate's CA key, a local cluster's PKI and a credential's own key output
+(`fields_packed`, reconciler/pki.py) keep a key as a token of the two (about 520 characters), and `expanded` writes
+the same PEM again where it is used.
 A key is replaced only where writing it again gives back exactly the text it had (its line breaks and indentation
 included, as in an OSC's YAML); any other key (another exponent, PKCS#8, an EC key) stays as it is.
 """
