@@ -8,7 +8,7 @@ from components import checks, stacks
 from components.layers.landscape import Landscape
 from components.outputs import previous_outputs, qualified, stack_outputs
 from components.providers.registry import provider_for
-from components.registration import keep_innermost_frame, list_dependencies_once
+from components.registration import keep_source_position_only, list_dependencies_once
 
 config = pulumi.Config("arbor")
 # This stack's outputs and another's (a seed stack's garden stack and sibling seed stacks), each read once.
@@ -20,7 +20,7 @@ try:
 except checks.RefusalError as refused:
     # RunError ends the program with these lines and no traceback; nothing has been registered yet.
     raise pulumi.RunError(str(refused)) from None
-keep_innermost_frame()
+keep_source_position_only()
 list_dependencies_once()
 garden_stack = qualified(shard.landscape) if shard.seed else None
 # One provider per type: the local one keeps the object store its seeds' buckets share.

@@ -1,10 +1,10 @@
-"""How the program registers resources: one source frame each, and a dynamic resource's dependencies listed once.
+"""How the program registers resources: one source position each, and a dynamic resource's dependencies listed once.
 
 The Python SDK sends the full call stack of every registration, and the engine stores it in the state: about
 1.3 KiB per resource, a tenth of a landscape's state, rewritten after every step (bench/README.md, state per
-shoot). The innermost frame, from which the engine also takes the resource's source position, is what a reader
-needs to find where a resource was declared. The SDK has no setting for this, so the hook below is checked by
-tests/unit/test_registration.py against the SDK in use.
+shoot). The innermost frame is what a reader needs to find where a resource was declared, and the engine keeps it
+as the resource's source position; a stack trace of that one frame would repeat it (75 bytes a resource). The SDK
+has no setting for this, so the hook below is checked by tests/unit/test_registration.py against the SDK in use.
 """
 
 from __future__ import annotations
@@ -15,19 +15,23 @@ import pulumi.runtime.resource as sdk_resource
 from pulumi.runtime.proto import source_pb2
 
 
-def keep_innermost_frame() -> None:
-    """Makes every later registration send only the frame that declared the resource."""
-    full = sdk_resource._get_stack_trace  # the SDK's only seam for what is recorded
-    if getattr(full, "innermost_only", False):
+def keep_source_position_only() -> None:
+    """Makes every later registration send its source position (the declaring frame) and no stack trace."""
+    full = sdk_resource._get_stack_trace  # the SDK's seams for what is recorded
+    position = sdk_resource._get_source_position
+    if getattr(full, "position_only", False):
         return
 
-    def innermost() -> source_pb2.StackTrace:
-        trace = full()
-        del trace.frames[1:]
-        return trace
+    def no_trace() -> source_pb2.StackTrace:
+        return source_pb2.StackTrace()
 
-    innermost.innermost_only = True  # type: ignore[attr-defined]
-    sdk_resource._get_stack_trace = innermost
+    def declaring_frame(stack: source_pb2.StackTrace) -> source_pb2.SourcePosition | None:
+        # Called by the SDK right after `no_trace`, in the same registration: the full trace is the same here.
+        return position(full())
+
+    no_trace.position_only = True  # type: ignore[attr-defined]
+    sdk_resource._get_stack_trace = no_trace
+    sdk_resource._get_source_position = declaring_frame
 
 
 # The type prefix of every resource of a Python dynamic provider (all of arbor's reconcilers).

@@ -6,12 +6,13 @@ program, they carry no dependency list of their own in the state. A subclass say
 resource that renders them again from small values (SystemComponents), or one that is given them (ObjectSet). The
 provider checks them against those hashes, applies them (components/reconciler/apply.py), waits for the
 workloads to roll out, and deletes what it applied before and no longer has. The outputs keep the hashes and each
-object's fingerprint in the cluster: `read()` marks an object edited or deleted there as drift (its hash becomes
-""), and the next `up` applies it again.
+object's fingerprint in the cluster (one line, in the order of their keys): `read()` marks an object edited or
+deleted there as drift (its hash becomes ""), and the next `up` applies it again.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, UpdateResult
@@ -44,9 +45,9 @@ class AppliedObjectsProvider(Provider):
         """What finds the objects of `props` (inputs or outputs) again."""
         return [objects.ref(o) for o in self.objects_of(props)]
 
-    def outputs(self, props: dict[str, Any], applied: dict[str, str]) -> dict[str, Any]:
+    def outputs(self, props: dict[str, Any], fingerprints: str) -> dict[str, Any]:
         """The outputs: the inputs to keep, and each object's fingerprint."""
-        return {**props, "fingerprints": applied}
+        return {**props, "fingerprints": fingerprints}
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         """The inputs with each object's hash by key; unknown while what the objects come from is."""
@@ -73,7 +74,7 @@ class AppliedObjectsProvider(Provider):
             gone = [o for o in reversed(self.refs_of(previous)) if objects.key(o) not in applied]
             apply.remove(kube, paths, gone)
         apply.await_rollouts(kube, paths, objs)
-        return self.outputs(props, applied)
+        return self.outputs(props, fingerprints_text(applied))
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """Applies every object."""
@@ -102,7 +103,7 @@ class AppliedObjectsProvider(Provider):
             return ReadResult(id_="", outs={})
         if not any(live.values()):  # none left (or the cluster cannot be reached)
             return ReadResult(id_="", outs={})
-        fingerprints = props.get("fingerprints") or {}
+        fingerprints = fingerprints_of(props)
         hashes = {
             k: h if _unchanged(live.get(k), fingerprints.get(k)) else DRIFTED for k, h in props["objects"].items()
         }
@@ -118,6 +119,20 @@ class AppliedObjectsProvider(Provider):
         except KubeError as err:
             if err.status != 0:  # a cluster that cannot be reached took its objects with it
                 raise
+
+
+def fingerprints_text(applied: Mapping[str, str]) -> str:
+    """Each object's fingerprint in the order of its key, on one line: `objects` holds the keys already."""
+    return " ".join(applied[k] for k in sorted(applied))
+
+
+def fingerprints_of(props: Mapping[str, Any]) -> dict[str, str]:
+    """Each object's fingerprint by key, from the line against `objects`' keys (an older state kept a map)."""
+    kept = props.get("fingerprints")
+    if isinstance(kept, Mapping):
+        return dict(kept)
+    keys, values = sorted(props.get("objects") or {}), str(kept or "").split()
+    return dict(zip(keys, values, strict=True)) if len(keys) == len(values) else {}
 
 
 def _changed(objs: list[apply.Object], before: dict[str, str], now: dict[str, str]) -> list[apply.Object]:

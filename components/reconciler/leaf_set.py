@@ -126,9 +126,12 @@ def _remove(props: Mapping[str, Any], secrets: list[str]) -> None:
 
 
 def _drifted(olds: Mapping[str, Any]) -> set[str]:
-    """The Secrets the last read found other than written (edited, deleted)."""
-    found, written = olds.get(FOUND), olds.get(WRITTEN) or {}
-    return {s for s, h in written.items() if found is not None and found.get(s) != h}
+    """The Secrets the last read found other than written (edited, deleted).
+
+    A read keeps the hashes of those only; an older state's read kept every Secret's, the same as written or not.
+    """
+    found, written = olds.get(FOUND) or {}, olds.get(WRITTEN) or {}
+    return {s for s, h in found.items() if s in written and written[s] != h}
 
 
 def _owner(props: Mapping[str, Any]) -> dict[str, str]:
@@ -188,10 +191,11 @@ class LeafSetProvider(Provider):
         return UpdateResult(outs=_outs(news, written))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """Each Secret's hash as the seed has it ("" gone): drift the next `up` repairs."""
-        layouts = {s: layout for s, layout in _layouts(props).items() if s in (props.get(WRITTEN) or {})}
+        """The hash of each Secret the seed has other than written ("" gone): drift the next `up` repairs."""
+        written = props.get(WRITTEN) or {}
+        layouts = {s: layout for s, layout in _layouts(props).items() if s in written}
         hashes = found_hashes(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts)
-        return ReadResult(id_=id_, outs={**props, FOUND: hashes})
+        return ReadResult(id_=id_, outs={**props, FOUND: {s: h for s, h in hashes.items() if h != written.get(s)}})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote (a seed that cannot be reached took them with it)."""

@@ -7,7 +7,8 @@ is a secret output. Inputs that name the cluster or its Kubernetes version repla
 Two optional inputs shape kube-apiserver without replacing anything: `encryptionConfig` (an EncryptionConfiguration,
 secret) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new content only
 rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster with the
-new flags, its etcd data kept. `read()` reports the files as they are, so an edited file is drift that `up` repairs.
+new flags, its etcd data kept. `read()` reports the files as they are, as hashes (the inputs hold the contents), so
+an edited file is drift that `up` repairs.
 
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (the shoot's CA and service-account key, which it serves and signs tokens with: secret, or
@@ -23,6 +24,7 @@ can no longer be read or deleted.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -41,6 +43,8 @@ BOOTSTRAP_TOKEN_FLAG = "--enable-bootstrap-token-auth"
 CREATE_FLAGS = (*kwokctl.ENCRYPTION_FLAGS, BOOTSTRAP_TOKEN_FLAG)
 # Inputs that change in place: files kube-apiserver reads, and the logic version.
 UPDATE_ON = ("encryptionConfig", "extraClientCas", "version")
+# The outputs keep the files as hashes after this mark: an older state kept their contents.
+DIGEST = "sha256:"
 
 
 def _cluster(props: dict[str, Any]) -> kwokctl.Cluster:
@@ -69,13 +73,20 @@ def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
         kwokctl.write_file(cluster.client_ca_file, kwokctl.client_ca_bundle(cluster, extra) if extra else None)
 
 
+def digest(content: Any) -> Any:
+    """A file's content as the outputs keep it: its SHA-256 (64 bits: an edit tells); None, or a digest, as it is."""
+    if not isinstance(content, str) or content.startswith(DIGEST):
+        return content
+    return DIGEST + hashlib.sha256(content.encode()).hexdigest()[:16]
+
+
 def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
     """Inputs plus what the running cluster tells: endpoint, kubeconfig, running, the files as they are."""
     encryption = cluster.encryption_file
     return {
         **{k: props[k] for k in ("clusterName", "workdir", "kubernetesVersion", "version")},
-        "encryptionConfig": encryption.read_text() if encryption.is_file() else None,
-        "extraClientCas": kwokctl.extra_client_cas(cluster),
+        "encryptionConfig": digest(encryption.read_text() if encryption.is_file() else None),
+        "extraClientCas": digest(kwokctl.extra_client_cas(cluster)),
         "endpoint": kwokctl.endpoint(cluster),
         "kubeconfig": kwokctl.kubeconfig(cluster),
         "running": True,
@@ -142,7 +153,9 @@ class LocalClusterProvider(Provider):
         # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
         # again from it. A state recorded before the input existed, or a preview not knowing it yet, is no change.
         moved = bool(unknowns.changed(olds, news, ("restore",)))
-        changed = bool(replaces) or stopped or moved or any(olds.get(k) != news.get(k) for k in UPDATE_ON)
+        changed = (
+            bool(replaces) or stopped or moved or any(digest(olds.get(k)) != digest(news.get(k)) for k in UPDATE_ON)
+        )
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:

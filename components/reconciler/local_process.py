@@ -5,8 +5,9 @@ It runs detached in its own session from a directory of its own under the landsc
 `running: false`, so `up --refresh` starts it again; `delete` stops it (TERM, then KILL) and removes the pid file.
 A pid is only taken for ours when /proc says that process runs the recorded executable (pids are reused).
 
-The files' contents are inputs only; the outputs keep a hash of each (`fileHashes`), all that diff needs, so the
-state holds them once (a state from before kept the contents in its outputs: those are hashed where compared). A
+The files' contents are inputs only, packed (render/packing.py: kubeconfigs and configurations compress several
+times); the outputs keep a hash of each (`fileHashes`), all that diff needs, so the state holds them once (a state
+from before kept the contents in its outputs, or unpacked inputs: those are hashed where compared). A
 file whose content a Secret holds (`secretFiles`: a certificate's key in the seed namespace) is read from there when
 the process starts and stands as that Secret's checksum: the state holds no copy of it.
 
@@ -33,6 +34,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
+from components.render.packing import pack, unpacked
 
 # Bump when the provider logic changes, so that every LocalProcess shows a diff and is restarted.
 PROVIDER_VERSION = "1"
@@ -110,7 +112,7 @@ def start(props: dict[str, Any], environment: Mapping[str, str] | None = None) -
     """
     directory = Path(props["dir"])
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name, content in {**(props.get("files") or {}), **held_files(props)}.items():
+    for name, content in {**files_of(props), **held_files(props)}.items():
         path = directory / name
         path.write_text(content)
         path.chmod(0o600)
@@ -190,6 +192,11 @@ def held_files(props: dict[str, Any]) -> dict[str, str]:
     return found
 
 
+def files_of(props: dict[str, Any]) -> dict[str, str]:
+    """The files' contents by name, packed as the inputs keep them or whole (an older state's)."""
+    return dict(unpacked(props.get("files")) or {})
+
+
 def file_hashes(props: dict[str, Any]) -> dict[str, str]:
     """The SHA-256 of each file by name: of the inputs' contents, or as the outputs keep them.
 
@@ -197,7 +204,7 @@ def file_hashes(props: dict[str, Any]) -> dict[str, str]:
     """
     if "files" not in props:
         return dict(props.get("fileHashes") or {})
-    hashes = {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in props["files"].items()}
+    hashes = {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in files_of(props).items()}
     return {**hashes, **{name: str(f["checksum"]) for name, f in (props.get("secretFiles") or {}).items()}}
 
 
@@ -274,7 +281,7 @@ class LocalProcess(Resource, module="arbor", name="LocalProcess"):
             "program": program,
             "dir": directory,
             "args": args,
-            "files": files or {},
+            "files": pulumi.Output.from_input(files or {}).apply(pack),
             "secretFiles": secret_files or {},
             "version": PROVIDER_VERSION,
             "fileHashes": None,

@@ -46,10 +46,11 @@ class ObjectSetProvider(AppliedObjectsProvider):
             return [objects.ref_of(r) for r in props.get("refs") or []]
         return [_integral(o) for o in unpacked(props["manifests"])]
 
-    def outputs(self, props: dict[str, Any], applied: dict[str, str]) -> dict[str, Any]:
+    def outputs(self, props: dict[str, Any], fingerprints: str) -> dict[str, Any]:
         """Where each object is, its hash and fingerprint: not the objects."""
         kept = {k: v for k, v in props.items() if k != "manifests"}
-        return {**kept, "refs": [objects.ref_text(o) for o in unpacked(props["manifests"])], "fingerprints": applied}
+        refs = [objects.ref_text(o) for o in unpacked(props["manifests"])]
+        return {**kept, "refs": refs, "fingerprints": fingerprints}
 
 
 class ObjectSet(Resource, module="arbor", name="ObjectSet"):

@@ -61,7 +61,8 @@ def endpoint(port: int) -> str:
 
 def _credentials() -> dict[str, Any]:
     """A new root password, KMS key and CA; the serving certificate is issued from that CA."""
-    ca = self_signed_ca("arbor-object-store-ca", int(pki.CA_VALIDITY.total_seconds()))
+    # ECDSA, as MinIO's own certificate tool makes them: every shoot's backup data carries this CA's certificate.
+    ca = self_signed_ca("arbor-object-store-ca", int(pki.CA_VALIDITY.total_seconds()), ecdsa=True)
     kms = base64.b64encode(secrets.token_bytes(32)).decode()
     return {
         "rootUser": ROOT_USER,
@@ -77,7 +78,7 @@ def _serving(ca_cert: str, ca_key: str) -> dict[str, Any]:
     """A serving certificate for the loopback address, from the store's CA."""
     leaf = issue(
         ca_cert, ca_key, "arbor-object-store", [], ["localhost"], [HOST], [pki.Usage.SERVER.value],
-        int(pki.LEAF_VALIDITY.total_seconds()),
+        int(pki.LEAF_VALIDITY.total_seconds()), ecdsa=True,
     )  # fmt: skip
     return {"cert": leaf.cert, "key": leaf.key, "notBefore": leaf.not_before, "notAfter": leaf.not_after}
 

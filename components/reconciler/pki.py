@@ -1,10 +1,12 @@
 """PKI as Pulumi dynamic resources: CAs, certificates, the service-account key and bootstrap tokens.
 
 Every credential is generated inside the provider with `cryptography` and kept in the Pulumi state, its private
-part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext). A hosted shoot's
-certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so the state keeps
-its content once, in the certificate; `read()` then compares that Secret's hash with the one written, and `delete()`
-removes it. A certificate's state names its issuer by a hash of the CA's certificate (`caHash`), not a copy of it.
+part as a secret output (encrypted by the stack's secrets provider; nothing secret in plaintext); an RSA key as its
+primes (render/packed_keys.py; an older state's at its next refresh), written out again where the program reads it.
+A hosted shoot's certificate also writes the Secret its control plane mounts in the seed (credential_secrets.py), so
+the state keeps its content once, in the certificate; `read()` then compares that Secret's hash with the one
+written, and `delete()` removes it. A certificate's state names its issuer by a hash of the CA's certificate
+(`caHash`), not a copy of it.
 
 What replaces a credential, and what the preview says (the step's replace reasons):
 - `rotation`: the counter of the credential's group (`credentials.rotation.<group>`) changed;
@@ -29,13 +31,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
-from components.reconciler import credential_secrets
+from components.reconciler import credential_secrets, unknowns
 from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
-from components.reconciler.signing import Issued, issue, key_pem, new_key, public_pem, self_signed_ca
+from components.reconciler.signing import Issued, issue, key_pem, named, new_key, public_pem, self_signed_ca, subject_of
 from components.render import packed_keys, pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
@@ -59,6 +61,9 @@ class _Credential(Provider):
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    # The private keys among the outputs, kept as their primes: about a quarter of a PEM, written out again where the
+    # program reads them (`written_out`).
+    key_outputs: tuple[str, ...] = ()
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """A new credential: its ID and the outputs."""
@@ -78,11 +83,11 @@ class _Credential(Provider):
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
         """The new inputs with the credential kept: an update never generates it again."""
-        return _keep(olds, news, self.generated)
+        return _keep(packed_keys.fields_written_out(olds, self.key_outputs), news, self.generated)
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
-        """The outputs as the state keeps them."""
-        return outs
+        """The outputs as the state keeps them: private keys as their primes."""
+        return packed_keys.fields_packed(outs, self.key_outputs)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Keeps the credential (only the logic version changed) and writes its Secrets again."""
@@ -110,6 +115,7 @@ class CertificateAuthorityProvider(_Credential):
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the CA."""
@@ -129,12 +135,14 @@ def _issuer_hash(outs: dict[str, Any]) -> str:
 
 
 def _new_issuer_hash(news: dict[str, Any]) -> str:
-    """The hash of the CA the new inputs name: given with its signer Secret, else of the CA's certificate."""
-    return str(news.get("caHash")) if news.get(CA_SECRET) else ca_hash(news.get("caCert"))
+    """The hash of the CA the new inputs name: given (with its signer Secret or subject), else of its certificate."""
+    return str(news.get("caHash")) if news.get(CA_SECRET) or news.get(CA_SUBJECT) else ca_hash(news.get("caCert"))
 
 
 # The input naming the Secret in the seed namespace a certificate's CA is read from (`<ca>-signer`), where it has one.
 CA_SECRET = "caSecret"
+# The input that stands for the CA's certificate where a certificate writes no Secret: its subject, all issuing needs.
+CA_SUBJECT = "caSubject"
 
 
 def with_ca(props: dict[str, Any]) -> dict[str, Any]:
@@ -158,8 +166,9 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
 
 def issue_from(props: Mapping[str, Any]) -> Issued:
     """Issues the certificate the properties describe (a certificate's inputs, or a LeafSet's leaf with its CA)."""
+    ca = props["caCert"] if props.get("caCert") else named(props[CA_SUBJECT])
     return issue(
-        props["caCert"], packed_keys.expanded(props["caKey"]), props["commonName"],
+        ca, packed_keys.expanded(props["caKey"]), props["commonName"],
         list(props.get("organizations") or []), list(props.get("dnsNames") or []),
         list(props.get("ipAddresses") or []), list(props["usages"]), int(props["validitySeconds"]),
     )  # fmt: skip
@@ -170,6 +179,7 @@ class CertificateProvider(_Credential):
 
     replace_on = ("commonName", "organizations", "dnsNames", "ipAddresses", "usages", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Issues the certificate; the CA key is used, never kept in the outputs."""
@@ -178,6 +188,17 @@ class CertificateProvider(_Credential):
         outs = {k: v for k, v in props.items() if k != "caKey"}
         outs |= {"cert": cert.cert, "key": cert.key, "notBefore": cert.not_before, "notAfter": cert.not_after}
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
+
+    def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs as the state keeps them: where it writes no Secret, its CA's subject and hash for its certificate.
+
+        Issuing needs of the CA's certificate only its subject (the issuer); its hash tells a new CA.
+        """
+        cert = news.get("caCert")
+        if credential_secrets.writes(news) or not (unknowns.known(cert) and str(cert).startswith("-----BEGIN")):
+            return CheckResult(inputs=news, failures=[])
+        named_by = {CA_SUBJECT: subject_of(str(cert)), "caHash": ca_hash(cert)}
+        return CheckResult(inputs={**{k: v for k, v in news.items() if k != "caCert"}, **named_by}, failures=[])
 
     def diff(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """As any credential; replaced by a new CA (`caCert`), once due (`renewal`), or to publish what it dropped."""
@@ -202,6 +223,7 @@ class CertificateProvider(_Credential):
 
     def update(self, id_: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Writes its Secrets again from the state where it holds the content; else they hold it (drift replaces)."""
+        olds = packed_keys.fields_written_out(olds, self.key_outputs)
         if "key" in olds:
             return super().update(id_, olds, news)
         outs = {k: v for k, v in news.items() if k != "caKey"}
@@ -210,8 +232,10 @@ class CertificateProvider(_Credential):
 
     def lean(self, outs: dict[str, Any]) -> dict[str, Any]:
         """Without the issuing CA (its hash tells a new one); without certificate and key if only Secrets need them."""
-        dropped = ("caCert", "caKey") if _holds_content(outs) else ("caCert", "caKey", "cert", "key")
-        return {**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)}
+        dropped = (
+            ("caCert", "caKey", CA_SUBJECT) if _holds_content(outs) else ("caCert", "caKey", CA_SUBJECT, "cert", "key")
+        )
+        return super().lean({**{k: v for k, v in outs.items() if k not in dropped}, "caHash": _issuer_hash(outs)})
 
 
 def _holds_content(props: dict[str, Any]) -> bool:
@@ -224,6 +248,7 @@ class ServiceAccountKeyProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
+    key_outputs = ("privateKey",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the key pair."""
@@ -247,6 +272,11 @@ class BootstrapTokenProvider(_Credential):
 def _secret_outputs(opts: pulumi.ResourceOptions | None, *names: str) -> pulumi.ResourceOptions:
     """`opts` with the named outputs kept secret in the state."""
     return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(additional_secret_outputs=list(names)))
+
+
+def written_out(key: pulumi.Output[str]) -> pulumi.Output[str]:
+    """A private key as the program reads it: its PEM, written out from its primes where the state keeps those."""
+    return pulumi.Output.secret(key.apply(lambda k: packed_keys.expanded(k) if isinstance(k, str) else k))
 
 
 class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"):
@@ -274,6 +304,7 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
         }
         props |= dict.fromkeys(("cert", "key", "notBefore", "notAfter"))
         super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key"))
+        self.key = written_out(self.key)
 
 
 class Certificate(Resource, module="arbor", name="Certificate"):
@@ -327,6 +358,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
             props |= {"published": published, credential_secrets.CHECKSUMS: None}
         opts = _secret_outputs(opts, "key", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
+        self.key = written_out(self.key)
 
 
 class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
@@ -340,6 +372,7 @@ class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
     def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "privateKey": None, "publicKey": None}
         super().__init__(ServiceAccountKeyProvider(), name, props, _secret_outputs(opts, "privateKey"))
+        self.privateKey = written_out(self.privateKey)
 
 
 class BootstrapToken(Resource, module="arbor", name="BootstrapToken"):

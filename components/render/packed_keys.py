@@ -2,8 +2,9 @@
 
 A 3072-bit key's PKCS#1 PEM is about 2.4 KB of base64 that gzip cannot shrink much, and a hosted shoot's Secrets
 or a self-hosted node's OSC hold several. Everything in such a key follows from its primes p and q (e = 65537), so
-a packed value (render/packing.py), a certificate's CA key and a local cluster's PKI keep a key as a token of the
-two (about 520 characters), and `expanded` writes the same PEM again where it is used.
+a packed value (render/packing.py), a certificate's CA key, a local cluster's PKI and a credential's own key output
+(`fields_packed`, reconciler/pki.py) keep a key as a token of the two (about 520 characters), and `expanded` writes
+the same PEM again where it is used.
 A key is replaced only where writing it again gives back exactly the text it had (its line breaks and indentation
 included, as in an OSC's YAML); any other key (another exponent, PKCS#8, an EC key) stays as it is.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -101,3 +104,23 @@ def expanded(text: str) -> str:
 def _b64(text: str) -> str:
     """Text base64-encoded, as a Secret's `data` holds it."""
     return base64.b64encode(text.encode()).decode()
+
+
+def fields_packed(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The values with each named field that is an RSA key its primes give back exactly kept as their token."""
+    values = dict(values)
+    for name in names:
+        value = values.get(name)
+        if isinstance(value, str) and MARK not in value and B64_MARK not in value:
+            values[name] = compacted(value)
+    return values
+
+
+def fields_written_out(values: Mapping[str, Any], names: Iterable[str]) -> dict[str, Any]:
+    """The values with each named field's token written out as its key again (`fields_packed` undone)."""
+    values = dict(values)
+    for name in names:
+        value = values.get(name)
+        if isinstance(value, str):
+            values[name] = expanded(value)
+    return values

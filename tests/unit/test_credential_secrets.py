@@ -11,7 +11,7 @@ from cryptography import x509
 
 from components.reconciler import credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
-from components.render import objects
+from components.render import objects, packed_keys
 from tests.unit.test_shoot_state import SeedSecrets
 
 NAMESPACE = "shoot--dev--web"
@@ -78,11 +78,14 @@ def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster:
     provider = pki.CertificateProvider()
     outs = provider.create(leaf_inputs(ca)).outs or {}
 
-    assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": outs["key"]}
+    key = packed_keys.expanded(outs["key"])
+    assert cluster.data("etcd-peer") == {"ca.crt": ca.cert, "tls.crt": outs["cert"], "tls.key": key}
     assert set(outs["writtenHashes"]) == {"etcd-peer"}
-    # The key is once in the outputs (the credential), never as a Secret's data again; the CA not at all (a hash).
+    # The key is once in the outputs (the credential, as its primes), never as a Secret's data again; the CA not at
+    # all (a hash).
     state = json.dumps(outs)
-    assert state.count(outs["key"].splitlines()[1]) == 1 and ca.key.splitlines()[1] not in state
+    assert state.count(outs["key"].strip()) == 1 and key.splitlines()[1] not in state
+    assert ca.key.splitlines()[1] not in state
     assert ca.cert.splitlines()[1] not in state and outs["caHash"] == pki.ca_hash(ca.cert)
 
 

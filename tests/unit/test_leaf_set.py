@@ -121,9 +121,13 @@ def test_drift_issues_that_leaf_again_keeping_its_checksum_and_the_other_untouch
     server = seed.data("etcd-server")
     seed.delete(f"{COLLECTION}/etcd-peer")
     read = provider.read("id", outs).outs
-    assert read is not None and read[leaf_set.FOUND]["etcd-peer"] == ""
+    # The read keeps the hash of what differs only ("" gone); an older state's read kept every Secret's.
+    assert read is not None and read[leaf_set.FOUND] == {"etcd-peer": ""}
     news = _checked(props, _news())
     assert provider.diff("id", read, news).changes
+    older = {**read, leaf_set.FOUND: {**outs[leaf_set.WRITTEN], "etcd-peer": ""}}
+    assert leaf_set._drifted(older) == leaf_set._drifted(read) == {"etcd-peer"}
+    assert leaf_set._drifted({**read, leaf_set.FOUND: dict(outs[leaf_set.WRITTEN])}) == set()
     updated = provider.update("id", read, news).outs
     assert updated is not None and updated[leaf_set.CHECKSUMS] == outs[leaf_set.CHECKSUMS]
     assert seed.data("etcd-server") == server and "tls.key" in seed.data("etcd-peer")

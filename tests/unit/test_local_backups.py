@@ -13,6 +13,8 @@ from typing import Any
 
 import pulumi
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -21,7 +23,7 @@ from components.kinds import ProviderType
 from components.plan.planner import plan_landscape
 from components.plan.shards import Shard, scope
 from components.providers.snapshot_step import RISKY_ENV
-from components.reconciler import etcd_snapshot, object_store, ports, secret_set, store_bucket
+from components.reconciler import etcd_snapshot, object_store, ports, secret_set, signing, store_bucket
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
@@ -184,6 +186,31 @@ def test_a_store_keeps_what_it_generated_and_renews_its_certificate_when_due(
     assert started[-1][1] is True
     assert renewed["cert"] != olds["cert"] and renewed["caCert"] == olds["caCert"]
     assert renewed["kmsKey"] == olds["kmsKey"] and renewed["notAfter"] > due["notAfter"]
+
+
+def test_a_new_stores_ca_and_certificate_are_ecdsa_and_an_older_rsa_ca_still_renews(
+    tmp_path: Path, started: list[tuple[dict[str, Any], bool]]
+) -> None:
+    """GIVEN a new store WHEN made THEN an ECDSA P-256 CA and certificate (MinIO's own tool's), the chain verifying.
+
+    A store an older arbor made keeps its RSA CA: its certificate renews from it.
+    """
+    provider, news = ObjectStoreProvider(), store_props(tmp_path)
+    made = outs(provider.create(news))
+    ca, cert = (x509.load_pem_x509_certificate(made[k].encode()) for k in ("caCert", "cert"))
+    assert isinstance(ca.public_key(), ec.EllipticCurvePublicKey) and isinstance(
+        cert.public_key(), ec.EllipticCurvePublicKey
+    )
+    cert.verify_directly_issued_by(ca)
+    assert len(made["caCert"]) < 800  # a third of a 3072-bit RSA CA's: every shoot's backup data carries it
+    older = signing.self_signed_ca("arbor-object-store-ca", 3600)
+    due = {**made, "caCert": older.cert, "caKey": older.key, "notBefore": time.time() - 100 * 86400,
+           "notAfter": time.time() + 86400}  # fmt: skip
+    renewed = outs(provider.update("s", due, news))
+    x509.load_pem_x509_certificate(renewed["cert"].encode()).verify_directly_issued_by(
+        x509.load_pem_x509_certificate(older.cert.encode())
+    )
+    assert renewed["caCert"] == older.cert
 
 
 def test_a_stopped_store_is_drift_and_its_process_runs_minio_over_tls(

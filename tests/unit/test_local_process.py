@@ -15,7 +15,7 @@ from components.providers import local
 from components.reconciler import local_process
 from components.reconciler.kube import Kube
 from components.reconciler.local_process import LocalProcessProvider, ProcessError
-from components.render import machines
+from components.render import machines, packing
 from tests.unit.test_shoot_state import SeedSecrets
 
 FAKE = "fake-controller"
@@ -87,6 +87,20 @@ def test_the_state_keeps_each_files_hash_and_a_changed_file_is_a_diff(provider: 
     # A state from before kept the contents in its outputs: the same files are no change.
     assert provider.diff("x", {**{k: v for k, v in outs.items() if k != "fileHashes"}, "files": props["files"]},
                          props).changes is False  # fmt: skip
+
+
+def test_packed_files_are_written_whole_and_an_older_states_whole_files_are_no_change(
+    provider: Any, props: dict[str, Any]
+) -> None:
+    """GIVEN the files packed, as the program sends them now WHEN created THEN written whole; whole ones are no diff."""
+    packed = {**props, "files": packing.pack(props["files"])}
+    outs = provider.create(packed).outs
+    assert (Path(props["dir"]) / "target.kubeconfig").read_text() == "kind: Config\n"
+    assert outs["fileHashes"] == local_process.file_hashes(props)
+    # An older state whose inputs held the files whole against the packed ones: the same files, no restart.
+    assert provider.diff("x", provider.read("x", outs).outs, packed).changes is False
+    assert provider.diff("x", provider.read("x", provider.create(props).outs).outs, packed).changes is False
+    assert len(packing.pack({"a.kubeconfig": "kind: Config\n" * 50})) < len("kind: Config\n" * 50) / 4
 
 
 def test_new_inputs_restart_the_process(provider: Any, props: dict[str, Any]) -> None:

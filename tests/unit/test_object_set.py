@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
-from components.reconciler import apply, object_set
+from components.reconciler import applied, apply, object_set
 from components.reconciler.kube import Kube
 from components.render import objects
 from tests.unit.test_system_objects import Cluster
@@ -221,3 +221,21 @@ def test_a_ref_kept_as_a_line_finds_the_same_object(
     obj = {"apiVersion": api_version, "kind": kind, "metadata": {**meta, "labels": {"a": "b"}}, "data": {"k": "v"}}
     assert objects.ref_of(objects.ref_text(obj)) == objects.ref(obj)
     assert objects.ref_of(objects.ref(obj)) == objects.ref(obj)
+
+
+@pytest.mark.parametrize("form", ["line", "map"])
+def test_fingerprints_kept_as_one_line_or_an_older_states_map_tell_drift_alike(cluster: Cluster, form: str) -> None:
+    """GIVEN applied objects, their fingerprints as one line or an older state's map WHEN read THEN no drift.
+
+    An edited object drifts in either form.
+    """
+    provider = object_set.ObjectSetProvider()
+    outs = provider.create(inputs()).outs or {}
+    assert isinstance(outs["fingerprints"], str) and len(outs["fingerprints"].split()) == len(outs["objects"])
+    if form == "map":
+        outs = {**outs, "fingerprints": applied.fingerprints_of(outs)}
+    assert not provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
+    cluster.objects[f"/apis/apps/v1/namespaces/{NAMESPACE}/statefulsets/etcd-main"]["spec"]["replicas"] = 3
+    assert provider.diff("id", provider.read("id", outs).outs or {}, inputs()).changes
+    # A line that does not match the keys reads as no fingerprint: every object drifts, none is taken as applied.
+    assert applied.fingerprints_of({**outs, "fingerprints": "abc"}) == {}

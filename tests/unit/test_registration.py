@@ -1,4 +1,4 @@
-"""The state keeps one source frame per resource: the SDK hook still exists and trims what it records."""
+"""The state keeps one source position per resource and no stack trace: the SDK hooks still exist and trim it."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import pulumi.runtime.resource as sdk_resource
 import pytest
 from google.protobuf import struct_pb2  # type: ignore[import-untyped]
 
-from components.registration import DYNAMIC_TYPE, keep_innermost_frame, list_dependencies_once
+from components.registration import DYNAMIC_TYPE, keep_source_position_only, list_dependencies_once
 
 
 class _Base:
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # as the SDK's registration: the trace, then the position from it
         self.trace = sdk_resource._get_stack_trace()
+        self.position = sdk_resource._get_source_position(self.trace)
 
 
 class _Custom(_Base):
@@ -39,24 +40,23 @@ def _declare_in_a_component() -> _Concrete:
 
 @pytest.fixture
 def restore_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Puts the SDK's own function back after the test."""
+    """Puts the SDK's own functions back after the test."""
     monkeypatch.setattr(sdk_resource, "_get_stack_trace", sdk_resource._get_stack_trace)
+    monkeypatch.setattr(sdk_resource, "_get_source_position", sdk_resource._get_source_position)
 
 
 @pytest.mark.usefixtures("restore_sdk")
-def test_only_the_declaring_frame_is_recorded() -> None:
-    """GIVEN a registration several calls deep WHEN the hook is on THEN one frame is sent: where it was declared."""
-    full = _declare_in_a_component().trace
-    assert len(full.frames) > 2
+def test_only_the_declaring_frame_is_recorded_as_the_source_position() -> None:
+    """GIVEN a registration several calls deep WHEN the hook is on THEN no stack trace, and the position declared."""
+    full = _declare_in_a_component()
+    assert len(full.trace.frames) > 2 and full.position is not None
 
-    keep_innermost_frame()
-    keep_innermost_frame()  # idempotent: a second call does not wrap the wrapper
-    trimmed = _declare_in_a_component().trace
+    keep_source_position_only()
+    keep_source_position_only()  # idempotent: a second call does not wrap the wrapper
+    trimmed = _declare_in_a_component()
 
-    assert len(trimmed.frames) == 1
-    assert trimmed.frames[0].pc.uri == full.frames[0].pc.uri
-    assert trimmed.frames[0].pc.line == full.frames[0].pc.line
-    assert sdk_resource._get_source_position(trimmed) == sdk_resource._get_source_position(full)
+    assert len(trimmed.trace.frames) == 0
+    assert trimmed.position == full.position == full.trace.frames[0].pc
 
 
 @pytest.fixture

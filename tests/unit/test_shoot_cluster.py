@@ -245,3 +245,32 @@ def test_no_snapshot_is_taken_of_a_cluster_whose_restore_is_pending(tmp_path: Pa
         etcd_snapshot.SnapshotError, match=r"^cluster 'c' is being restored from a snapshot: run `make up`"
     ):
         etcd_snapshot.take(props)
+
+
+def test_a_clusters_files_are_kept_as_hashes_and_an_edited_one_is_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a running cluster's encryption and client CA files WHEN read THEN their hashes, as drift needs them.
+
+    An older state's contents compare as theirs, an edited file is a diff, and dropping encryption is still refused.
+    """
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    monkeypatch.setattr(kwokctl, "ready", lambda c: True)
+    monkeypatch.setattr(kwokctl, "stopped_components", lambda c: [])
+    monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:1")
+    monkeypatch.setattr(kwokctl, "kubeconfig", lambda c: "kind: Config\n")
+    monkeypatch.setattr(kwokctl, "extra_client_cas", lambda c: "CA\n")
+    kwokctl.write_file(cluster.dir / "kwok.yaml", "{}")
+    kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n")
+    news = {"clusterName": "c", "workdir": str(tmp_path), "kubernetesVersion": "v1", "version": "3",
+            "encryptionConfig": "kind: EncryptionConfiguration\n", "extraClientCas": "CA\n"}  # fmt: skip
+    provider = local_cluster.LocalClusterProvider()
+    read = dict(provider.read("c", news).outs or {})
+    assert read["encryptionConfig"] == local_cluster.digest(news["encryptionConfig"]) != news["encryptionConfig"]
+    assert read["extraClientCas"].startswith(local_cluster.DIGEST) and "CA\n" not in str(read)
+    assert not provider.diff("c", read, news).changes
+    assert not provider.diff("c", {**read, **{k: news[k] for k in local_cluster.UPDATE_ON}}, news).changes
+    kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n# edited\n")
+    assert provider.diff("c", dict(provider.read("c", news).outs or {}), news).changes
+    with pytest.raises(kwokctl.KwokError, match="removing the encryption configuration"):
+        provider.update("c", read, {**news, "encryptionConfig": None})
