@@ -112,7 +112,7 @@ def start(props: dict[str, Any], environment: Mapping[str, str] | None = None) -
     """
     directory = Path(props["dir"])
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    for name, content in {**files_of(props), **held_files(props)}.items():
+    for name, content in {**(files_of(props) or {}), **held_files(props)}.items():
         path = directory / name
         path.write_text(content)
         path.chmod(0o600)
@@ -192,9 +192,14 @@ def held_files(props: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def files_of(props: dict[str, Any]) -> dict[str, str]:
-    """The files' contents by name, packed as the inputs keep them or whole (an older state's)."""
-    return dict(unpacked(props.get("files")) or {})
+# The hashes of files a preview does not know yet (a cluster made again): unlike any hashes of known files.
+UNKNOWN_FILES = {"": "unknown"}
+
+
+def files_of(props: dict[str, Any]) -> dict[str, str] | None:
+    """The files' contents by name, packed as the inputs keep them or whole (an older state's); None while unknown."""
+    files = unpacked(props.get("files")) or {}
+    return dict(files) if isinstance(files, Mapping) else None
 
 
 def file_hashes(props: dict[str, Any]) -> dict[str, str]:
@@ -204,7 +209,10 @@ def file_hashes(props: dict[str, Any]) -> dict[str, str]:
     """
     if "files" not in props:
         return dict(props.get("fileHashes") or {})
-    hashes = {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in files_of(props).items()}
+    files = files_of(props)
+    if files is None:
+        return dict(UNKNOWN_FILES)
+    hashes = {name: hashlib.sha256(str(content).encode()).hexdigest() for name, content in files.items()}
     return {**hashes, **{name: str(f["checksum"]) for name, f in (props.get("secretFiles") or {}).items()}}
 
 

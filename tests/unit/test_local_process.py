@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pulumi.output import Unknown
 
 from components.providers import local
 from components.reconciler import local_process
@@ -101,6 +102,13 @@ def test_packed_files_are_written_whole_and_an_older_states_whole_files_are_no_c
     assert provider.diff("x", provider.read("x", outs).outs, packed).changes is False
     assert provider.diff("x", provider.read("x", provider.create(props).outs).outs, packed).changes is False
     assert len(packing.pack({"a.kubeconfig": "kind: Config\n" * 50})) < len("kind: Config\n" * 50) / 4
+
+
+def test_files_a_preview_does_not_know_yet_are_a_change_not_an_error(provider: Any, props: dict[str, Any]) -> None:
+    """GIVEN packed files unknown in a preview (a cluster made again) WHEN diffed THEN a change, no exception."""
+    outs = provider.create(props).outs
+    assert provider.diff("x", outs, {**props, "files": Unknown()}).changes is True
+    assert local_process.file_hashes({**props, "files": Unknown()}) == local_process.UNKNOWN_FILES
 
 
 def test_new_inputs_restart_the_process(provider: Any, props: dict[str, Any]) -> None:
