@@ -92,8 +92,11 @@ class GardenAccess:
     namespaces: dict[str, k8s.core.v1.Namespace]
 
     def project(self, name: str) -> list[pulumi.Resource]:
-        """What a project's objects wait for: the API and its namespace, where this stack made them."""
-        return [*self.api, *([self.namespaces[name]] if name in self.namespaces else [])]
+        """What a project's objects wait for: its namespace, made after the API, where this stack made it; else the API.
+
+        One dependency, not one per CRD beside it: every dependency is a URN in the state, per resource.
+        """
+        return [self.namespaces[name]] if name in self.namespaces else list(self.api)
 
 
 @dataclass(frozen=True)

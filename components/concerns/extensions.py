@@ -89,7 +89,8 @@ def grant_shoot_records(
     # One resource for the Role and its binding (an older arbor's `<shoot>-extensions-role`, `-rolebinding`).
     ObjectSet(
         f"{name}-extensions", kubeconfig=garden.cluster.reach, cluster=garden.cluster.identifier, manifests=rights,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[record, *garden.api]),
+        # After the record, and so after the API (GardenAccess.project).
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[record]),
     )  # fmt: skip
 
 

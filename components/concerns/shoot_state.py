@@ -72,8 +72,11 @@ def state_keeping(
     infra: InfrastructureProvider,
     garden: ClusterAccess,
     parent: pulumi.Resource,
+    after: Sequence[pulumi.Resource] = (),
 ) -> StateKeeping | None:
     """The shoot's state key (protected: the only one that opens the state) and the restore of its machines.
+
+    `after`: what writes the seed namespace's `etcd-backup` Secret (the SecretSet), which the restore reads.
 
     The restore writes the machine objects of the latest state into a seed namespace that lost all of them (a seed
     rebuilt), so the MachineDeployments made next adopt the machines instead of making new ones. None for a shoot
@@ -89,13 +92,14 @@ def state_keeping(
         f"{name}-machine-restore",
         seed_namespace=values.seed_namespace,
         deployments=sorted(d.name for pool in values.deployments.values() for d in pool),
-        backup_data=backup_data,
+        # By reference: the state keeps the seed's key once, in the SecretSet that writes the Secret first.
+        backup_data=backup_reference(seed, values, backup_data),
         object_key=object_key,
         key=key.key,
         seed=values.seed,
         seed_kubeconfig=seed.cluster.reach,
         opts=pulumi.ResourceOptions(
-            parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds, *moved]
+            parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds, *moved, *after]
         ),
     )
     return StateKeeping(key, object_key, restore, moved)

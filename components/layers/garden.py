@@ -81,8 +81,11 @@ class Garden(pulumi.ComponentResource):
         namespace = k8s.core.v1.Namespace(
             f"{prefix}-namespace",
             metadata={"name": project.namespace, "labels": {naming.label("project"): project.name}},
-            # A project namespace holds the shoot records: deleting it by accident would orphan every shoot.
-            opts=pulumi.ResourceOptions.merge(on_garden, pulumi.ResourceOptions(delete_before_replace=True)),
+            # A project namespace holds the shoot records: deleting it by accident would orphan every shoot. It is
+            # made after the API, so what the project holds waits for the namespace alone (GardenAccess.project).
+            opts=pulumi.ResourceOptions.merge(
+                on_garden, pulumi.ResourceOptions(delete_before_replace=True, depends_on=crds)
+            ),
         )
         for role in Role:
             subjects = [

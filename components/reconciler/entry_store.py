@@ -44,6 +44,10 @@ class StoreError(Exception):
     """An object that cannot be written or read; the message names it and says why (never a key)."""
 
 
+class MissingSecretError(StoreError):
+    """The `etcd-backup` Secret a reference names is missing from the seed namespace (a seed made again)."""
+
+
 class EntryStore(Protocol):
     """A bucket's objects, as the seed's identity may use them."""
 
@@ -249,6 +253,11 @@ def reference(kubeconfig: str, namespace: str, data: dict[str, str]) -> dict[str
     return {SECRET_REF: where, backup.KEY_PREFIX: data[backup.KEY_PREFIX], "digest": data_digest(data)}
 
 
+def expected_digest(value: dict[str, Any]) -> str:
+    """The digest of the `etcd-backup` data a value gives or names: equal for the data and a reference to it."""
+    return str(value["digest"]) if SECRET_REF in value else data_digest(value)
+
+
 def entry_data(value: dict[str, Any]) -> dict[str, str]:
     """The `etcd-backup` data: given, or read from the Secret a reference names, which must hold what it expects."""
     where = value.get(SECRET_REF)
@@ -257,7 +266,7 @@ def entry_data(value: dict[str, Any]) -> dict[str, str]:
     try:
         data = secret_keys(where, where["name"])
     except KubeError as error:
-        raise StoreError(str(error)) from None
+        raise (MissingSecretError if error.status == 404 else StoreError)(str(error)) from None
     if data_digest(data) != value.get("digest"):
         raise StoreError(
             f"Secret {where['namespace']}/{where['name']} holds other credentials than this update wrote (its "

@@ -30,7 +30,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler.credential_secrets import secret_keys
-from components.reconciler.entry_store import StoreError, entry_store
+from components.reconciler.entry_store import MissingSecretError, StoreError, entry_store, expected_digest
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
@@ -145,6 +145,8 @@ def fetch(props: dict[str, Any]) -> dict[str, Any]:
     """The latest state of the entry, opened with the stack's key and checked against its checksum (a restore)."""
     try:
         blob, metadata = entry_store(props["backup"]).get(props["object"])
+    except MissingSecretError:
+        raise
     except StoreError as error:
         raise StateError(str(error)) from None
     data = unseal(blob, props["key"])
@@ -318,7 +320,9 @@ class MachineRestoreProvider(Provider):
         A state recorded before seeds were is taken as on its seed.
         """
         moved = any(olds.get(k, news.get(k)) != news.get(k) for k in ("seedNamespace", "object", "seed", "version"))
-        wanted = bool(olds.get("due")) or moved
+        # Other bucket credentials: the outputs then name them (a read with the old ones could not tell `due`).
+        rotated = expected_digest(olds["backup"]) != expected_digest(news["backup"]) if "backup" in olds else False
+        wanted = bool(olds.get("due")) or moved or rotated
         return DiffResult(changes=wanted, replaces=[], stables=[] if wanted else ["restored"],
                           delete_before_replace=False)  # fmt: skip
 
@@ -330,6 +334,10 @@ class MachineRestoreProvider(Provider):
         """Whether the namespace lost its machine objects while the state holds some of planned pools."""
         try:
             due = bool(restorable(props))
+        except MissingSecretError:
+            # No machine object, and no `etcd-backup` Secret either: a seed namespace made again. The update, after
+            # the SecretSet writes the Secret, restores what the state holds.
+            due = True
         except (StateError, KubeError):
             due = False  # a seed or bucket that does not answer says nothing; the next `up` will tell
         return ReadResult(id_=id_, outs={**props, "due": due})
@@ -339,7 +347,11 @@ class MachineRestoreProvider(Provider):
 
 
 class MachineRestore(Resource, module="arbor", name="MachineRestore"):
-    """The machine objects of a hosted shoot's seed namespace restored from its state; `backup`, `key` secret."""
+    """The machine objects of a hosted shoot's seed namespace restored from its state; `backup`, `key` secret.
+
+    `backup` is a reference to the seed namespace's `etcd-backup` Secret (concerns/shoot_state.py:
+    `backup_reference`), which the shoot's SecretSet writes before it; the data itself is read by an older state.
+    """
 
     def __init__(
         self,

@@ -151,6 +151,34 @@ def test_reconciliation_flow_order(mocks: Mocks) -> pulumi.Output[None]:
     return built.settled().apply(check)
 
 
+# A shoot's objects in the garden, each with the CRD of its kind (an ObjectSet's: the InternalSecret it writes).
+GARDEN_OBJECTS = {
+    "arbor-shoot-dev-web-record": "shoots",
+    "arbor-shoot-dev-web-ca-client": "internalsecrets",
+    "arbor-shoot-ops-db-backup-entry": "backupentries",
+    "arbor-shoot-ops-db-shoot-state-record": "shootstates",
+    "arbor-shoot-ops-db-extensions": "shoots",
+}
+
+
+@pulumi.runtime.test
+def test_a_shoots_garden_objects_wait_for_their_crd_through_the_project_namespace(
+    mocks: Mocks,
+) -> pulumi.Output[None]:
+    """GIVEN a landscape WHEN registered THEN each garden object waits for its kind's CRD, naming no CRD itself."""
+    built = build(LOCAL)
+
+    def check(_: list[str]) -> None:
+        for name, plural in GARDEN_OBJECTS.items():
+            assert f"arbor-garden-crd-{plural}" in built.before(name), f"{name} does not wait for its CRD"
+            assert not any("-crd-" in d for d in built.edges[name]), f"{name} names CRDs beside its namespace"
+        namespace = "arbor-garden-project-dev-namespace"
+        assert built.edges["arbor-shoot-dev-web-record"] == {namespace, "arbor-garden-k8s"}
+        assert {f"arbor-garden-crd-{p}" for p in GARDEN_OBJECTS.values()} <= built.edges[namespace]
+
+    return built.settled().apply(check)
+
+
 @pulumi.runtime.test
 def test_kubeconfigs_are_one_secret_map(mocks: Mocks) -> pulumi.Output[None]:
     """GIVEN the local stack WHEN exported THEN kubeconfigs is a secret map keyed by cluster."""

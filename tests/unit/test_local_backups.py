@@ -460,8 +460,8 @@ def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_pr
 def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
     """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN its SecretSet keeps the seed's key.
 
-    Besides it, only the migration (which runs before a new seed namespace holds the Secret) and the machine restore
-    keep it; the snapshot, the snapshot step, the state upload and the cluster's restore name the seed namespace's
+    Besides it, only the migration (which runs before a new seed namespace holds the Secret) keeps it; the snapshot,
+    the snapshot step, the state upload, the machine restore and the cluster's restore name the seed namespace's
     `etcd-backup` Secret and wait for the SecretSet that writes it.
     """
     raw = base()
@@ -481,13 +481,14 @@ def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
         "step": step["backup"],
         "upload": unwrapped(mocks.inputs[f"{prefix}-shoot-state"]["backup"]),
         "restore": unwrapped(mocks.inputs[f"{prefix}-cluster"]["restore"]),
+        "machines": unwrapped(mocks.inputs[f"{prefix}-machine-restore"]["backup"]),
     }
     for what, reference in references.items():
         assert reference["secretRef"]["namespace"] == "shoot--dev--web", what
         assert reference["secretRef"]["name"] == "etcd-backup", what
         assert secret_key not in json.dumps(reference), what
     keeping = [n for n in mocks.inputs if n.startswith(prefix) and secret_key in json.dumps(mocks.inputs[n])]
-    assert sorted(keeping) == [f"{prefix}-machine-restore", f"{prefix}-migration"]
+    assert keeping == [f"{prefix}-migration"]
     # The SecretSet keeps its contents packed.
     assert (
         secret_key

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import functools
+import gzip
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -12,8 +14,11 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from components.checks import parse_landscape
+from components.plan.planner import plan_landscape
 from components.reconciler.signing import key_pem, new_key
-from components.render import packed_keys, packing
+from components.render import controlplane, packed_keys, packing
+from tests.unit.spec_cases import base
 
 
 @functools.cache
@@ -95,12 +100,60 @@ def test_a_key_is_kept_in_a_fifth_of_its_pem() -> None:
     assert len(packing.pack(value)) * 3 < before
 
 
-@given(value=st.recursive(TEXT | st.integers() | st.none(), lambda c: st.lists(c) | st.dictionaries(TEXT, c)))
-def test_a_value_without_keys_is_packed_as_before(value: object) -> None:
-    """GIVEN any value without a key WHEN packed THEN as before this module (an older arbor reads it) and again."""
+VALUES = st.recursive(TEXT | st.integers() | st.none(), lambda c: st.lists(c) | st.dictionaries(TEXT, c))
+
+
+@given(value=VALUES)
+def test_a_value_without_keys_is_packed_against_the_dictionary_and_unpacked_to_itself(value: object) -> None:
+    """GIVEN any value without a key WHEN packed THEN in the current format, the same text again, and the value back."""
     packed = packing.pack(value)
-    assert packed == packing.PACKED + packing._compressed(packing._json(value))
-    assert packing.unpacked(packed) == packing.unpacked(packing.PACKED + packing._compressed(packing._json(value)))
+    assert packed.startswith(packing.PACKED)
+    assert packing.pack(value) == packed
+    assert packing.unpacked(packed) == value
+
+
+def _gzipped(prefix: str, value: object) -> str:
+    """A value as an older arbor packed it: gzip, no dictionary."""
+    return prefix + base64.b64encode(gzip.compress(packing._json(value).encode(), mtime=0)).decode()
+
+
+@given(value=VALUES)
+def test_a_value_an_older_arbor_packed_is_read(value: object) -> None:
+    """GIVEN a value an older arbor packed (gzip) WHEN unpacked THEN the value."""
+    assert packing.unpacked(_gzipped(packing.GZIP, value)) == value
+
+
+def test_a_key_an_older_arbor_packed_is_written_out() -> None:
+    """GIVEN an older arbor's packed value with a key as its primes WHEN unpacked THEN the key's PEM again."""
+    value = {"ca.key": keys()[0]}
+    token = {"ca.key": packed_keys.compacted(keys()[0])}
+    assert packing.unpacked(_gzipped(packing.GZIP_KEYS, token)) == value
+
+
+def test_a_control_plane_packs_to_under_half_of_what_gzip_made_of_it() -> None:
+    """GIVEN a hosted control plane the dictionary was not made from WHEN packed THEN under half of gzip's size."""
+    plan = plan_landscape(parse_landscape(base()), "local")
+    other = next(s for s in plan.shoots if s.name != "web" and not s.self_hosted)
+    objects = [w.object for w in controlplane.control_plane(other)]
+    assert len(packing.pack(objects)) * 2 < len(_gzipped(packing.GZIP, objects))
+
+
+def test_an_edited_dictionary_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN the dictionary's text edited WHEN read THEN refused by name, never used to unpack something else."""
+    text = (packing.DICTIONARY_DIR / f"{packing.DICTIONARY}.txt").read_bytes()
+    (tmp_path / f"{packing.DICTIONARY}.txt").write_bytes(text.replace(b"kube-apiserver", b"kube-apiservex", 1))
+    monkeypatch.setattr(packing, "DICTIONARY_DIR", tmp_path)
+    packing.dictionary.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="packing dictionary 1"):
+            packing.pack({"a": 1})
+    finally:
+        packing.dictionary.cache_clear()
+
+
+def test_the_dictionary_fills_the_window_deflate_reads() -> None:
+    """GIVEN the current dictionary THEN as long as deflate's window: a longer one would be read only in part."""
+    assert len(packing.dictionary(packing.DICTIONARY)) == packing.WINDOW
 
 
 def _pkcs8() -> str:
@@ -152,6 +205,6 @@ def test_a_value_that_holds_a_tokens_mark_is_packed_as_it_is() -> None:
 
 
 def test_an_older_arbor_does_not_take_a_packed_key_for_a_value_it_knows() -> None:
-    """GIVEN a value with a key packed WHEN read by an older arbor (only `gzip+base64:`) THEN it is not its format."""
+    """GIVEN a value with a key packed WHEN read by an arbor without keys' tokens THEN not a format it knows."""
     packed = packing.pack({"key": keys()[0]})
-    assert not packed.startswith(packing.PACKED)
+    assert not packed.startswith((packing.PACKED, packing.GZIP))

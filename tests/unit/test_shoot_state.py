@@ -18,12 +18,14 @@ from pulumi.output import Unknown
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
+from components.reconciler import entry_store
 from components.reconciler import shoot_state as reconciler
-from components.reconciler.kube import Kube
+from components.reconciler.kube import Kube, KubeError
 from components.render import controlplane, pki, shoot_state
 from tests.unit.landscape_mocks import registered
 from tests.unit.spec_cases import base
 from tests.unit.test_local_backups import outs
+from tests.unit.test_shoot_exposure import unwrapped
 
 KEYS = st.binary(min_size=32, max_size=32).map(lambda b: base64.b64encode(b).decode())
 ENCRYPTION = {"encryption-configuration.yaml": "E"}
@@ -345,6 +347,10 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert restore["deployments"] == ["shoot--dev--web-pool-a-z1"] and restore["object"] == inputs["object"]
     mcm, pool = "arbor-shoot-dev-web-workers-mcm", "arbor-shoot-dev-web-workers-pool-a-z1"
     assert "arbor-shoot-dev-web-machine-restore" in built.edges[mcm] and mcm in built.edges[pool]
+    # The bucket's credentials by reference to the Secret the SecretSet writes first: the state holds them once.
+    assert set(unwrapped(restore["backup"])) == {entry_store.SECRET_REF, "storePrefix", "digest"}
+    assert "secretAccessKey" not in json.dumps(unwrapped(restore["backup"]))
+    assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-machine-restore"]
 
 
 def machine_set(name: str, deployment: str) -> dict[str, Any]:
@@ -420,3 +426,37 @@ def test_a_namespace_that_lost_every_machine_object_is_restored_from_the_state(
     updated = outs(provider.update("r", read, restore_props(due=None)))
     assert updated["restored"] == (2 if due else 0)
     assert created == ([("machines", "m-1"), ("machinesets", "web-pool-a-z1-abc")] if due else [])
+
+
+DATA = {"bucketName": "b", "accessKeyID": "a", "secretAccessKey": "s", "storePrefix": "p"}
+
+
+@pytest.mark.parametrize(
+    ("status", "due"), [(404, True), (0, False), (403, False)], ids=["gone", "unreachable", "denied"]
+)
+def test_a_namespace_without_machines_or_its_backup_secret_is_due_for_a_restore(
+    status: int, due: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN no machine object and the referenced Secret missing (a seed made again) WHEN refreshed THEN due.
+
+    The update comes after the SecretSet writes the Secret again; a seed that does not answer says nothing.
+    """
+
+    def reading(where: dict[str, Any], name: str) -> dict[str, str]:
+        raise KubeError(f"Secret {where['namespace']}/{name}: no", status)
+
+    monkeypatch.setattr(reconciler, "_machine_count", lambda props: 0)
+    monkeypatch.setattr(entry_store, "secret_keys", reading)
+    backup = entry_store.reference("kubeconfig", "shoot--dev--web", DATA)
+    read = outs(reconciler.MachineRestoreProvider().read("r", restore_props(backup=backup)))
+    assert read["due"] is due
+
+
+@pytest.mark.parametrize(("given", "changes"), [(DATA, False), ({**DATA, "secretAccessKey": "rotated"}, True)])
+def test_a_restore_kept_with_the_data_takes_a_reference_to_the_same_data_as_no_change(
+    given: dict[str, str], changes: bool
+) -> None:
+    """GIVEN a restore an older arbor kept with the data WHEN given a reference THEN a change only for other data."""
+    olds = restore_props(backup=given)
+    news = restore_props(backup=entry_store.reference("kubeconfig", "shoot--dev--web", DATA), due=None)
+    assert bool(reconciler.MachineRestoreProvider().diff("r", olds, news).changes) is changes
