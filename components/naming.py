@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
+from typing import Any
 
 DNS_LABEL_MAX = 63
 
@@ -11,6 +13,11 @@ DNS_LABEL_MAX = 63
 def short_hash(*parts: str, length: int = 8) -> str:
     """A stable hex digest of the parts, `length` characters long."""
     return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:length]
+
+
+def json_hash(value: Any) -> str:
+    """The first 16 hex digits of the SHA-256 of a value's JSON, keys sorted: 64 bits tell an edited value."""
+    return short_hash(json.dumps(value, sort_keys=True), length=16)
 
 
 def checksum(parts: Iterable[str | bytes]) -> str:

@@ -9,11 +9,12 @@ exactly the units a change restarts; `restart_plan` is that diff, as gardener-no
 from __future__ import annotations
 
 import base64
-import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from components.naming import short_hash
 
 API_VERSION = "extensions.gardener.cloud/v1alpha1"
 
@@ -202,7 +203,7 @@ def merge(
 
 def _digest(*parts: str) -> str:
     """A short, stable digest."""
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:16]
+    return short_hash(*parts, length=16)
 
 
 def file_hashes(osc: OperatingSystemConfig) -> dict[str, str]:

@@ -8,12 +8,11 @@ Kubernetes provider awaits them, and MachineDeployments until their machines joi
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from collections.abc import Iterable
 from typing import Any
 
+from components.naming import json_hash
 from components.reconciler.kube import Kube, KubeError
 
 FIELD_MANAGER = "arbor"
@@ -75,7 +74,7 @@ def fingerprint(live: Object) -> str:
     kept = {k: v for k, v in live.items() if k not in ("metadata", "status")}
     kept["metadata"] = {"labels": meta.get("labels") or {}, "annotations": annotations}
     # 64 bits tell an edited object from the same one.
-    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+    return json_hash(kept)
 
 
 def apply(kube: Kube, paths: Paths, obj: Object) -> Object:

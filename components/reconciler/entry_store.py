@@ -13,7 +13,6 @@ the seed's key once, in the shoot's SecretSet, which writes that Secret.
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
 import json
 import time
@@ -27,6 +26,7 @@ from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from minio import Minio, S3Error
 from minio.deleteobjects import DeleteObject
 
+from components.naming import json_hash
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
 from components.reconciler.store_bucket import trusting
@@ -244,7 +244,7 @@ SECRET_REF = "secretRef"
 
 def data_digest(data: dict[str, str]) -> str:
     """The SHA-256 (first 16 hex digits) of `etcd-backup` data: a reference names what it expects by it."""
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+    return json_hash(data)
 
 
 def reference(kubeconfig: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:

@@ -24,12 +24,12 @@ can no longer be read or deleted.
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.naming import short_hash
 from components.reconciler import kwokctl, shoot_cluster, unknowns
 from components.reconciler.provider import Provider
 from components.render import packed_keys
@@ -77,7 +77,7 @@ def digest(content: Any) -> Any:
     """A file's content as the outputs keep it: its SHA-256 (64 bits: an edit tells); None, or a digest, as it is."""
     if not isinstance(content, str) or content.startswith(DIGEST):
         return content
-    return DIGEST + hashlib.sha256(content.encode()).hexdigest()[:16]
+    return DIGEST + short_hash(content, length=16)
 
 
 def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:

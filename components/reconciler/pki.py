@@ -23,7 +23,6 @@ class needs a shim left behind, or existing resources can no longer be read or d
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import string
 import time
@@ -33,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.naming import short_hash
 from components.reconciler import credential_secrets, unknowns
 from components.reconciler.credential_secrets import Writes, writing
 from components.reconciler.kube import KubeError
@@ -126,7 +126,7 @@ class CertificateAuthorityProvider(_Credential):
 
 def ca_hash(pem: object) -> str:
     """The SHA-256 (first 16 hex digits) of an issuing CA's certificate; an unknown one (preview) hashes apart."""
-    return hashlib.sha256(str(pem).encode()).hexdigest()[:16]
+    return short_hash(str(pem), length=16)
 
 
 def _issuer_hash(outs: dict[str, Any]) -> str:

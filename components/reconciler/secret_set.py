@@ -11,14 +11,13 @@ service-account key's, the encryption configuration, the backup credentials) in 
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.naming import json_hash
 from components.reconciler.credential_secrets import put_secret
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.provider import Provider
@@ -35,7 +34,7 @@ def data_of(string_data: Mapping[str, str]) -> dict[str, str]:
 
 def data_hash(data: Mapping[str, str]) -> str:
     """The SHA-256 (first 16 hex digits) of a Secret's `data`."""
-    return hashlib.sha256(json.dumps(dict(data), sort_keys=True).encode()).hexdigest()[:16]
+    return json_hash(dict(data))
 
 
 def hashes(secrets: Mapping[str, Mapping[str, str]]) -> dict[str, str]:

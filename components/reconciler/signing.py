@@ -65,19 +65,19 @@ def public_pem(key: rsa.RSAPrivateKey) -> str:
     )
 
 
-def _rsa_key(pem: str) -> rsa.RSAPrivateKey:
-    """An RSA private key from PEM."""
-    key = serialization.load_pem_private_key(pem.encode(), password=None)
-    if not isinstance(key, rsa.RSAPrivateKey):
-        raise ValueError("the key is not an RSA key")
-    return key
-
-
 def _signing_key(pem: str) -> PrivateKey:
     """A CA's private key from PEM: RSA or ECDSA."""
     key = serialization.load_pem_private_key(pem.encode(), password=None)
     if not isinstance(key, rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey):
-        raise ValueError("the CA key is neither an RSA nor an ECDSA key")
+        raise ValueError("the key is neither an RSA nor an ECDSA key")
+    return key
+
+
+def _rsa_key(pem: str) -> rsa.RSAPrivateKey:
+    """An RSA private key from PEM."""
+    key = _signing_key(pem)
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ValueError("the key is not an RSA key")
     return key
 
 

@@ -15,7 +15,6 @@ The engine stores the provider pickled by reference to this module: keep its pat
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import secrets
 import string
@@ -36,6 +35,7 @@ from minio.sseconfig import SSEConfig
 from minio.versioningconfig import VersioningConfig
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.naming import json_hash
 from components.reconciler.provider import Provider
 
 # Bump when the provider logic changes: every bucket shows an update and is converged again.
@@ -208,7 +208,7 @@ def converge(props: dict[str, Any]) -> None:
 
 def fingerprint(settings: dict[str, Any]) -> str:
     """The SHA-256 (first 16 hex digits) of a set of settings."""
-    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
+    return json_hash(settings)
 
 
 def _outputs(props: dict[str, Any], observed: dict[str, Any]) -> dict[str, Any]:
