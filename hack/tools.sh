@@ -435,7 +435,10 @@ provide_tool() {
   grm) provide gardener-resource-manager "$(gardener_version)" no_version build_grm gardener-resource-manager ;;
   pulumi) CACHE_SUFFIX=+python-$PULUMI_LANGUAGE_PYTHON_VERSION provide pulumi "$PULUMI_VERSION" \
     'pulumi_version "$1"' build_pulumi \
-    pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python ;;
+    pulumi pulumi-language-python pulumi-language-python-exec pulumi-resource-pulumi-python
+    # `pulumi` on PATH runs the engine in a TMPDIR of its own (hack/pulumi-run says why).
+    ln -sfn "$(readlink "$ARBOR_BIN/pulumi")" "$ARBOR_BIN/pulumi-engine"
+    ln -sfn "$ARBOR_ROOT/hack/pulumi-run" "$ARBOR_BIN/pulumi" ;;
   kubernetes-plugin)
     NO_LINK=1 provide kubernetes-plugin "$PULUMI_KUBERNETES_PLUGIN_VERSION" no_version build_kubernetes_plugin \
       pulumi-resource-kubernetes
