@@ -34,6 +34,7 @@ from components.reconciler.entry_store import MissingSecretError, StoreError, en
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
+from components.reconciler.unknowns import known
 from components.render import machine_crds, shoot_state
 
 PROVIDER_VERSION = "1"
@@ -320,8 +321,10 @@ class MachineRestoreProvider(Provider):
         A state recorded before seeds were is taken as on its seed.
         """
         moved = any(olds.get(k, news.get(k)) != news.get(k) for k in ("seedNamespace", "object", "seed", "version"))
-        # Other bucket credentials: the outputs then name them (a read with the old ones could not tell `due`).
-        rotated = expected_digest(olds["backup"]) != expected_digest(news["backup"]) if "backup" in olds else False
+        # Other bucket credentials: the outputs then name them (a read with the old ones could not tell `due`). One a
+        # preview does not know yet (a seed or record made again) is no change; the `up` diffs it known.
+        backup = news.get("backup") or {}
+        rotated = "backup" in olds and known(backup) and expected_digest(olds["backup"]) != expected_digest(backup)
         wanted = bool(olds.get("due")) or moved or rotated
         return DiffResult(changes=wanted, replaces=[], stables=[] if wanted else ["restored"],
                           delete_before_replace=False)  # fmt: skip

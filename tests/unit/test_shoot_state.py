@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.output import Unknown
+from pulumi.runtime import rpc
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
@@ -450,6 +451,15 @@ def test_a_namespace_without_machines_or_its_backup_secret_is_due_for_a_restore(
     backup = entry_store.reference("kubeconfig", "shoot--dev--web", DATA)
     read = outs(reconciler.MachineRestoreProvider().read("r", restore_props(backup=backup)))
     assert read["due"] is due
+
+
+def test_a_reference_a_preview_does_not_know_yet_is_no_change() -> None:
+    """GIVEN the reference unknown in a preview (a seed made again), whole or in part WHEN diffed THEN no change."""
+    olds = restore_props(backup=entry_store.reference("kubeconfig", "shoot--dev--web", DATA))
+    partly = {**entry_store.reference("kubeconfig", "shoot--dev--web", DATA), "digest": rpc.UNKNOWN}
+    for backup in (rpc.UNKNOWN, partly):
+        news = restore_props(backup=backup, due=None)
+        assert not reconciler.MachineRestoreProvider().diff("r", olds, news).changes
 
 
 @pytest.mark.parametrize(("given", "changes"), [(DATA, False), ({**DATA, "secretAccessKey": "rotated"}, True)])
