@@ -41,6 +41,8 @@ _FORMAT = re.compile(r"(?:gzip|deflate\+dict(?P<version>[0-9]+))\+base64(?P<keys
 @functools.cache
 def dictionary(version: int) -> bytes:
     """A dictionary's text, checked against its hash."""
+    if version not in DICTIONARY_SHA256:
+        raise ValueError(f"a value is packed with dictionary {version}, which only a newer arbor has")
     text = (DICTIONARY_DIR / f"{version}.txt").read_bytes()
     if hashlib.sha256(text).hexdigest() != DICTIONARY_SHA256.get(version):
         raise ValueError(f"packing dictionary {version} is not the one values were packed with")

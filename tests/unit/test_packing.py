@@ -151,6 +151,13 @@ def test_an_edited_dictionary_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
         packing.dictionary.cache_clear()
 
 
+def test_a_value_packed_by_a_newer_arbor_is_refused_by_name() -> None:
+    """GIVEN a value packed with a dictionary this arbor does not have WHEN unpacked THEN refused, saying so."""
+    newer = packing.PACKED.replace(f"dict{packing.DICTIONARY}", f"dict{packing.DICTIONARY + 1}") + "AAAA"
+    with pytest.raises(ValueError, match=f"dictionary {packing.DICTIONARY + 1}, which only a newer arbor has"):
+        packing.unpacked(newer)
+
+
 def test_the_dictionary_fills_the_window_deflate_reads() -> None:
     """GIVEN the current dictionary THEN as long as deflate's window: a longer one would be read only in part."""
     assert len(packing.dictionary(packing.DICTIONARY)) == packing.WINDOW
