@@ -13,7 +13,6 @@ prefix. Usage (project root): python hack/packing_dictionary.py <n>
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from components.render.packing import DICTIONARY_DIR, WINDOW  # noqa: E402
+from components.render.packing import DICTIONARY_DIR, WINDOW, canonical_json  # noqa: E402
 
 GOLDEN = ROOT / "tests" / "unit" / "golden"
 # Least common first: a self-hosted shoot's static pods and OSC, then what every hosted shoot has.
@@ -39,7 +38,7 @@ SOURCES = (
 def dictionary() -> str:
     """The sources' objects as canonical JSON, one per line, the last WINDOW bytes."""
     objects = [o for name in SOURCES for o in yaml.safe_load_all((GOLDEN / name).read_text()) if o]
-    text = "\n".join(json.dumps(o, sort_keys=True, separators=(",", ":")) for o in objects)
+    text = "\n".join(canonical_json(o) for o in objects)
     return text.encode()[-WINDOW:].decode(errors="ignore")
 
 

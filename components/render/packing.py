@@ -44,7 +44,7 @@ def dictionary(version: int) -> bytes:
     if version not in DICTIONARY_SHA256:
         raise ValueError(f"a value is packed with dictionary {version}, which only a newer arbor has")
     text = (DICTIONARY_DIR / f"{version}.txt").read_bytes()
-    if hashlib.sha256(text).hexdigest() != DICTIONARY_SHA256.get(version):
+    if hashlib.sha256(text).hexdigest() != DICTIONARY_SHA256[version]:
         raise ValueError(f"packing dictionary {version} is not the one values were packed with")
     return text
 
@@ -60,8 +60,8 @@ def _strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def _json(value: Any) -> str:
-    """Canonical JSON."""
+def canonical_json(value: Any) -> str:
+    """Canonical JSON: keys sorted, no spaces (what is packed, and what the dictionary is made of)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
@@ -84,11 +84,11 @@ def pack(value: Any) -> str:
 
     A value that holds a token's mark itself is packed as it is, so every token unpacked is one this wrote.
     """
-    text = _json(value)
+    text = canonical_json(value)
     keys = packed_keys.BEGIN in text or packed_keys.B64_BEGIN in text
     if not keys or packed_keys.MARK in text or packed_keys.B64_MARK in text:
         return PACKED + _compressed(text)
-    compact = _json(_strings(value, packed_keys.compacted))
+    compact = canonical_json(_strings(value, packed_keys.compacted))
     return (PACKED if compact == text else PACKED_KEYS) + _compressed(compact)
 
 

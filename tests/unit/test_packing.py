@@ -96,7 +96,7 @@ def test_an_encoded_key_beside_a_mark_of_its_own_is_kept_as_it_is() -> None:
 def test_a_key_is_kept_in_a_fifth_of_its_pem() -> None:
     """GIVEN a Secret holding a key WHEN packed THEN its key takes about a fifth of what it took (primes only)."""
     value = {"ca-signer": {"ca.key": keys()[0]}}
-    before = len(packing.PACKED + packing._compressed(packing._json(value)))
+    before = len(packing.PACKED + packing._compressed(packing.canonical_json(value)))
     assert len(packing.pack(value)) * 3 < before
 
 
@@ -114,7 +114,7 @@ def test_a_value_without_keys_is_packed_against_the_dictionary_and_unpacked_to_i
 
 def _gzipped(prefix: str, value: object) -> str:
     """A value as an older arbor packed it: gzip, no dictionary."""
-    return prefix + base64.b64encode(gzip.compress(packing._json(value).encode(), mtime=0)).decode()
+    return prefix + base64.b64encode(gzip.compress(packing.canonical_json(value).encode(), mtime=0)).decode()
 
 
 @given(value=VALUES)
