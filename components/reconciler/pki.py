@@ -17,6 +17,11 @@ What replaces a credential, and what the preview says (the step's replace reason
 - any other input (common name, SANs, usages, validity).
 A new `version` (provider logic) is an in-place update that keeps the credential.
 
+An update's preview knows a kept credential's public outputs. A dynamic provider cannot preview an update, so the
+engine previews its outputs as its inputs: a CA, key or token's refresh records its certificate, public key or token
+id among its inputs (`carried`), and `check` carries them on while no input that would replace it changed. What
+reads them then previews as it is (the experiment: docs/state.md).
+
 The engine stores these providers pickled by reference to this module: moving or renaming the module or a
 class needs a shim left behind, or existing resources can no longer be read or deleted.
 """
@@ -61,6 +66,8 @@ class _Credential(Provider):
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    # The generated outputs that are not secret, recorded among the inputs at refresh and carried on by `check`.
+    carried: tuple[str, ...] = ()
     # The private keys among the outputs, kept as their primes: about a quarter of a PEM, written out again where the
     # program reads them (`written_out`).
     key_outputs: tuple[str, ...] = ()
@@ -73,6 +80,18 @@ class _Credential(Provider):
         """Generates the credential, then writes its Secrets."""
         id_, outs = self.generate(props)
         return CreateResult(id_=id_, outs=self.lean(credential_secrets.write(outs)))
+
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced)."""
+        if not self.carried or _changed(olds, news, self.replace_on):
+            return CheckResult(inputs=news, failures=[])
+        carried = {k: olds[k] for k in self.carried if olds.get(k) is not None}
+        return CheckResult(inputs={**news, **carried}, failures=[])
+
+    def recorded(self, outs: dict[str, Any]) -> dict[str, Any]:
+        """The inputs as `check` makes them, from the outputs: the carried ones kept, the rest generated left out."""
+        made = {*self.generated, credential_secrets.OUTPUT} - set(self.carried)
+        return {k: None if k in made else v for k, v in outs.items() if k != credential_secrets.FOUND}
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Replaces on a new identity, a rotation or a Secret changed in the cluster; a new logic version updates."""
@@ -96,9 +115,9 @@ class _Credential(Provider):
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The state is the credential; the Secrets it writes are read back as hashes (drift when they differ)."""
         outs = self.lean(props)
-        if not credential_secrets.writes(props):
-            return ReadResult(id_=id_, outs=outs)
-        return ReadResult(id_=id_, outs={**outs, **credential_secrets.observed(props)})
+        if credential_secrets.writes(props):
+            outs |= credential_secrets.observed(props)
+        return ReadResult(id_=id_, outs=outs, inputs=self.recorded(outs) if self.carried else None)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote, where they still hold what it wrote."""
@@ -115,6 +134,7 @@ class CertificateAuthorityProvider(_Credential):
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    carried = ("cert", "notBefore", "notAfter")
     key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -248,6 +268,7 @@ class ServiceAccountKeyProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
+    carried = ("publicKey",)
     key_outputs = ("privateKey",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -262,6 +283,7 @@ class BootstrapTokenProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("tokenId", "tokenSecret")
+    carried = ("tokenId",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the token."""

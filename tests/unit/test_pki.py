@@ -441,3 +441,55 @@ def test_shoot_pki_registers_every_credential_and_its_secret(pki_mocks: _PkiMock
         etcd_client.rotation,  # type: ignore[attr-defined]
         registered,
     ).apply(lambda values: check(values[:4]))
+
+
+def _refreshed(provider: issuing._Credential, props: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A credential created from `props`, then refreshed: its outputs and the inputs the refresh records."""
+    outs = provider.create(props).outs
+    assert outs is not None
+    read = provider.read("id", outs)
+    assert read.outs is not None and read.inputs is not None
+    return read.outs, read.inputs
+
+
+CA_INPUTS = {"commonName": "kubernetes", "validitySeconds": 3600, "rotation": 0, "version": issuing.PROVIDER_VERSION,
+             "cert": None, "key": None, "notBefore": None, "notAfter": None}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("provider", "inputs", "public", "private"),
+    [
+        (issuing.CertificateAuthorityProvider(), CA_INPUTS, ("cert", "notBefore", "notAfter"), "key"),
+        (issuing.ServiceAccountKeyProvider(), {"rotation": 0, "version": "1", "privateKey": None, "publicKey": None},
+         ("publicKey",), "privateKey"),
+        (issuing.BootstrapTokenProvider(), {"rotation": 0, "version": "1", "tokenId": None, "tokenSecret": None},
+         ("tokenId",), "tokenSecret"),
+    ],
+)  # fmt: skip
+def test_a_refresh_records_the_public_outputs_among_the_inputs_and_check_carries_them(
+    provider: issuing._Credential, inputs: dict[str, Any], public: tuple[str, ...], private: str
+) -> None:
+    """GIVEN a CA, key or token refreshed WHEN checked again, then with a new logic version or a rotation
+    THEN its public outputs are carried (an update previews them known), never its secret, none where it is replaced.
+    """
+    outs, recorded = _refreshed(provider, inputs)
+    assert recorded == {**inputs, **{k: outs[k] for k in public}}
+    assert recorded[private] is None
+    carried = provider.check(recorded, {**inputs, "version": "next"}).inputs
+    assert {k: carried[k] for k in public} == {k: outs[k] for k in public}
+    assert carried[private] is None and carried["version"] == "next"
+    assert provider.check(recorded, dict(inputs)).inputs == recorded
+    rotated = provider.check(recorded, {**inputs, "rotation": 1}).inputs
+    assert rotated == {**inputs, "rotation": 1}
+    assert provider.check({}, dict(inputs)).inputs == inputs
+
+
+def test_a_carried_certificate_is_no_change_and_an_update_keeps_the_one_generated() -> None:
+    """GIVEN a CA's carried inputs WHEN diffed and updated THEN nothing changes, and the update keeps its certificate."""
+    provider = issuing.CertificateAuthorityProvider()
+    outs, recorded = _refreshed(provider, CA_INPUTS)
+    news = provider.check(recorded, dict(CA_INPUTS)).inputs
+    assert not provider.diff("id", outs, news).changes
+    updated = provider.update("id", outs, {**news, "version": "next"}).outs
+    assert updated is not None
+    assert (updated["cert"], updated["key"]) == (outs["cert"], outs["key"])
