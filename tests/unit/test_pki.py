@@ -469,9 +469,7 @@ CA_INPUTS = {"commonName": "kubernetes", "validitySeconds": 3600, "rotation": 0,
 def test_a_refresh_records_the_public_outputs_among_the_inputs_and_check_carries_them(
     provider: issuing._Credential, inputs: dict[str, Any], public: tuple[str, ...], private: str
 ) -> None:
-    """GIVEN a CA, key or token refreshed WHEN checked again, then with a new logic version or a rotation
-    THEN its public outputs are carried (an update previews them known), never its secret, none where it is replaced.
-    """
+    """GIVEN a refreshed CA, key or token WHEN checked THEN its public outputs are carried, none when it is replaced."""
     outs, recorded = _refreshed(provider, inputs)
     assert recorded == {**inputs, **{k: outs[k] for k in public}}
     assert recorded[private] is None
@@ -485,7 +483,7 @@ def test_a_refresh_records_the_public_outputs_among_the_inputs_and_check_carries
 
 
 def test_a_carried_certificate_is_no_change_and_an_update_keeps_the_one_generated() -> None:
-    """GIVEN a CA's carried inputs WHEN diffed and updated THEN nothing changes, and the update keeps its certificate."""
+    """GIVEN a CA's carried inputs WHEN diffed and updated THEN nothing changes; an update keeps its certificate."""
     provider = issuing.CertificateAuthorityProvider()
     outs, recorded = _refreshed(provider, CA_INPUTS)
     news = provider.check(recorded, dict(CA_INPUTS)).inputs
