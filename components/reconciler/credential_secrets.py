@@ -43,10 +43,10 @@ Writes = Mapping[str, Any]
 
 
 def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
-    """A credential's inputs with where it writes its Secrets, and the output that says what it wrote."""
+    """A credential's inputs with where it writes its Secrets, and the outputs that say what it wrote."""
     if where is None:
         return props
-    return {**props, **{k: where[k] for k in INPUTS if k in where}, OUTPUT: None}
+    return {**props, **{k: where[k] for k in INPUTS if k in where}, OUTPUT: None, CHECKSUMS: None}
 
 
 def writes(props: Mapping[str, Any]) -> bool:
@@ -174,18 +174,29 @@ def remove(props: Mapping[str, Any]) -> None:
     remove_held(kube, props["namespace"], props["secrets"], props.get(OUTPUT) or {})
 
 
-def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether the Secrets must be issued again: they go elsewhere now, or the cluster's differ from the outputs.
+def moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the Secrets go elsewhere now: another namespace or layout, or another seed.
 
-    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
-    handed them over); it writes them, and is checked, from its next issue on. One that no longer writes any keeps
-    its credential. Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing;
-    another seed (its identity, `cluster`: a control plane moved) is elsewhere, and the certificate is issued there
-    again, as Gardener's secrets manager regenerates a restored control plane's unpersisted secrets.
+    Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing; another seed (its
+    identity, `cluster`: a control plane moved) is elsewhere.
     """
     if not writes(olds) or not writes(news):
         return False
-    moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
-    moved = moved or bool(unknowns.changed(olds, news, ("cluster",)))
+    elsewhere = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
+    return elsewhere or bool(unknowns.changed(olds, news, ("cluster",)))
+
+
+def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the Secrets must be written again: they go elsewhere now, or the cluster's differ from the outputs.
+
+    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
+    handed them over); it writes them, and is checked, from its next issue on (`starts`). One that no longer writes
+    any keeps its credential.
+    """
     found = olds.get(FOUND)
-    return moved or (found is not None and found != olds.get(OUTPUT))
+    return moved(olds, news) or (writes(olds) and writes(news) and found is not None and found != olds.get(OUTPUT))
+
+
+def starts(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the credential writes Secrets it did not write before (a SecretSet wrote them: handed over)."""
+    return writes(news) and not writes(olds)
