@@ -83,10 +83,17 @@ class _Credential(Provider):
         return CreateResult(id_=id_, outs=self.lean(credential_secrets.write(outs)))
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced)."""
-        if not self.carried or _changed(olds, news, (*self.replace_on, "secrets")):
+        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced).
+
+        The checksums of its Secrets are carried while their layout stays; a credential that starts writing them
+        has none to carry.
+        """
+        if not self.carried or _changed(olds, news, self.replace_on):
             return CheckResult(inputs=news, failures=[])
-        carried = {k: olds[k] for k in self.carried if olds.get(k) is not None}
+        same_layout = not _changed(olds, news, ("secrets",))
+        carried = {k: v for k in self.carried if (v := olds.get(k)) is not None}
+        if not same_layout:
+            carried.pop(credential_secrets.CHECKSUMS, None)
         return CheckResult(inputs={**news, **carried}, failures=[])
 
     def recorded(self, outs: dict[str, Any]) -> dict[str, Any]:

@@ -97,6 +97,8 @@ def test_a_ca_the_secret_set_wrote_starts_writing_them_itself(cluster: Cluster) 
     provider = secret_set.SecretSetProvider()
     set_outs = provider.create({**set_inputs, "secrets": pack(contents)}).outs or {}
     news = PROVIDER.check(PROVIDER.read("id", older).inputs or {}, ca_inputs()).inputs
+    # Its certificate stays known to the update's preview; it had no checksums to carry.
+    assert news["cert"] == older["cert"] and news[credential_secrets.CHECKSUMS] is None
     diff = PROVIDER.diff("id", older, news)
     assert diff.changes and not diff.replaces
     updated = PROVIDER.update("id", older, news).outs or {}
