@@ -18,9 +18,9 @@ What replaces a credential, and what the preview says (the step's replace reason
 A new `version` (provider logic) is an in-place update that keeps the credential.
 
 An update's preview knows a kept credential's public outputs. A dynamic provider cannot preview an update, so the
-engine previews its outputs as its inputs: a CA, key or token's refresh records its certificate, public key or token
-id among its inputs (`carried`), and `check` carries them on while no input that would replace it changed. What
-reads them then previews as it is (the experiment: docs/state.md).
+engine previews its outputs as its inputs: a hosted CA, key or token's refresh records its certificate, public key or
+token id and its Secrets' checksums among its inputs (`carried`), and `check` carries them on while no input that would
+replace it changed. What reads them then previews as it is (docs/state.md).
 
 The engine stores these providers pickled by reference to this module: moving or renaming the module or a
 class needs a shim left behind, or existing resources can no longer be read or deleted.
@@ -67,7 +67,9 @@ class _Credential(Provider):
     # Whether a drifted or moved Secret is written again from the state (an update): a CA, key or token, which must
     # never be generated again. A certificate is issued again instead (a replacement), as Gardener regenerates a leaf.
     rewrites = False
-    # The generated outputs that are not secret, recorded among the inputs at refresh and carried on by `check`.
+    # The generated outputs that are not secret, recorded among the inputs at refresh and carried on by `check` where
+    # the credential writes Secrets (an update writes them again; elsewhere only a new logic version updates, and the
+    # state keeps no second copy).
     carried: tuple[str, ...] = ()
     # The private keys among the outputs, kept as their primes: about a quarter of a PEM, written out again where the
     # program reads them (`written_out`).
@@ -88,7 +90,7 @@ class _Credential(Provider):
         The checksums of its Secrets are carried while their layout stays; a credential that starts writing them
         has none to carry.
         """
-        if not self.carried or _changed(olds, news, self.replace_on):
+        if not self.carried or not credential_secrets.writes(news) or _changed(olds, news, self.replace_on):
             return CheckResult(inputs=news, failures=[])
         same_layout = not _changed(olds, news, ("secrets",))
         carried = {k: v for k in self.carried if (v := olds.get(k)) is not None}

@@ -57,6 +57,10 @@ def test_a_ca_writes_its_secrets_and_keeps_its_key_once(cluster: Cluster) -> Non
     assert news["key"] is None and news["cert"] == outs["cert"]
     assert news[credential_secrets.CHECKSUMS] == outs[credential_secrets.CHECKSUMS]
     assert not PROVIDER.diff("id", outs, news).changes
+    # Only Secrets that differ from those written have a found hash; an older state kept every one's.
+    assert outs[credential_secrets.FOUND] == {}
+    older = {**outs, credential_secrets.FOUND: dict(outs[credential_secrets.OUTPUT])}
+    assert not PROVIDER.diff("id", older, news).changes
 
 
 @pytest.mark.parametrize("change", ["deleted", "edited", "moved", "another seed"])
@@ -135,3 +139,37 @@ def test_a_hosted_shoots_secret_set_keeps_no_credential_and_each_writes_its_own(
         assert mocks.inputs[name]["namespace"] == "shoot--dev--web", name
         # It writes in the seed namespace, so it waits for it.
         assert any("shoot--dev--web" in dep for dep in built.edges[name]), (name, built.edges[name])
+
+
+KINDS = [
+    (pki.ServiceAccountKeyProvider(), {"rotation": 0, "version": "1", "privateKey": None, "publicKey": None},
+     {"service-account-key": {"id_rsa": "privateKey", "id_rsa.pub": "publicKey"}}, ("publicKey",), "privateKey"),
+    (pki.BootstrapTokenProvider(), {"rotation": 0, "version": "1", "tokenId": None, "tokenSecret": None},
+     {"bootstrap-token": {"token-id": "tokenId", "token-secret": "tokenSecret"}}, ("tokenId",), "tokenSecret"),
+    (PROVIDER, CA_INPUTS, CA_LAYOUT, ("cert", "notBefore", "notAfter"), "key"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("provider", "inputs", "layout", "public", "private"), KINDS)
+def test_a_refresh_records_the_public_outputs_and_check_carries_them_where_it_writes(
+    cluster: Cluster,
+    provider: pki._Credential,
+    inputs: dict[str, Any],
+    layout: dict[str, Any],
+    public: tuple[str, ...],
+    private: str,
+) -> None:
+    """GIVEN a refreshed CA, key or token WHEN checked THEN its public outputs are carried where it writes Secrets."""
+    hosted = credential_secrets.writing(dict(inputs), {**WHERE, "secrets": layout})
+    outs = provider.create(hosted).outs or {}
+    recorded = provider.read("id", outs).inputs or {}
+    carried = (*public, credential_secrets.CHECKSUMS)
+    assert {k: recorded[k] for k in carried} == {k: outs[k] for k in carried}
+    assert recorded[private] is None and credential_secrets.FOUND not in recorded
+    news = provider.check(recorded, {**hosted, "version": "next"}).inputs
+    assert {k: news[k] for k in carried} == {k: outs[k] for k in carried} and news[private] is None
+    assert provider.check(recorded, dict(hosted)).inputs == recorded
+    assert provider.check(recorded, {**hosted, "rotation": 1}).inputs == {**hosted, "rotation": 1}
+    assert provider.check({}, dict(hosted)).inputs == hosted
+    # Self-hosted (no Secrets to write): no second copy in the state.
+    assert provider.check(recorded, dict(inputs)).inputs == inputs

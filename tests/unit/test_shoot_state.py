@@ -145,7 +145,8 @@ def state_props(**changes: Any) -> dict[str, Any]:
         "object": shoot_state.object_key("shoot--dev--web--uid"), "seedKubeconfig": "s", "gardenKubeconfig": "g",
         "version": reconciler.PROVIDER_VERSION, "key": reconciler.new_key(), "due": False, "generation": 1,
         "checksum": "c1", "size": 100, "lastUpload": "2026-11-27T10:00:00Z",
-        "secretsDigest": reconciler.secrets_digest(reconciler.checksums_of(SECRETS)), "machinesDigest": reconciler.digest({}), "sources": SOURCES,
+        "secretsDigest": reconciler.secrets_digest(reconciler.checksums_of(SECRETS)),
+        "machinesDigest": reconciler.digest({}), "sources": SOURCES,
     }  # fmt: skip
     return {**props, **changes}
 
