@@ -31,17 +31,18 @@ Sources = Mapping[str, pulumi.Output[dict[str, str]]]
 
 
 def control_plane_secrets(
-    name: str, values: ShootValues, seed: SeedAccess, kept: Sources, parent: pulumi.Resource
+    name: str, values: ShootValues, seed: SeedAccess, kept: Sources, others: Sequence[str], parent: pulumi.Resource
 ) -> SecretSet:
-    """The Secrets the credentials do not write themselves (CAs, keys, encryption, backup): one resource, once each.
+    """The Secrets the credentials do not write themselves (encryption, backup): one resource, once each.
 
-    The leaves are issued from the CAs' signer Secrets it writes.
+    `others` are the Secrets of the namespace the credentials write: an older arbor's SecretSet hands them over.
     """
     return SecretSet(
         f"{name}-secrets",
         kubeconfig=seed.cluster.reach,
         namespace=values.seed_namespace,
         secrets=kept,
+        others=others,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
     )
 

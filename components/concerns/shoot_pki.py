@@ -5,7 +5,7 @@
 issuing CA, and the Secrets (`stringData` by Secret name) the shoot's control plane mounts. Private keys and token
 secrets are secret outputs all the way. Given a seed (`SecretTarget`), the leaves the program does not read are one
 LeafSet (`<name>-pki-leaves`, reconciler/leaf_set.py) that writes their Secrets in the shoot's namespace there and
-keeps no content; a certificate the program reads writes its own Secret (reconciler/credential_secrets.py).
+keeps no content; every other credential writes its own Secrets (reconciler/credential_secrets.py).
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import pulumi
 
 from components.concerns.gather import gathered
 from components.plan.values import ShootValues
+from components.reconciler.ca_source import ca_hash
 from components.reconciler.leaf_set import LeafSet
-from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey, ca_hash
+from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
 from components.render import objects, pki
 
 
@@ -35,7 +36,7 @@ class CredentialOutputs:
     cert: pulumi.Output[str] | None = None
     # The issuing CA's certificate PEM (a CA's own for a CA).
     ca: pulumi.Output[str] | None = None
-    # A certificate the state keeps no content of: the checksum of each of its Secrets, by name, in its stead.
+    # A credential that writes its own Secrets: the checksum of each, by name, in their stead.
     checksums: pulumi.Output[dict[str, str]] | None = None
 
     def string_data(self) -> dict[str, pulumi.Output[str]]:
@@ -45,8 +46,8 @@ class CredentialOutputs:
     def secret_data(self) -> dict[str, dict[str, pulumi.Output[str]]]:
         """The data of each of the credential's Secrets (pki.secrets_of), by Secret name.
 
-        Of a certificate the state keeps no content of, each Secret's checksum (`objects.CHECKSUM_ONLY`): enough for
-        the workloads that mount it, and nothing to write (the certificate wrote it).
+        Of a credential that writes its own Secrets, each one's checksum (`objects.CHECKSUM_ONLY`): enough for the
+        workloads that mount it, and nothing to write (the credential wrote it).
         """
         if (sums := self.checksums) is not None:
             return {s: {objects.CHECKSUM_ONLY: sums.apply(functools.partial(_checksum, s))}
@@ -73,13 +74,19 @@ def _checksum(secret: str, checksums: dict[str, str] | None) -> str:
 CERT_FIELDS = {pki.KEY_CA_CERT: "caCert", pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}
 
 
+# The field of a CA's, key's or token's resource each key of its Secrets holds (reconciler/pki.py).
+GENERATED_FIELDS = {
+    pki.KEY_CA_KEY: "key", pki.KEY_RSA_PRIVATE: "privateKey", pki.KEY_RSA_PUBLIC: "publicKey",
+    pki.KEY_TOKEN_ID: "tokenId", pki.KEY_TOKEN_SECRET: "tokenSecret",
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class SecretTarget:
-    """Where a hosted shoot's certificates write their Secrets: the seed (its kubeconfig) and the namespace there.
+    """Where a hosted shoot's credentials write their Secrets: the seed (its kubeconfig) and the namespace there.
 
-    CAs and keys do not: their Secrets stay Kubernetes objects of their own. A credential whose Secret drifted is
-    issued again, which a CA or key must never be; and rewriting in place would be an update, whose outputs a
-    dynamic provider cannot preview, so everything they sign would appear replaced.
+    A certificate whose Secret drifted is issued again; a CA, key or token writes it again from the state, as it
+    must never be generated again (its public outputs stay known in that update's preview: reconciler/pki.py).
     """
 
     kubeconfig: pulumi.Output[str]
@@ -92,11 +99,10 @@ class SecretTarget:
     # their Secrets do (the resource manager's process reads its serving certificate there).
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
 
-    def writes(self, credential: pki.Credential) -> dict[str, Any] | None:
-        """The inputs that make a certificate write its Secrets (the layout of each, by output); None for others."""
-        if credential.kind is not pki.Kind.CERT:
-            return None
-        layout = {s: {k: CERT_FIELDS[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
+    def writes(self, credential: pki.Credential) -> dict[str, Any]:
+        """The inputs that make a credential write its Secrets: the layout of each, by output."""
+        fields = CERT_FIELDS if credential.kind is pki.Kind.CERT else {pki.KEY_CA_CERT: "cert", **GENERATED_FIELDS}
+        layout = {s: {k: fields[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
         return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout, "cluster": self.cluster}
 
 
@@ -128,6 +134,11 @@ class ShootPki:
 PROTECTED = (pki.Kind.CA, pki.Kind.RSA_KEY)
 
 
+def _written(resource: CertificateAuthority | ServiceAccountKey | BootstrapToken, writes: Any) -> Any:
+    """The checksums of the Secrets a CA, key or token writes, which stand for them in the specs (None: none)."""
+    return resource.checksums if writes else None
+
+
 def _issue(
     name: str,
     credential: pki.Credential,
@@ -145,8 +156,9 @@ def _issue(
     resource_name = f"{name}-pki-{credential.name}"
     if credential.kind is pki.Kind.CA:
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
-                                  validity_s=credential.validity_seconds, rotation=rotation, opts=opts)  # fmt: skip
-        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert), ca
+                                  validity_s=credential.validity_seconds, rotation=rotation, writes=writes,
+                                  opts=opts)  # fmt: skip
+        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=_written(ca, writes)), ca
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
@@ -160,13 +172,15 @@ def _issue(
             ip_addresses=list(credential.ip_addresses), usages=[u.value for u in credential.usages],
             validity_s=credential.validity_seconds, rotation=rotation, writes=writes, published=published, opts=opts,
         )  # fmt: skip
-        sums = None if published else cert.checksums
-        return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert, checksums=sums), cert
+        checksums = None if published else cert.checksums
+        return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert, checksums=checksums), cert
     if credential.kind is pki.Kind.RSA_KEY:
-        sa = ServiceAccountKey(resource_name, rotation=rotation, opts=opts)
-        return CredentialOutputs(credential, key=sa.privateKey, cert=sa.publicKey), sa
-    token = BootstrapToken(resource_name, rotation=rotation, opts=opts)
-    return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId), token
+        sa = ServiceAccountKey(resource_name, rotation=rotation, writes=writes, opts=opts)
+        sums = _written(sa, writes)
+        return CredentialOutputs(credential, key=sa.privateKey, cert=sa.publicKey, checksums=sums), sa
+    token = BootstrapToken(resource_name, rotation=rotation, writes=writes, opts=opts)
+    sums = _written(token, writes)
+    return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId, checksums=sums), token
 
 
 def _leaf_spec(credential: pki.Credential, rotation: int, writes: dict[str, Any]) -> dict[str, Any]:
@@ -236,7 +250,7 @@ def issue_shoot_pki(
     rotations: dict[str, int] = {}
     for credential in sorted(every, key=lambda c: c.kind is pki.Kind.CERT):
         if credential.kind is pki.Kind.CERT and signers is not None and signed is None:
-            signed = list(signers(ShootPki(credentials=dict(issued))))
+            signed = list(signers(ShootPki(credentials=dict(issued), writers=dict(writers))))
         rotation = rotations[credential.name] = shoot.credentials.rotation.get(credential.group.value, 0)
         kept = credential.kind in PROTECTED and credential.name not in shoot.credentials.replacing
         writes = target.writes(credential) if target else None

@@ -22,8 +22,8 @@ from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler import entry_store
-from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey, digest
-from components.render import api, backup, backup_restore, controlplane, shoot_state
+from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey, secrets_digest
+from components.render import api, backup, backup_restore, controlplane, objects, shoot_state
 
 
 @dataclass(frozen=True)
@@ -35,21 +35,22 @@ class PersistedSecrets:
 
 
 def persisted_secrets(credentials: ShootPki, encryption_config: pulumi.Output[str]) -> PersistedSecrets:
-    """The persisted secrets' digest (the content stays in the seed's Secrets) and where the seed holds each."""
-    chosen: dict[str, pulumi.Output[dict[str, str]]] = {}
-    for credential in shoot_state.persisted(c.credential for c in credentials.credentials.values()):
-        issued = credentials[credential.name]
-        public, private = shoot_state.PERSISTED_KEYS[credential.kind]
-        assert issued.cert is not None  # a CA has its certificate, a key its public half
-        chosen[credential.name] = gathered({public: issued.cert, private: issued.key}, secret=True)
-    chosen[controlplane.ENCRYPTION_SECRET] = gathered({controlplane.ENCRYPTION_KEY: encryption_config}, secret=True)
-    # A digest of keys says nothing of them: kept in the clear, so the preview shows when the state changes.
-    secrets_digest = pulumi.Output.unsecret(gathered(chosen, secret=True).apply(digest))
+    """The persisted secrets' digest (the content stays in the seed's Secrets) and where the seed holds each.
+
+    The digest is of each Secret's checksum, as its credential reports it: a CA whose Secret is written again keeps
+    it known in that update's preview, where its key is not.
+    """
     sources = shoot_state.seed_sources(
         (c.credential for c in credentials.credentials.values()), controlplane.ENCRYPTION_SECRET,
         controlplane.ENCRYPTION_KEY,
     )  # fmt: skip
-    return PersistedSecrets(secrets_digest, sources)
+    held = {c.credential.name: c.secret_data()[sources[c.credential.name]["secret"]]
+            for c in credentials.credentials.values() if c.credential.name in sources}  # fmt: skip
+    held[controlplane.ENCRYPTION_SECRET] = {controlplane.ENCRYPTION_KEY: encryption_config}
+    # A digest of checksums says nothing of the keys: kept in the clear, so the preview shows when the state changes.
+    checksums = {name: pulumi.Output.unsecret(gathered(data, secret=True).apply(objects.checksum))
+                 for name, data in held.items()}  # fmt: skip
+    return PersistedSecrets(gathered(checksums, secret=False).apply(secrets_digest), sources)
 
 
 @dataclass(frozen=True)

@@ -190,8 +190,9 @@ class Shoot(pulumi.ComponentResource):
             target = SecretTarget(seed.cluster.reach, namespace, after=after, cluster=identity)
 
             def signers(issued: ShootPki) -> list[pulumi.Resource]:
-                kept = {**self._sources(issued), **extra}
-                secret_set = control_plane_secrets(name, self.values, seed, kept, parent=self)
+                # The CAs, keys and token write their own Secrets; the SecretSet keeps the rest.
+                kept = {n: data for n, data in {**self._sources(issued), **extra}.items() if n not in issued.writers}
+                secret_set = control_plane_secrets(name, self.values, seed, kept, sorted(issued.writers), parent=self)
                 self.written = dict.fromkeys(kept, secret_set)
                 return [secret_set]
 

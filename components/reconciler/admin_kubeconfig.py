@@ -21,7 +21,7 @@ from pulumi.dynamic import CheckFailure, CheckResult, CreateResult, DiffResult, 
 
 from components import yaml_text
 from components.kinds import ADMIN_KUBECONFIG_MAX_S
-from components.reconciler.pki import CA_SECRET, ca_hash, with_ca
+from components.reconciler.ca_source import CA_SECRET, ca_hash, with_ca
 from components.reconciler.provider import Provider
 from components.reconciler.signing import issue
 from components.render import pki as credential_names

@@ -6,7 +6,7 @@ hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret wo
 
 The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
 (`{secret: {data key: output field}}`). The hashes written are kept (`writtenHashes`), and `read()` puts those of
-the Secrets as the cluster has them beside them (`foundHashes`), so drift is told from hashes alone, without the
+the Secrets the cluster has otherwise beside them (`foundHashes`), so drift is told from hashes alone, without the
 contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift, and the
 certificate is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone). Not an in-place
 rewrite: a dynamic provider cannot preview an update, so its outputs would be unknown in the preview and everything
@@ -43,10 +43,10 @@ Writes = Mapping[str, Any]
 
 
 def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
-    """A credential's inputs with where it writes its Secrets, and the output that says what it wrote."""
+    """A credential's inputs with where it writes its Secrets, and the outputs that say what it wrote."""
     if where is None:
         return props
-    return {**props, **{k: where[k] for k in INPUTS if k in where}, OUTPUT: None}
+    return {**props, **{k: where[k] for k in INPUTS if k in where}, OUTPUT: None, CHECKSUMS: None}
 
 
 def writes(props: Mapping[str, Any]) -> bool:
@@ -141,7 +141,7 @@ def remove_held(kube: Kube, namespace: str, layouts: Layout, ours: Mapping[str, 
 
 
 def observed(props: Mapping[str, Any]) -> dict[str, Any]:
-    """What `read()` adds: the Secrets' hashes as the cluster has them ("" gone), and checksums of those written."""
+    """What `read()` adds: the hashes of the Secrets that differ from those written ("" gone), and the checksums."""
     layout: Layout = props["secrets"]
     kube = Kube.from_kubeconfig(props["kubeconfig"])
     found = found_data(kube, props["namespace"], layout)
@@ -151,7 +151,7 @@ def observed(props: Mapping[str, Any]) -> dict[str, Any]:
         if data is not None and hashes[name] == written.get(name):
             plain = {k: base64.b64decode(data[k]).decode() for k in layout[name] if k in data}
             sums[name] = objects.checksum(plain)
-    return {FOUND: hashes, CHECKSUMS: sums}
+    return {FOUND: {name: h for name, h in hashes.items() if h != written.get(name)}, CHECKSUMS: sums}
 
 
 def write(props: Mapping[str, Any]) -> dict[str, Any]:
@@ -174,18 +174,31 @@ def remove(props: Mapping[str, Any]) -> None:
     remove_held(kube, props["namespace"], props["secrets"], props.get(OUTPUT) or {})
 
 
-def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether the Secrets must be issued again: they go elsewhere now, or the cluster's differ from the outputs.
+def moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the Secrets go elsewhere now: another namespace or layout, or another seed.
 
-    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
-    handed them over); it writes them, and is checked, from its next issue on. One that no longer writes any keeps
-    its credential. Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing;
-    another seed (its identity, `cluster`: a control plane moved) is elsewhere, and the certificate is issued there
-    again, as Gardener's secrets manager regenerates a restored control plane's unpersisted secrets.
+    Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing; another seed (its
+    identity, `cluster`: a control plane moved) is elsewhere.
     """
     if not writes(olds) or not writes(news):
         return False
-    moved = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
-    moved = moved or bool(unknowns.changed(olds, news, ("cluster",)))
-    found = olds.get(FOUND)
-    return moved or (found is not None and found != olds.get(OUTPUT))
+    elsewhere = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
+    return elsewhere or bool(unknowns.changed(olds, news, ("cluster",)))
+
+
+def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the Secrets must be written again: they go elsewhere now, or the cluster's differ from the outputs.
+
+    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
+    handed them over); it writes them, and is checked, from its next issue on (`starts`). One that no longer writes
+    any keeps its credential.
+    """
+    # An older state kept every Secret's hash; now only those that differ are kept.
+    found, written = olds.get(FOUND) or {}, olds.get(OUTPUT) or {}
+    differ = any(h != written.get(name) for name, h in found.items())
+    return moved(olds, news) or (writes(olds) and writes(news) and differ)
+
+
+def starts(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether the credential writes Secrets it did not write before (a SecretSet wrote them: handed over)."""
+    return writes(news) and not writes(olds)

@@ -28,9 +28,9 @@ import pulumi
 from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler import unknowns
+from components.reconciler.ca_source import issue_from, with_ca
 from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, put_secret, remove_held
 from components.reconciler.kube import Kube, KubeError
-from components.reconciler.pki import issue_from, with_ca
 from components.reconciler.provider import Provider
 from components.render import pki
 

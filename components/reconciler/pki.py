@@ -17,6 +17,11 @@ What replaces a credential, and what the preview says (the step's replace reason
 - any other input (common name, SANs, usages, validity).
 A new `version` (provider logic) is an in-place update that keeps the credential.
 
+An update's preview knows a kept credential's public outputs. A dynamic provider cannot preview an update, so the
+engine previews its outputs as its inputs: a hosted CA, key or token's refresh records its certificate, public key or
+token id and its Secrets' checksums among its inputs (`carried`), and `check` carries them on while no input that would
+replace it changed. What reads them then previews as it is (docs/state.md).
+
 The engine stores these providers pickled by reference to this module: moving or renaming the module or a
 class needs a shim left behind, or existing resources can no longer be read or deleted.
 """
@@ -26,18 +31,16 @@ from __future__ import annotations
 import secrets
 import string
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
-from components.naming import short_hash
 from components.reconciler import credential_secrets, unknowns
+from components.reconciler.ca_source import CA_SECRET, CA_SUBJECT, ca_hash, issue_from, with_ca
 from components.reconciler.credential_secrets import Writes, writing
-from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
-from components.reconciler.signing import Issued, issue, key_pem, named, new_key, public_pem, self_signed_ca, subject_of
+from components.reconciler.signing import key_pem, new_key, public_pem, self_signed_ca, subject_of
 from components.render import packed_keys, pki
 
 # Bump when the provider logic changes: every credential then shows an update (never a replacement).
@@ -61,6 +64,13 @@ class _Credential(Provider):
 
     replace_on: tuple[str, ...] = ()
     generated: tuple[str, ...] = ()
+    # Whether a drifted or moved Secret is written again from the state (an update): a CA, key or token, which must
+    # never be generated again. A certificate is issued again instead (a replacement), as Gardener regenerates a leaf.
+    rewrites = False
+    # The generated outputs that are not secret, recorded among the inputs at refresh and carried on by `check` where
+    # the credential writes Secrets (an update writes them again; elsewhere only a new logic version updates, and the
+    # state keeps no second copy).
+    carried: tuple[str, ...] = ()
     # The private keys among the outputs, kept as their primes: about a quarter of a PEM, written out again where the
     # program reads them (`written_out`).
     key_outputs: tuple[str, ...] = ()
@@ -74,11 +84,35 @@ class _Credential(Provider):
         id_, outs = self.generate(props)
         return CreateResult(id_=id_, outs=self.lean(credential_secrets.write(outs)))
 
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced).
+
+        The checksums of its Secrets are carried while their layout stays; a credential that starts writing them
+        has none to carry.
+        """
+        if not self.carried or not credential_secrets.writes(news) or _changed(olds, news, self.replace_on):
+            return CheckResult(inputs=news, failures=[])
+        same_layout = not _changed(olds, news, ("secrets",))
+        carried = {k: v for k in self.carried if (v := olds.get(k)) is not None}
+        if not same_layout:
+            carried.pop(credential_secrets.CHECKSUMS, None)
+        return CheckResult(inputs={**news, **carried}, failures=[])
+
+    def recorded(self, outs: dict[str, Any]) -> dict[str, Any]:
+        """The inputs as `check` makes them, from the outputs: the carried ones kept, the rest generated left out."""
+        made = {*self.generated, credential_secrets.OUTPUT} - set(self.carried)
+        return {k: None if k in made else v for k, v in outs.items() if k != credential_secrets.FOUND}
+
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Replaces on a new identity, a rotation or a Secret changed in the cluster; a new logic version updates."""
-        drifted = ["secret"] if credential_secrets.drifted(olds, news) else []
-        replaces = _changed(olds, news, self.replace_on) + drifted
-        changed = bool(replaces) or olds.get("version") != news.get("version")
+        """Replaces on a new identity or a rotation; a drifted or moved Secret is issued again or written again.
+
+        A certificate is issued again (a replacement); a CA, key or token writes it again (`rewrites`, an update).
+        A new logic version updates.
+        """
+        drifted = credential_secrets.drifted(olds, news)
+        replaces = _changed(olds, news, self.replace_on) + (["secret"] if drifted and not self.rewrites else [])
+        rewrite = self.rewrites and (drifted or credential_secrets.starts(olds, news))
+        changed = bool(replaces) or rewrite or olds.get("version") != news.get("version")
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 
     def kept(self, olds: dict[str, Any], news: dict[str, Any]) -> dict[str, Any]:
@@ -90,15 +124,17 @@ class _Credential(Provider):
         return packed_keys.fields_packed(outs, self.key_outputs)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Keeps the credential (only the logic version changed) and writes its Secrets again."""
+        """Keeps the credential and writes its Secrets again (where they moved, after removing them where they were)."""
+        if credential_secrets.moved(olds, news):
+            credential_secrets.remove(olds)
         return UpdateResult(outs=self.lean(credential_secrets.write(self.kept(olds, news))))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """The state is the credential; the Secrets it writes are read back as hashes (drift when they differ)."""
         outs = self.lean(props)
-        if not credential_secrets.writes(props):
-            return ReadResult(id_=id_, outs=outs)
-        return ReadResult(id_=id_, outs={**outs, **credential_secrets.observed(props)})
+        if credential_secrets.writes(props):
+            outs |= credential_secrets.observed(props)
+        return ReadResult(id_=id_, outs=outs, inputs=self.recorded(outs) if self.carried else None)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote, where they still hold what it wrote."""
@@ -115,6 +151,8 @@ class CertificateAuthorityProvider(_Credential):
 
     replace_on = ("commonName", "validitySeconds", "rotation")
     generated = ("cert", "key", "notBefore", "notAfter")
+    carried = ("cert", "notBefore", "notAfter", credential_secrets.CHECKSUMS)
+    rewrites = True
     key_outputs = ("key",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -122,11 +160,6 @@ class CertificateAuthorityProvider(_Credential):
         ca = self_signed_ca(props["commonName"], int(props["validitySeconds"]))
         outs = {**props, "cert": ca.cert, "key": ca.key, "notBefore": ca.not_before, "notAfter": ca.not_after}
         return f"{props['commonName']}-{secrets.token_hex(4)}", outs
-
-
-def ca_hash(pem: object) -> str:
-    """The SHA-256 (first 16 hex digits) of an issuing CA's certificate; an unknown one (preview) hashes apart."""
-    return short_hash(str(pem), length=16)
 
 
 def _issuer_hash(outs: dict[str, Any]) -> str:
@@ -137,41 +170,6 @@ def _issuer_hash(outs: dict[str, Any]) -> str:
 def _new_issuer_hash(news: dict[str, Any]) -> str:
     """The hash of the CA the new inputs name: given (with its signer Secret or subject), else of its certificate."""
     return str(news.get("caHash")) if news.get(CA_SECRET) or news.get(CA_SUBJECT) else ca_hash(news.get("caCert"))
-
-
-# The input naming the Secret in the seed namespace a certificate's CA is read from (`<ca>-signer`), where it has one.
-CA_SECRET = "caSecret"
-# The input that stands for the CA's certificate where a certificate writes no Secret: its subject, all issuing needs.
-CA_SUBJECT = "caSubject"
-
-
-def with_ca(props: dict[str, Any]) -> dict[str, Any]:
-    """The properties with the issuing CA's certificate and key, read from its signer Secret where they name one.
-
-    A hosted shoot's leaf is issued from the CA its seed namespace holds, so the state keeps no copy of the CA's key.
-    """
-    if not props.get(CA_SECRET):
-        return props
-    data = credential_secrets.read_secret(props, props[CA_SECRET])
-    if data is None or pki.KEY_CA_KEY not in data or pki.KEY_CA_CERT not in data:
-        raise KubeError(f"the CA Secret {props['namespace']}/{props[CA_SECRET]} is missing")
-    found = {"caCert": data[pki.KEY_CA_CERT], "caKey": data[pki.KEY_CA_KEY]}
-    if ca_hash(found["caCert"]) != props.get("caHash"):
-        raise KubeError(
-            f"the CA Secret {props['namespace']}/{props[CA_SECRET]} holds another CA than the one this certificate "
-            "is issued from (its SecretSet is written first)"
-        )
-    return {**props, **found}
-
-
-def issue_from(props: Mapping[str, Any]) -> Issued:
-    """Issues the certificate the properties describe (a certificate's inputs, or a LeafSet's leaf with its CA)."""
-    ca = props["caCert"] if props.get("caCert") else named(props[CA_SUBJECT])
-    return issue(
-        ca, packed_keys.expanded(props["caKey"]), props["commonName"],
-        list(props.get("organizations") or []), list(props.get("dnsNames") or []),
-        list(props.get("ipAddresses") or []), list(props["usages"]), int(props["validitySeconds"]),
-    )  # fmt: skip
 
 
 class CertificateProvider(_Credential):
@@ -248,6 +246,8 @@ class ServiceAccountKeyProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("privateKey", "publicKey")
+    carried = ("publicKey", credential_secrets.CHECKSUMS)
+    rewrites = True
     key_outputs = ("privateKey",)
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -262,6 +262,8 @@ class BootstrapTokenProvider(_Credential):
 
     replace_on = ("rotation",)
     generated = ("tokenId", "tokenSecret")
+    carried = ("tokenId", credential_secrets.CHECKSUMS)
+    rewrites = True
 
     def generate(self, props: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Generates the token."""
@@ -286,6 +288,7 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
     if TYPE_CHECKING:
         cert: pulumi.Output[str]
         key: pulumi.Output[str]
+        checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
         self,
@@ -294,6 +297,7 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
         common_name: str,
         validity_s: int,
         rotation: int,
+        writes: Writes | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -303,7 +307,7 @@ class CertificateAuthority(Resource, module="arbor", name="CertificateAuthority"
             "version": PROVIDER_VERSION,
         }
         props |= dict.fromkeys(("cert", "key", "notBefore", "notAfter"))
-        super().__init__(CertificateAuthorityProvider(), name, props, _secret_outputs(opts, "key"))
+        super().__init__(CertificateAuthorityProvider(), name, writing(props, writes), _secret_outputs(opts, "key"))
         self.key = written_out(self.key)
 
 
@@ -355,7 +359,7 @@ class Certificate(Resource, module="arbor", name="Certificate"):
         }  # fmt: skip
         if writes is not None:
             # The program reads the certificate and key from the outputs; else only the Secrets hold them.
-            props |= {"published": published, credential_secrets.CHECKSUMS: None}
+            props["published"] = published
         opts = _secret_outputs(opts, "key", "caKey")
         super().__init__(CertificateProvider(), name, writing(props, writes), opts)
         self.key = written_out(self.key)
@@ -368,10 +372,13 @@ class ServiceAccountKey(Resource, module="arbor", name="ServiceAccountKey"):
     if TYPE_CHECKING:
         privateKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
         publicKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        checksums: pulumi.Output[dict[str, str]]
 
-    def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, *, rotation: int, writes: Writes | None = None, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "privateKey": None, "publicKey": None}
-        super().__init__(ServiceAccountKeyProvider(), name, props, _secret_outputs(opts, "privateKey"))
+        super().__init__(ServiceAccountKeyProvider(), name, writing(props, writes), _secret_outputs(opts, "privateKey"))
         self.privateKey = written_out(self.privateKey)
 
 
@@ -382,7 +389,10 @@ class BootstrapToken(Resource, module="arbor", name="BootstrapToken"):
     if TYPE_CHECKING:
         tokenId: pulumi.Output[str]  # noqa: N815 - the output's name in the state
         tokenSecret: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        checksums: pulumi.Output[dict[str, str]]
 
-    def __init__(self, name: str, *, rotation: int, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, *, rotation: int, writes: Writes | None = None, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         props = {"rotation": rotation, "version": PROVIDER_VERSION, "tokenId": None, "tokenSecret": None}
-        super().__init__(BootstrapTokenProvider(), name, props, _secret_outputs(opts, "tokenSecret"))
+        super().__init__(BootstrapTokenProvider(), name, writing(props, writes), _secret_outputs(opts, "tokenSecret"))

@@ -3,9 +3,9 @@
 A pulumi-kubernetes Secret keeps its data three times (inputs, `__inputs`, the live object). Here the contents are
 an input (secret) and the outputs keep a hash of each Secret, all that diff and drift need: `read()` hashes the
 Secrets as the cluster has them, so one edited or deleted there is drift (its hash ""), and the next `up` writes
-it again. A hosted shoot's control plane keeps the Secrets its credentials do not write themselves (the CAs', the
-service-account key's, the encryption configuration, the backup credentials) in one. The contents are kept packed
-(render/packing.py): a CA's certificate is in two of them and compresses, and each private key is kept as its primes.
+it again. A hosted shoot's control plane keeps the Secrets its credentials do not write themselves (the encryption
+configuration, the backup credentials) in one; those the credentials write (`others`) it never deletes, so an older
+arbor's set, which wrote the CAs' and keys' too, hands them over. The contents are kept packed (render/packing.py).
 """
 
 from __future__ import annotations
@@ -92,9 +92,10 @@ class SecretSetProvider(Provider):
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Writes every Secret; deletes those no longer named."""
+        """Writes every Secret; deletes those no longer named, unless others write them now (handed over)."""
         moved = olds.get("namespace") != news["namespace"]
-        gone = [n for n in olds.get("hashes") or {} if moved or n not in contents(news)]
+        others = set(news.get("others") or ())
+        gone = [n for n in olds.get("hashes") or {} if moved or (n not in contents(news) and n not in others)]
         if moved:
             self.delete(_id, olds)
             gone = []
@@ -130,11 +131,14 @@ class SecretSet(Resource, module="arbor", name="SecretSet"):
         kubeconfig: pulumi.Input[str],
         namespace: str,
         secrets: pulumi.Input[Mapping[str, pulumi.Input[Mapping[str, pulumi.Input[str]]]]],
+        others: Sequence[str] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "kubeconfig": kubeconfig,
             "namespace": namespace,
+            # Secrets of the namespace that others write: never deleted here.
+            "others": list(others),
             # Packed: only this provider reads them (a preview with a content unknown knows none, as before).
             "secrets": pulumi.Output.secret(secrets).apply(pack),
             "version": PROVIDER_VERSION,

@@ -35,7 +35,7 @@ from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
 from components.reconciler.unknowns import known
-from components.render import machine_crds, shoot_state
+from components.render import machine_crds, objects, shoot_state
 
 PROVIDER_VERSION = "1"
 # The first bytes of a sealed state and the associated data its tag covers: another format is refused, not misread.
@@ -83,6 +83,16 @@ def digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def secrets_digest(checksums: Any) -> str:
+    """The persisted secrets' digest: of each one's checksum (objects.checksum), what the Secrets' writers report."""
+    return digest(checksums)
+
+
+def checksums_of(secrets: dict[str, dict[str, str]]) -> dict[str, str]:
+    """Each persisted secret's checksum, from its content as the seed holds it."""
+    return {name: objects.checksum(data) for name, data in secrets.items()}
+
+
 def live_machines(props: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """The machine state of the shoot's seed namespace, as a restore needs it; none where MCM's kinds are not served."""
     seed, namespace = Kube.from_kubeconfig(props["seedKubeconfig"]), props["seedNamespace"]
@@ -115,7 +125,7 @@ def seed_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
 def wanted_secrets(props: dict[str, Any]) -> dict[str, dict[str, str]]:
     """The persisted secrets from the seed, once they are what this update wrote there (their digest)."""
     secrets = seed_secrets(props)
-    if digest(secrets) != props["secretsDigest"]:
+    if secrets_digest(checksums_of(secrets)) != props["secretsDigest"]:
         names = ", ".join(s["secret"] for s in props["sources"].values())
         raise StateError(f"the Secrets {names} in {props['seedNamespace']} are not what arbor wrote: run `make up`")
     return secrets
@@ -127,7 +137,7 @@ def upload(props: dict[str, Any], secrets: dict[str, dict[str, str]]) -> dict[st
     data = shoot_state.document(_header(props), secrets, machines)
     checksum = shoot_state.checksum(data)
     generation = int(props.get("generation") or 0)
-    kept = {"secretsDigest": digest(secrets), "machinesDigest": digest(machines)}
+    kept = {"secretsDigest": secrets_digest(checksums_of(secrets)), "machinesDigest": digest(machines)}
     if checksum == props.get("checksum") and _present(props):
         return {**kept, "checksum": checksum}
     generation += 1

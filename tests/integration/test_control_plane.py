@@ -161,3 +161,38 @@ def test_a_hosted_shoots_leaf_secret_changed_in_the_seed_is_issued_again(local_s
     assert secret("etcd-server")["data"] == untouched
     assert not [n for n in state if n.startswith("arbor-shoot-dev-web-pki-etcd")]
     assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]
+
+
+def test_a_hosted_shoots_ca_key_and_token_secrets_changed_in_the_seed_are_written_again(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN a CA's, the key's and the token's Secrets changed WHEN previewed THEN only they update; `up` writes them.
+
+    A CA's signer Secret and the bootstrap token's are deleted, the service-account key's edited: the preview updates
+    the three credentials and nothing they sign or that reads them; `up` writes the same CA, key and token again,
+    never new ones. Each is kept once in the state, in its own resource's outputs, not in the SecretSet.
+    """
+    seed, namespace = local_stack.outputs()["kubeconfigs"]["seed/local-1"], "shoot--dev--web"
+    names = ("ca-etcd-signer", "service-account-key", "bootstrap-token")
+
+    def data(name: str) -> dict[str, str]:
+        return dict(json.loads(kubectl(seed, tmp_path, "-n", namespace, "get", "secret", name, "-o", "json"))["data"])
+
+    before = {name: data(name) for name in names}
+    kubectl(seed, tmp_path, "-n", namespace, "delete", "secret", "ca-etcd-signer", "bootstrap-token")
+    edited = json.dumps({"data": {"id_rsa.pub": base64.b64encode(b"edited").decode()}})
+    kubectl(seed, tmp_path, "-n", namespace, "patch", "secret", "service-account-key", "--type=merge", "-p", edited)
+
+    preview = local_stack.preview_json("--refresh")
+    changed = {s["urn"].rsplit("::", 1)[-1]: s["op"] for s in preview["steps"] if s["op"] not in ("same", "refresh")}
+    prefix = "arbor-shoot-dev-web-pki"
+    assert changed == {f"{prefix}-ca-etcd": "update", f"{prefix}-service-account-key": "update",
+                       f"{prefix}-bootstrap-token": "update"}  # fmt: skip
+
+    local_stack.up()
+    assert {name: data(name) for name in names} == before
+    secret_set = next(
+        r for r in local_stack.export()["deployment"]["resources"] if r["urn"].endswith("-dev-web-secrets")
+    )
+    assert not set(names) & set(secret_set["outputs"]["hashes"])
+    assert not [s for s in local_stack.preview_json("--refresh")["steps"] if s["op"] not in ("same", "refresh")]

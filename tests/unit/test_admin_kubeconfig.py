@@ -13,8 +13,8 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from components.reconciler import admin_kubeconfig as admin
+from components.reconciler.ca_source import ca_hash
 from components.reconciler.kube import Kube, KubeError
-from components.reconciler.pki import ca_hash
 from components.reconciler.signing import CLOCK_SKEW, Issued, self_signed_ca
 from tests.unit.test_shoot_state import SeedSecrets
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from cryptography import x509
 
-from components.reconciler import credential_secrets, pki, signing
+from components.reconciler import ca_source, credential_secrets, pki, signing
 from components.reconciler.kube import Kube, KubeError
 from components.render import objects, packed_keys
 from tests.unit.test_shoot_state import SeedSecrets
@@ -86,7 +86,7 @@ def test_a_leaf_writes_its_secret_and_the_state_keeps_hashes_not_copies(cluster:
     state = json.dumps(outs)
     assert state.count(outs["key"].strip()) == 1 and key.splitlines()[1] not in state
     assert ca.key.splitlines()[1] not in state
-    assert ca.cert.splitlines()[1] not in state and outs["caHash"] == pki.ca_hash(ca.cert)
+    assert ca.cert.splitlines()[1] not in state and outs["caHash"] == ca_source.ca_hash(ca.cert)
 
 
 def test_an_older_state_with_the_ca_certificate_is_kept_and_leaned_on_refresh(
@@ -215,7 +215,7 @@ def test_a_published_leaf_becoming_unpublished_is_updated_in_place(cluster: Clus
 def signer_inputs(ca: signing.Issued) -> dict[str, Any]:
     """A hosted leaf's inputs as the program sends them now: its CA named by its signer Secret and hash."""
     props = {k: v for k, v in leaf_inputs(ca).items() if k not in ("caCert", "caKey")}
-    return {**props, pki.CA_SECRET: "ca-etcd-signer", "caHash": pki.ca_hash(ca.cert)}
+    return {**props, ca_source.CA_SECRET: "ca-etcd-signer", "caHash": ca_source.ca_hash(ca.cert)}
 
 
 def write_signer(cluster: Cluster, ca: signing.Issued) -> None:
@@ -242,7 +242,7 @@ def test_a_hosted_leaf_is_issued_from_its_cas_signer_secret_and_keeps_no_copy(
     provider = pki.CertificateProvider()
     assert not provider.diff("id", provider.create(leaf_inputs(ca)).outs or {}, inputs).changes
     other = signing.self_signed_ca("etcd", 3600)
-    assert provider.diff("id", outs, {**inputs, "caHash": pki.ca_hash(other.cert)}).replaces == ["caCert"]
+    assert provider.diff("id", outs, {**inputs, "caHash": ca_source.ca_hash(other.cert)}).replaces == ["caCert"]
 
 
 @pytest.mark.parametrize("signer", ["missing", "another CA"])

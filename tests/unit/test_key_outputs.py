@@ -12,8 +12,8 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from components.reconciler import ca_source, signing
 from components.reconciler import pki as issuing
-from components.reconciler import signing
 from components.render import packed_keys
 
 CA_INPUTS = {"commonName": "ca", "validitySeconds": 3600, "rotation": 0, "version": issuing.PROVIDER_VERSION,
@@ -171,13 +171,13 @@ def test_a_certificate_writing_no_secret_keeps_its_cas_subject_not_its_certifica
     """
     provider = issuing.CertificateProvider()
     checked = provider.check({}, _leaf_inputs({"caCert": ca().cert})).inputs
-    assert "caCert" not in checked and checked["caHash"] == issuing.ca_hash(ca().cert)
-    assert checked[issuing.CA_SUBJECT] == signing.subject_of(ca().cert)
+    assert "caCert" not in checked and checked["caHash"] == ca_source.ca_hash(ca().cert)
+    assert checked[ca_source.CA_SUBJECT] == signing.subject_of(ca().cert)
     outs = provider.create(checked).outs or {}
     x509.load_pem_x509_certificate(outs["cert"].encode()).verify_directly_issued_by(
         x509.load_pem_x509_certificate(ca().cert.encode())
     )
-    assert issuing.CA_SUBJECT not in outs and outs["caHash"] == issuing.ca_hash(ca().cert)
+    assert ca_source.CA_SUBJECT not in outs and outs["caHash"] == ca_source.ca_hash(ca().cert)
     # One that writes its Secret keeps the CA's certificate: the Secret's `ca.crt` is written from it.
     writing = {**_leaf_inputs({"caCert": ca().cert}), "kubeconfig": "k", "namespace": "n", "secrets": {"s": {}}}
     assert provider.check({}, writing).inputs == writing

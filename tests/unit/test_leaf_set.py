@@ -11,7 +11,7 @@ from cryptography import x509
 from pulumi.runtime import rpc
 
 from components.reconciler import leaf_set, signing
-from components.reconciler.pki import ca_hash
+from components.reconciler.ca_source import ca_hash
 from components.render import pki
 from tests.unit.test_credential_secrets import COLLECTION, NAMESPACE, Cluster, cluster  # noqa: F401 - a fixture
 

@@ -145,7 +145,8 @@ def state_props(**changes: Any) -> dict[str, Any]:
         "object": shoot_state.object_key("shoot--dev--web--uid"), "seedKubeconfig": "s", "gardenKubeconfig": "g",
         "version": reconciler.PROVIDER_VERSION, "key": reconciler.new_key(), "due": False, "generation": 1,
         "checksum": "c1", "size": 100, "lastUpload": "2026-11-27T10:00:00Z",
-        "secretsDigest": reconciler.digest(SECRETS), "machinesDigest": reconciler.digest({}), "sources": SOURCES,
+        "secretsDigest": reconciler.secrets_digest(reconciler.checksums_of(SECRETS)),
+        "machinesDigest": reconciler.digest({}), "sources": SOURCES,
     }  # fmt: skip
     return {**props, **changes}
 
@@ -155,7 +156,15 @@ def state_props(**changes: Any) -> dict[str, Any]:
     [
         ({}, {}, False),
         ({"due": True}, {}, True),
-        ({}, {"secretsDigest": reconciler.digest({**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}})}, True),
+        (
+            {},
+            {
+                "secretsDigest": reconciler.secrets_digest(
+                    reconciler.checksums_of({**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}})
+                )
+            },
+            True,
+        ),
         ({}, {"object": shoot_state.object_key("shoot--dev--web--uid2")}, True),
         ({}, {"key": "another"}, True),
     ],
@@ -229,7 +238,7 @@ def test_a_state_is_uploaded_sealed_once_per_change_under_one_key(
     same = outs(provider.update("s", made, news))
     assert (same["generation"], same["key"], len(store.written)) == (1, key, 1)
     seed["secrets"] = {**SECRETS, "ca": {"ca.crt": "C2", "ca.key": "K2"}}
-    rotated = {**news, "secretsDigest": reconciler.digest(seed["secrets"])}
+    rotated = {**news, "secretsDigest": reconciler.secrets_digest(reconciler.checksums_of(seed["secrets"]))}
     moved = outs(provider.update("s", same, rotated))
     assert (moved["generation"], moved["key"], len(store.written)) == (2, key, 2)
     assert json.loads(reconciler.unseal(store.written[1][1], key))["secrets"]["ca"]["ca.crt"] == "C2"
