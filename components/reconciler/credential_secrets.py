@@ -202,3 +202,26 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 def starts(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether the credential writes Secrets it did not write before (a SecretSet wrote them: handed over)."""
     return writes(news) and not writes(olds)
+
+
+def recorded(outs: Mapping[str, Any], made: Iterable[str]) -> dict[str, Any]:
+    """The inputs a refresh records from the outputs: what the resource made left out (None), no found hashes.
+
+    A carried output stays (its caller leaves it out of `made`): the next `check` carries it on (`carry`).
+    """
+    left_out = {*made, OUTPUT}
+    return {k: None if k in left_out else v for k, v in outs.items() if k != FOUND}
+
+
+def carry(olds: Mapping[str, Any], news: dict[str, Any], carried: Iterable[str], same: Iterable[str]) -> dict[str, Any]:
+    """New inputs with the `carried` outputs the old inputs recorded, while none of `same` changed.
+
+    A dynamic provider's update previews its outputs as its inputs: so a writer's update (a Secret written again)
+    previews what it keeps known. Only where it writes Secrets; their checksums only while their layout stays.
+    """
+    if not writes(news) or any(olds.get(k) != news.get(k) for k in same):
+        return news
+    kept = {k: v for k in carried if (v := olds.get(k)) is not None}
+    if olds.get("secrets") != news.get("secrets"):
+        kept.pop(CHECKSUMS, None)
+    return {**news, **kept}

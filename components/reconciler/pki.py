@@ -85,23 +85,9 @@ class _Credential(Provider):
         return CreateResult(id_=id_, outs=self.lean(credential_secrets.write(outs)))
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced).
-
-        The checksums of its Secrets are carried while their layout stays; a credential that starts writing them
-        has none to carry.
-        """
-        if not self.carried or not credential_secrets.writes(news) or _changed(olds, news, self.replace_on):
-            return CheckResult(inputs=news, failures=[])
-        same_layout = not _changed(olds, news, ("secrets",))
-        carried = {k: v for k in self.carried if (v := olds.get(k)) is not None}
-        if not same_layout:
-            carried.pop(credential_secrets.CHECKSUMS, None)
-        return CheckResult(inputs={**news, **carried}, failures=[])
-
-    def recorded(self, outs: dict[str, Any]) -> dict[str, Any]:
-        """The inputs as `check` makes them, from the outputs: the carried ones kept, the rest generated left out."""
-        made = {*self.generated, credential_secrets.OUTPUT} - set(self.carried)
-        return {k: None if k in made else v for k, v in outs.items() if k != credential_secrets.FOUND}
+        """The inputs, with the carried outputs of the credential they keep (none where it would be replaced)."""
+        inputs = credential_secrets.carry(olds, news, self.carried, self.replace_on) if self.carried else news
+        return CheckResult(inputs=inputs, failures=[])
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Replaces on a new identity or a rotation; a drifted or moved Secret is issued again or written again.
@@ -134,7 +120,8 @@ class _Credential(Provider):
         outs = self.lean(props)
         if credential_secrets.writes(props):
             outs |= credential_secrets.observed(props)
-        return ReadResult(id_=id_, outs=outs, inputs=self.recorded(outs) if self.carried else None)
+        made = set(self.generated) - set(self.carried)
+        return ReadResult(id_=id_, outs=outs, inputs=credential_secrets.recorded(outs, made) if self.carried else None)
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the Secrets it wrote, where they still hold what it wrote."""
