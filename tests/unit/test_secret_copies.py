@@ -1,0 +1,44 @@
+"""hack/secret_copies.py: every private key in a state, by the resources that hold it, however it is encoded."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import secret_copies
+
+from components.reconciler import signing
+from components.render import packed_keys
+from components.render.packing import pack
+
+SECRET_SIG = secret_copies.SECRET_SIG
+
+
+def shown(value: Any) -> dict[str, Any]:
+    """A secret value as `pulumi stack export --show-secrets` writes it."""
+    return {SECRET_SIG: "1b47061264138c4ac30d75fd1eb44270", "plaintext": json.dumps(value)}
+
+
+def resource(name: str, inputs: Any = None, outputs: Any = None) -> dict[str, Any]:
+    """A resource of an export."""
+    return {"urn": f"urn:pulumi:local::arbor::t::{name}", "inputs": inputs or {}, "outputs": outputs or {}}
+
+
+def test_a_key_is_found_in_every_encoding_and_named_by_its_public_half() -> None:
+    """GIVEN a key in three encodings and another once WHEN scanned THEN the first has three holders.
+
+    As primes in a secret output, in a Secret's base64 data inside a packed value, and as an indented PEM in packed
+    YAML (an OSC's files).
+    """
+    ca, other = signing.self_signed_ca("ca", 3600), signing.self_signed_ca("other", 3600)
+    secret = {"data": {"ca.key": base64.b64encode(ca.key.encode()).decode()}}
+    indented = "files:\n- data: |\n" + "".join(f"    {line}\n" for line in ca.key.splitlines())
+    state = {"deployment": {"resources": [
+        resource("the-ca", outputs={"key": shown(packed_keys.compacted(ca.key)), "cert": ca.cert}),
+        resource("a-set", inputs={"secrets": shown(pack({"ca-signer": secret}))}),
+        resource("an-osc", inputs={"content": shown(pack(indented))}),
+        resource("another", outputs={"key": shown(other.key)}),
+    ]}}  # fmt: skip
+    assert secret_copies.copies(state) == [["a-set", "an-osc", "the-ca"]]
+    assert len(secret_copies.holders(state)) == 2
