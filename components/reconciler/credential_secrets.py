@@ -1,18 +1,19 @@
-"""The Secrets a credential resource writes itself: a hosted control plane's certificates in its seed namespace.
+"""The Secrets a credential resource writes itself: a hosted control plane's credentials in its seed namespace.
 
-A certificate's content lives in its resource's outputs; the Secret that carries it to the control plane is
+A credential's content lives in its resource's outputs; the Secret that carries it to the control plane is
 written from there by the same resource when it is issued, so the state holds the content once and the Secret as a
 hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret would.
 
 The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
 (`{secret: {data key: output field}}`). The hashes written are kept (`writtenHashes`), and `read()` puts those of
 the Secrets the cluster has otherwise beside them (`foundHashes`), so drift is told from hashes alone, without the
-contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift, and the
-certificate is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone). Not an in-place
-rewrite: a dynamic provider cannot preview an update, so its outputs would be unknown in the preview and everything
-that reads them would appear to change. A Secret is removed only while it still holds what this resource wrote (a
-precondition on its resourceVersion): a replacement writes the same names first, and the old certificate's deletion
-must not take the new one's Secret with it.
+contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift: a certificate
+is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone); a CA, key or token, which must
+never be generated again, writes it again in an update. A dynamic provider cannot preview an update (the engine
+previews its outputs as its inputs), so such a writer's refresh records its public outputs among its inputs
+(`recorded`) and its `check` carries them on (`carry`): what reads them previews as it is. A Secret is removed only
+while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement writes the
+same names first, and the old certificate's deletion must not take the new one's Secret with it.
 """
 
 from __future__ import annotations
