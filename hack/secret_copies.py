@@ -50,7 +50,7 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(item)
     elif isinstance(value, str):
         opened = unpacked(value)
-        if opened is not value and opened != value:
+        if opened != value:
             yield from _texts(opened)
             return
         if value[:1] in "{[":

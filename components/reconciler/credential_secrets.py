@@ -190,9 +190,9 @@ def moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
 def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether the Secrets must be written again: they go elsewhere now, or the cluster's differ from the outputs.
 
-    A credential issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
-    handed them over); it writes them, and is checked, from its next issue on (`starts`). One that no longer writes
-    any keeps its credential.
+    A certificate issued before it wrote its own Secrets is left as it is (its Secrets exist: hack/state_moves.py
+    handed them over); it writes them, and is checked, from its next issue on. A CA, key or token that starts
+    writing them (`starts`) updates once instead. One that no longer writes any keeps its credential.
     """
     # An older state kept every Secret's hash; now only those that differ are kept.
     found, written = olds.get(FOUND) or {}, olds.get(OUTPUT) or {}
