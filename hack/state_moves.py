@@ -116,8 +116,9 @@ MOVES = (
     # Its seed's extensions' Role and RoleBinding on a shoot's records in the garden: now one ObjectSet.
     Move("kubernetes:rbac.authorization.k8s.io/v1:Role", SHOOT, r"extensions-role", EXTENSION_RIGHTS),
     Move("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", SHOOT, r"extensions-rolebinding", EXTENSION_RIGHTS),
-    # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name.
-    Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its ObjectSet (`<shoot>-ca-client`)"),
+    # A shoot's client CA in the garden (the InternalSecret `<shoot>.ca-client`): now an ObjectSet of the same name
+    # (a hosted shoot's: a CaCopy, copying it from the seed).
+    Move("kubernetes:arbor.dev/v1alpha1:InternalSecret", SHOOT, r"ca-client", "its resource (`<shoot>-ca-client`)"),
     # A hosted shoot's leaves that only their Secrets hold (`<shoot>-pki-<leaf>`, a Certificate each): now one LeafSet,
     # which issues them again once (their checksums are now of what they are issued from, not of their content).
     Move(CERTIFICATE, SHOOT, r"pki-.+", "the shoot's leaves (`<shoot>-pki-leaves`)", {"published": False}),

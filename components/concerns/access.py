@@ -20,7 +20,9 @@ from components.bundles import ClusterAccess
 from components.concerns.shoot_pki import CredentialOutputs
 from components.naming import API_GROUP, API_VERSION
 from components.plan.values import ShootValues
+from components.reconciler import object_set
 from components.reconciler.admin_kubeconfig import DEFAULT_GROUPS, AdminKubeconfig
+from components.reconciler.ca_copy import CaCopy
 from components.reconciler.object_set import ObjectSet
 from components.render import pki
 
@@ -49,15 +51,30 @@ def internal_secret(name: str, namespace: str, data: dict[str, str]) -> dict[str
 
 
 def register_client_ca(
-    name: str, shoot: ShootValues, client_ca: CredentialOutputs, garden: ClusterAccess, opts: pulumi.ResourceOptions
-) -> ObjectSet:
+    name: str,
+    shoot: ShootValues,
+    client_ca: CredentialOutputs,
+    garden: ClusterAccess,
+    opts: pulumi.ResourceOptions,
+    signer: tuple[pulumi.Output[str], str] | None = None,
+) -> pulumi.CustomResource:
     """The shoot's client CA as the InternalSecret `<shoot>.ca-client` in its project namespace of the garden.
 
-    Applied as an ObjectSet (its content once in the state, secret; a hash in the outputs). `opts` carries what must
-    exist first (the CRD, the namespace).
+    `signer` (a hosted shoot's seed and namespace) holds the CA's `ca-client-signer`: copied from there (CaCopy),
+    so the state keeps no second copy of the key. Otherwise applied as an ObjectSet (its content once in the state,
+    secret). `opts` carries what must exist first (the CRD, the namespace).
     """
     assert client_ca.cert is not None  # a CA always has its certificate
     namespace, secret_name = shoot.project_namespace, internal_secret_name(shoot.name)
+    if signer is not None:
+        target = {k: v for k, v in internal_secret(secret_name, namespace, {}).items() if k != "data"}
+        # An older arbor's ObjectSet of the same name becomes this copy by an update: the InternalSecret stays.
+        moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=object_set.TYPE)])
+        return CaCopy(
+            name, source=(signer[0], signer[1], pki.signer(pki.CA_CLIENT)), ca_cert=client_ca.cert,
+            kubeconfig=garden.reach, cluster=garden.identifier, target=target,
+            opts=pulumi.ResourceOptions.merge(opts, moved),
+        )  # fmt: skip
     pems = pulumi.Output.all(client_ca.cert, client_ca.key)
     manifests = pems.apply(
         lambda p: [internal_secret(secret_name, namespace, {pki.KEY_CA_CERT: p[0], pki.KEY_CA_KEY: p[1]})]

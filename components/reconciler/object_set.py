@@ -21,6 +21,8 @@ from components.render import objects
 from components.render.packing import pack, unpacked
 
 PROVIDER_VERSION = "1"
+# Its type in the state, the name an alias of a resource that was one gives.
+TYPE = "pulumi-python:dynamic/arbor:ObjectSet"
 
 
 def _integral(value: Any) -> Any:

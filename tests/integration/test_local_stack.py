@@ -205,13 +205,13 @@ def test_kubeconfig_is_secret_in_state(local_stack: Stack) -> None:
 def test_a_hosted_shoots_private_keys_are_each_kept_once(local_stack: Stack) -> None:
     """GIVEN the stack's state, its secrets shown WHEN scanned THEN each hosted shoot's private key has one holder.
 
-    Issue 19's rule, checked by hack/secret_copies.py in every encoding arbor keeps a key in. The one exception
-    left is the client CA, whose garden InternalSecret (`<shoot>-ca-client`) holds it too (docs/state.md).
+    Issue 19's rule, checked by hack/secret_copies.py in every encoding arbor keeps a key in: the client CA's
+    garden InternalSecret (`<shoot>-ca-client`) is copied from the seed, so its state holds no key.
     """
     state = json.loads(local_stack.run("stack", "export", "--show-secrets").stdout)
     hosted = ("arbor-shoot-dev-web", "arbor-shoot-ops-db")
     held = [names for names in secret_copies.copies(state) if any(n.startswith(hosted) for n in names)]
-    assert held == [[f"{shoot}-ca-client", f"{shoot}-pki-ca-client"] for shoot in hosted]
+    assert held == []
     assert len(secret_copies.holders(state)) >= 12  # each hosted shoot's four CAs, its key and arbor's client
 
 

@@ -267,7 +267,7 @@ def test_a_shoots_client_ca_in_the_garden_is_handed_over_to_its_object_set() -> 
         resource("pulumi-python:dynamic/arbor:ObjectSet", "arbor-shoot-dev-web-ca-client", SHOOT),
     ]
     handed = state_moves.moved([*old_state()[:2], internal, *kept])
-    assert handed == {internal["urn"]: "its ObjectSet (`<shoot>-ca-client`)"}
+    assert handed == {internal["urn"]: "its resource (`<shoot>-ca-client`)"}
 
 
 def test_a_zones_user_data_class_and_machine_deployment_are_handed_over_to_its_object_set() -> None:
