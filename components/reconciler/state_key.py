@@ -62,8 +62,11 @@ def _path(where: Mapping[str, Any]) -> str:
 
 
 def by_reference_now(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether a resource that an older arbor gave the key itself is given a reference to it now (an update)."""
-    return "key" in olds and not isinstance(olds["key"], Mapping) and isinstance(news.get("key"), Mapping)
+    """Whether a resource that an older arbor gave the key itself is given a reference to it now (an update).
+
+    A reference a preview does not know yet counts too: that `up` updates it.
+    """
+    return "key" in olds and not isinstance(olds["key"], Mapping) and news.get("key") != olds["key"]
 
 
 def reference(where: Mapping[str, Any], digest: str) -> dict[str, Any]:
