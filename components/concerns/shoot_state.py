@@ -15,15 +15,20 @@ from typing import Any, overload
 import pulumi
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, SeedAccess
+from components.bundles import BackupAccess, ClusterAccess, GardenAccess, SeedAccess
+from components.concerns.access import internal_secret_name
 from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler import entry_store
-from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, ShootStateKey, secrets_digest
+from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, secrets_digest
+from components.reconciler.state_key import ShootStateKey, reference
 from components.render import api, backup, backup_restore, controlplane, objects, shoot_state
+
+# The garden InternalSecret `<shoot>.shoot-state-key` holds the key a shoot's state is sealed under.
+STATE_KEY = "shoot-state-key"
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,8 @@ class StateKeeping:
     """What of a hosted shoot's state comes before its workers: its key, where it is, the restore of its machines."""
 
     key: ShootStateKey
+    # The key by reference (its copy in the garden, its digest): what reads the state is given this, not the key.
+    key_reference: pulumi.Output[dict[str, Any]]
     object_key: pulumi.Output[str]
     restore: MachineRestore
     # What moves the control plane when the seed changes, which the shoot's API and restores wait for.
@@ -71,7 +78,7 @@ def state_keeping(
     seed: SeedAccess | None,
     backup_data: pulumi.Output[dict[str, str]] | None,
     infra: InfrastructureProvider,
-    garden: ClusterAccess,
+    garden: GardenAccess,
     parent: pulumi.Resource,
     after: Sequence[pulumi.Resource] = (),
 ) -> StateKeeping | None:
@@ -87,8 +94,17 @@ def state_keeping(
         return None
     tid = values.technical_id
     object_key = record.metadata.apply(lambda m: shoot_state.object_key(naming.backup_entry(tid, m["uid"])))
-    key = ShootStateKey(f"{name}-shoot-state-key", pulumi.ResourceOptions(parent=parent, protect=True))
-    moved = list(infra.control_plane_move(values, seed, backup_data, (object_key, key.key), garden, parent))
+    # Its copy in the garden, beside the ShootState record, is what the upload, the restore and the migration read.
+    where = {"namespace": values.project_namespace, "name": internal_secret_name(values.name, STATE_KEY)}
+    copy = pulumi.Output.from_input(garden.cluster.reach).apply(lambda reach: {"kubeconfig": reach, **where})
+    in_project = garden.project(values.project)
+    key = ShootStateKey(
+        f"{name}-shoot-state-key", copy, pulumi.ResourceOptions(parent=parent, protect=True, depends_on=in_project)
+    )
+    found = pulumi.Output.all(copy, key.digest).apply(lambda got: reference(got[0], got[1]))
+    by_reference: pulumi.Output[dict[str, Any]] = pulumi.Output.secret(found)
+    state = (object_key, by_reference)
+    moved = list(infra.control_plane_move(values, seed, backup_data, state, garden.cluster, parent))
     restore = MachineRestore(
         f"{name}-machine-restore",
         seed_namespace=values.seed_namespace,
@@ -96,14 +112,14 @@ def state_keeping(
         # By reference: the state keeps the seed's key once, in the SecretSet that writes the Secret first.
         backup_data=backup_reference(seed, values, backup_data),
         object_key=object_key,
-        key=key.key,
+        key=by_reference,
         seed=values.seed,
         seed_kubeconfig=seed.cluster.reach,
         opts=pulumi.ResourceOptions(
             parent=parent, depends_on=[seed.namespaces[values.seed_namespace], *seed.machine_crds, *moved, *after]
         ),
     )
-    return StateKeeping(key, object_key, restore, moved)
+    return StateKeeping(key, by_reference, object_key, restore, moved)
 
 
 def etcd_backup_data(values: ShootValues, access: BackupAccess, record: Record) -> pulumi.Output[dict[str, str]]:
@@ -163,7 +179,7 @@ def shoot_state_backup(
         sources=secrets.sources,
         backup_data=backup_reference(seed, values, backup_data),
         object_key=kept.object_key,
-        key=kept.key.key,
+        key=kept.key_reference,
         seed_kubeconfig=seed.cluster.reach,
         garden_kubeconfig=garden.reach,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[described, kept.restore, *after]),

@@ -93,7 +93,7 @@ class Shoot(pulumi.ComponentResource):
         sources = {**self._sources(self.credentials), **extra}
         backup_data = extra.get(backup.ETCD_BACKUP_SECRET)
         writer = [self.written[backup.ETCD_BACKUP_SECRET]] if backup_data is not None else []
-        kept = state_keeping(name, values, record, seed, backup_data, infra, garden.cluster, self, after=writer)
+        kept = state_keeping(name, values, record, seed, backup_data, infra, garden, self, after=writer)
         steps = self._hosted(name, infra, seed, sources, kept) if seed else self._self_hosted(name, infra, sources)
         entry = self._backup_entry(name, garden, record, seed)
         entry += self._snapshots(infra, seed, garden, record, extra, entry)

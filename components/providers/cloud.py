@@ -183,7 +183,7 @@ class CloudProvider:
         shoot: ShootValues,
         seed: SeedAccess,
         backup: pulumi.Output[dict[str, str]],
-        state: tuple[pulumi.Output[str], pulumi.Output[str]],
+        state: tuple[pulumi.Output[str], pulumi.Output[dict[str, Any]]],
         garden: ClusterAccess,
         parent: pulumi.Resource,
     ) -> Sequence[pulumi.Resource]:

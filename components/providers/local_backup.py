@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pulumi
 
@@ -118,7 +119,7 @@ class LocalBackups:
         shoot: ShootValues,
         seed: SeedAccess,
         backup: pulumi.Output[dict[str, str]],
-        state: tuple[pulumi.Output[str], pulumi.Output[str]],
+        state: tuple[pulumi.Output[str], pulumi.Output[dict[str, Any]]],
         garden: ClusterAccess,
         parent: pulumi.Resource,
     ) -> Sequence[pulumi.Resource]:

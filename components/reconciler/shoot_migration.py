@@ -33,7 +33,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import API_GROUP, API_VERSION
-from components.reconciler import kwokctl, local_process, machines_released, shoot_cluster, shoot_state
+from components.reconciler import kwokctl, local_process, machines_released, shoot_cluster, shoot_state, state_key
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import LAYOUT, rfc3339
 from components.reconciler.kube import Kube, KubeError
@@ -129,8 +129,9 @@ class ShootMigrationProvider(Provider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """A new seed is a migration (an update); other inputs follow along with it or the logic version."""
         moved = [k for k in PLACE if olds.get(k) != news.get(k)]
-        return DiffResult(changes=bool(moved) or olds.get("version") != news.get("version"), replaces=[],
-                          delete_before_replace=False)  # fmt: skip
+        # The shoot state's key given by reference now: the update keeps that instead of the key.
+        changed = bool(moved) or olds.get("version") != news.get("version") or state_key.by_reference_now(olds, news)
+        return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Migrates when the seed changed; else records the new inputs."""
@@ -163,7 +164,7 @@ class ShootMigration(Resource, module="arbor", name="ShootMigration"):
         garden_kubeconfig: pulumi.Input[str],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
-        key: pulumi.Input[str],
+        key: pulumi.Input[dict[str, Any]],
         cluster: str,
         workdir: str,
         opts: pulumi.ResourceOptions | None = None,

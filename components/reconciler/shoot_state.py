@@ -2,8 +2,9 @@
 
 The state (components/render/shoot_state.py: the persisted secrets and the machine state) is what a control plane
 rebuilt on another seed needs beyond etcd. It is gzip-compressed and sealed with AES-256-GCM under the shoot's own
-key (ShootStateKey: generated once, a secret output, a resource of its own so a restore can read it before anything
-else of the shoot is made), so only the stack can open it, then uploaded with the seed's key to
+key (ShootStateKey, reconciler/state_key.py: generated once, a resource of its own so a restore can read it before
+anything else of the shoot is made; what seals and opens the state reads it from the garden's InternalSecret its
+reference names), so only the stack and the garden's operators can open it, then uploaded with the seed's key to
 `<entry>/shoot-state/`. A new generation is uploaded when the persisted secrets change (the diff compares their
 digest) or when refresh finds the machine state moved or the object gone; each writes the ShootState record's
 status (generation, checksum, size, upload time). Neither is kept here: the secrets are read from the Secrets the
@@ -34,13 +35,19 @@ from components.reconciler.entry_store import MissingSecretError, StoreError, en
 from components.reconciler.etcd_snapshot import rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
+
+# The key's resource was defined here: a state's pickled provider names this module, so it is found here still.
+from components.reconciler.state_key import ShootStateKey as ShootStateKey
+from components.reconciler.state_key import ShootStateKeyProvider as ShootStateKeyProvider
+from components.reconciler.state_key import StateKeyError, by_reference_now, resolve
+from components.reconciler.state_key import new_key as new_key
 from components.reconciler.unknowns import known
 from components.render import machine_crds, objects, shoot_state
 
 PROVIDER_VERSION = "1"
 # The first bytes of a sealed state and the associated data its tag covers: another format is refused, not misread.
 MAGIC = b"arbor.dev/shoot-state/v1\n"
-KEY_BYTES, NONCE_BYTES = 32, 12
+NONCE_BYTES = 12
 STATE_OUTPUTS = ("generation", "checksum", "size", "lastUpload", "secretsDigest", "machinesDigest")
 # The object's metadata a restore checks the document against (S3 user metadata, `x-amz-meta-*`).
 META_GENERATION, META_CHECKSUM = "arbor-generation", "arbor-checksum"
@@ -50,11 +57,6 @@ UNKNOWN = "\x00unknown"
 
 class StateError(Exception):
     """A shoot state that cannot be made, stored or read back: the message says which and why, never the content."""
-
-
-def new_key() -> str:
-    """A random 256-bit key, base64."""
-    return base64.b64encode(os.urandom(KEY_BYTES)).decode()
 
 
 def seal(data: bytes, key: str) -> bytes:
@@ -72,6 +74,14 @@ def unseal(blob: bytes, key: str) -> bytes:
         return gzip.decompress(AESGCM(base64.b64decode(key)).decrypt(nonce, sealed, MAGIC))
     except (InvalidTag, ValueError):
         raise StateError("it does not open with this stack's key, or it was altered") from None
+
+
+def _key(props: dict[str, Any]) -> str:
+    """The key the state is sealed under: read where its reference says (or given, by an older state)."""
+    try:
+        return resolve(props["key"])
+    except StateKeyError as error:
+        raise StateError(str(error)) from None
 
 
 def digest(value: Any) -> str:
@@ -141,7 +151,7 @@ def upload(props: dict[str, Any], secrets: dict[str, dict[str, str]]) -> dict[st
     if checksum == props.get("checksum") and _present(props):
         return {**kept, "checksum": checksum}
     generation += 1
-    sealed = seal(data, props["key"])
+    sealed = seal(data, _key(props))
     try:
         entry_store(props["backup"]).put(
             props["object"], sealed, {META_GENERATION: str(generation), META_CHECKSUM: checksum}
@@ -160,7 +170,7 @@ def fetch(props: dict[str, Any]) -> dict[str, Any]:
         raise
     except StoreError as error:
         raise StateError(str(error)) from None
-    data = unseal(blob, props["key"])
+    data = unseal(blob, _key(props))
     if shoot_state.checksum(data) != metadata.get(META_CHECKSUM):
         raise StateError(f"{props['object']}: its checksum differs from the one it was stored with")
     document: dict[str, Any] = json.loads(data)
@@ -244,7 +254,7 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         sources: dict[str, dict[str, Any]],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
-        key: pulumi.Input[str],
+        key: pulumi.Input[dict[str, Any]],
         seed_kubeconfig: pulumi.Input[str],
         garden_kubeconfig: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
@@ -258,33 +268,6 @@ class ShootStateBackup(Resource, module="arbor", name="ShootStateBackup"):
         }  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=["backup", "key"])
         super().__init__(ShootStateProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
-
-
-class ShootStateKeyProvider(Provider):
-    """A random key, made once and never changed: everything sealed under it opens with it alone."""
-
-    def create(self, props: dict[str, Any]) -> CreateResult:
-        """A new 256-bit key."""
-        return CreateResult(id_=new_key()[:8], outs={**props, "key": new_key()})
-
-    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Never a change: a new key would leave every generation sealed under the old one unreadable."""
-        return DiffResult(changes=False, replaces=[], stables=["key"], delete_before_replace=False)
-
-    def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The key as kept: it lives only in the stack's state."""
-        return ReadResult(id_=id_, outs=props)
-
-
-class ShootStateKey(Resource, module="arbor", name="ShootStateKey"):
-    """The key a shoot's state is sealed under (secret); protected where it is registered."""
-
-    if TYPE_CHECKING:
-        key: pulumi.Output[str]
-
-    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["key"])
-        super().__init__(ShootStateKeyProvider(), name, {"key": None}, pulumi.ResourceOptions.merge(opts, secret))
 
 
 def _machine_count(props: dict[str, Any]) -> int:
@@ -331,6 +314,7 @@ class MachineRestoreProvider(Provider):
         A state recorded before seeds were is taken as on its seed.
         """
         moved = any(olds.get(k, news.get(k)) != news.get(k) for k in ("seedNamespace", "object", "seed", "version"))
+        moved = moved or by_reference_now(olds, news)  # the key's copy in the state goes
         # Other bucket credentials: the outputs then name them (a read with the old ones could not tell `due`). One a
         # preview does not know yet (a seed or record made again) is no change; the `up` diffs it known.
         backup = news.get("backup") or {}
@@ -374,7 +358,7 @@ class MachineRestore(Resource, module="arbor", name="MachineRestore"):
         deployments: list[str],
         backup_data: pulumi.Input[dict[str, str]],
         object_key: pulumi.Input[str],
-        key: pulumi.Input[str],
+        key: pulumi.Input[dict[str, Any]],
         seed_kubeconfig: pulumi.Input[str],
         seed: str | None = None,
         opts: pulumi.ResourceOptions | None = None,

@@ -20,7 +20,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from components.reconciler import kwokctl, shoot_state
+from components.reconciler import kwokctl, shoot_state, state_key
 from components.reconciler.kube import certificate_authority, server_of
 from components.render import shoot_state as rendered
 from tests.integration.engine import Stack, items, kube_items, kubectl, steps_by_type, token_kubeconfig
@@ -82,6 +82,8 @@ def test_each_hosted_shoots_state_is_sealed_in_its_entry_and_opens_with_the_stac
         backup = secret_data(local_stack, tmp_path, namespace)
         sealed = seed_client(backup).get_object(backup["bucketName"], record["spec"]["object"]).read()
         assert sealed.startswith(shoot_state.MAGIC) and b"PRIVATE KEY" not in sealed
+        # Opened with the key its reference reads from the garden's InternalSecret: the state keeps the key once.
+        assert outputs["key"][state_key.SECRET_REF]["name"] == f"{shoot}.shoot-state-key"
         document = shoot_state.fetch(outputs)
         assert record["status"]["generation"] >= 1
         assert rendered.checksum(rendered.canonical(document)) == record["status"]["checksum"]

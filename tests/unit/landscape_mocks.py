@@ -29,6 +29,7 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": "<public>"},
     "pulumi-python:dynamic/arbor:BootstrapToken": {"tokenId": "abcdef", "tokenSecret": "<secret>"},
     "pulumi-python:dynamic/arbor:AdminKubeconfig": {"kubeconfig": "<admin kubeconfig>", "notAfter": 0.0},
+    "pulumi-python:dynamic/arbor:ShootStateKey": {"key": "<state key>", "digest": "<state key digest>"},
     # What the clouds compute for a self-hosted shoot's control-plane machine and its balancer.
     "aws:lb/loadBalancer:LoadBalancer": {"dnsName": "cp-0123.elb.eu-west-1.amazonaws.com"},
     "aws:secretsmanager/secret:Secret": {"arn": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:cp-AbCdEf"},

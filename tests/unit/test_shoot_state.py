@@ -19,7 +19,7 @@ from pulumi.runtime import rpc
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
-from components.reconciler import entry_store
+from components.reconciler import entry_store, state_key
 from components.reconciler import shoot_state as reconciler
 from components.reconciler.kube import Kube, KubeError
 from components.render import controlplane, pki, shoot_state
@@ -349,11 +349,18 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     # So is the shoot's cluster (its PKI read there); no admin kubeconfig is kept (issued on request).
     assert "arbor-shoot-dev-web-secrets" in built.before("arbor-shoot-dev-web-cluster")
     assert "arbor-shoot-dev-web-admin-kubeconfig" not in mocks.types
-    # Sealed under the shoot's key, a resource of its own that waits for nothing (a restore reads it first).
+    # Sealed under the shoot's key, a resource of its own that waits only for the project namespace, where it writes
+    # its copy (a restore reads it first).
     assert mocks.types["arbor-shoot-dev-web-shoot-state-key"] == "pulumi-python:dynamic/arbor:ShootStateKey"
-    assert not built.edges.get("arbor-shoot-dev-web-shoot-state-key")
-    # The machines of a namespace that lost them come back before the pool's MachineDeployment is applied.
+    assert built.edges.get("arbor-shoot-dev-web-shoot-state-key") == {"arbor-garden-project-dev-namespace"}
+    held = mocks.inputs["arbor-shoot-dev-web-shoot-state-key"]["copy"]
+    assert (held["namespace"], held["name"]) == ("garden-dev", "web.shoot-state-key")
+    # What reads the state is given the key by reference to that copy, never the key.
     restore = mocks.inputs["arbor-shoot-dev-web-machine-restore"]
+    for handed in (restore["key"], inputs["key"]):
+        ref = handed.get("value", handed)
+        assert ref[state_key.SECRET_REF] == held and ref["digest"] == "<state key digest>"
+    # The machines of a namespace that lost them come back before the pool's MachineDeployment is applied.
     assert restore["deployments"] == ["shoot--dev--web-pool-a-z1"] and restore["object"] == inputs["object"]
     mcm, pool = "arbor-shoot-dev-web-workers-mcm", "arbor-shoot-dev-web-workers-pool-a-z1"
     assert "arbor-shoot-dev-web-machine-restore" in built.edges[mcm] and mcm in built.edges[pool]
