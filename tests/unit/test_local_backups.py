@@ -460,9 +460,9 @@ def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_pr
 def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
     """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN its SecretSet keeps the seed's key.
 
-    Besides it, only the migration (which runs before a new seed namespace holds the Secret) keeps it; the snapshot,
-    the snapshot step, the state upload, the machine restore and the cluster's restore name the seed namespace's
-    `etcd-backup` Secret and wait for the SecretSet that writes it.
+    The migration (which runs before a new seed namespace holds the Secret) reads the seed's bucket Secret; the
+    snapshot, the snapshot step, the state upload, the machine restore and the cluster's restore name the seed
+    namespace's `etcd-backup` Secret and wait for the SecretSet that writes it.
     """
     raw = base()
     raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
@@ -488,11 +488,22 @@ def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
         assert reference["secretRef"]["name"] == "etcd-backup", what
         assert secret_key not in json.dumps(reference), what
     keeping = [n for n in mocks.inputs if n.startswith(prefix) and secret_key in json.dumps(mocks.inputs[n])]
-    assert keeping == [f"{prefix}-migration"]
+    assert keeping == []
     # The SecretSet keeps its contents packed.
     assert (
         secret_key
         in secret_set.contents({"secrets": unwrapped(mocks.inputs[f"{prefix}-secrets"]["secrets"])})["etcd-backup"]
     )
+    # The migration, which runs before the new seed namespace holds `etcd-backup`, reads the seed's bucket Secret
+    # (`garden/bucket-<bucket>`, its own set's), with the entry's prefix and the digest of what it expects.
+    moved = unwrapped(mocks.inputs[f"{prefix}-migration"]["backup"])
+    (bucket,) = [unwrapped(mocks.inputs[n]) for n, t in mocks.types.items() if t.endswith(":StoreBucket")]
+    held = f"bucket-{bucket['bucket']}"
+    assert moved["secretRef"]["namespace"] == "garden" and moved["secretRef"]["name"] == held
+    assert moved["storePrefix"] == references["upload"]["storePrefix"]
+    assert moved["digest"] == references["upload"]["digest"], "the same data as the shoot's own Secret's"
+    seed_set = mocks.inputs["arbor-seed-local-1-bucket-secret"]
+    assert seed_set["namespace"] == "garden"
+    assert secret_key in secret_set.contents({"secrets": unwrapped(seed_set["secrets"])})[held]
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
         assert f"{prefix}-secrets" in built.edges[name]
