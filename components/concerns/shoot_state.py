@@ -23,6 +23,7 @@ from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler import entry_store
+from components.reconciler.entry_secret import EntrySecret
 from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, secrets_digest
 from components.reconciler.state_key import ShootStateKey, reference
 from components.render import api, backup, backup_restore, controlplane, objects, shoot_state
@@ -144,6 +145,26 @@ def bucket_reference(seed: SeedAccess, data: pulumi.Output[dict[str, str]]) -> p
         lambda got: entry_store.reference(got[0]["kubeconfig"], got[0]["namespace"], got[1], got[0]["name"])
     )
     return pulumi.Output.secret(found)
+
+
+def entry_secret(
+    name: str,
+    values: ShootValues,
+    seed: SeedAccess,
+    data: pulumi.Output[dict[str, str]] | None,
+    parent: pulumi.Resource,
+) -> EntrySecret | None:
+    """The shoot's `etcd-backup` Secret written from its seed's bucket Secret (`<shoot>-etcd-backup`), where it has one.
+
+    None without backups, or on a seed that holds no bucket Secret (its SecretSet writes it then).
+    """
+    if data is None or seed.backup is None or seed.backup.held is None:
+        return None
+    return EntrySecret(
+        f"{name}-etcd-backup", source=bucket_reference(seed, data), kubeconfig=seed.cluster.reach,
+        namespace=values.seed_namespace, cluster=seed.cluster.identifier,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
+    )  # fmt: skip
 
 
 @overload
