@@ -117,6 +117,7 @@ class Seed(pulumi.ComponentResource):
             kubeconfig=cluster.reach,
             namespace=backup.SEED_GARDEN_NAMESPACE,
             secrets=access.data.apply(lambda data: {secret: data}),
+            cluster=cluster.identifier,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace, *access.ready]),
         )
         # Through the set's URN: what reads the Secret by this reference waits for the set to write it.
