@@ -17,7 +17,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.reconciler.credential_secrets import put_secret, read_secret
 from components.reconciler.entry_store import StoreError, data_digest, entry_data, expected_digest
-from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.kube import Kube, secret_path, unless_unreachable
 from components.reconciler.provider import Provider
 from components.reconciler.secret_set import data_of
 from components.render import backup
@@ -63,11 +63,8 @@ class EntrySecretProvider(Provider):
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Deletes the Secret (a seed that cannot be reached took it with it)."""
-        try:
+        with unless_unreachable():
             Kube.from_kubeconfig(props["kubeconfig"]).delete(secret_path(props["namespace"], backup.ETCD_BACKUP_SECRET))
-        except KubeError as err:
-            if err.status != 0:
-                raise
 
 
 class EntrySecret(Resource, module="arbor", name="EntrySecret"):

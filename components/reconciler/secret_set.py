@@ -19,7 +19,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import json_hash
 from components.reconciler.credential_secrets import put_secret
-from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.kube import Kube, secret_path, unless_unreachable
 from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
 
@@ -114,12 +114,9 @@ class SecretSetProvider(Provider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Deletes the Secrets (a cluster that cannot be reached took them with it)."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        try:
+        with unless_unreachable():
             for name in props.get("hashes") or {}:
                 kube.delete(secret_path(props["namespace"], name))
-        except KubeError as err:
-            if err.status != 0:
-                raise
 
 
 class SecretSet(Resource, module="arbor", name="SecretSet"):
