@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -81,6 +82,9 @@ class BackupAccess:
     data: pulumi.Output[dict[str, str]]
     # The bucket, its settings and the identity's rights: a Secret applied after them is usable at once.
     ready: Sequence[pulumi.Resource] = ()
+    # The seed's Secret of the bucket's credentials (`garden/bucket-<bucket>`), read by reference: its reference
+    # without the entry's prefix, known once the Secret is written (seed.py).
+    held: pulumi.Output[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ def control_plane_secrets(
         namespace=values.seed_namespace,
         secrets=kept,
         others=others,
+        cluster=seed.cluster.identifier,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
     )
 

@@ -23,6 +23,7 @@ from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler import entry_store
+from components.reconciler.entry_secret import EntrySecret
 from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, secrets_digest
 from components.reconciler.state_key import ShootStateKey, reference
 from components.render import api, backup, backup_restore, controlplane, objects, shoot_state
@@ -104,7 +105,9 @@ def state_keeping(
     found = pulumi.Output.all(copy, key.digest).apply(lambda got: reference(got[0], got[1]))
     by_reference: pulumi.Output[dict[str, Any]] = pulumi.Output.secret(found)
     state = (object_key, by_reference)
-    moved = list(infra.control_plane_move(values, seed, backup_data, state, garden.cluster, parent))
+    # The migration reads the bucket's credentials from the seed's Secret: it keeps no copy of the key.
+    bucket = bucket_reference(seed, backup_data)
+    moved = list(infra.control_plane_move(values, seed, bucket, state, garden.cluster, parent))
     restore = MachineRestore(
         f"{name}-machine-restore",
         seed_namespace=values.seed_namespace,
@@ -128,6 +131,40 @@ def etcd_backup_data(values: ShootValues, access: BackupAccess, record: Record) 
     prefix = record.metadata.apply(lambda m: backup_restore.entry_prefix(naming.backup_entry(tid, m["uid"])))
     data = pulumi.Output.all(access.data, prefix).apply(lambda got: {**got[0], backup.KEY_PREFIX: got[1]})
     return pulumi.Output.secret(data)
+
+
+def bucket_reference(seed: SeedAccess, data: pulumi.Output[dict[str, str]]) -> pulumi.Output[dict[str, Any]]:
+    """The shoot's `etcd-backup` data by reference to its seed's bucket Secret and the entry's prefix (secret).
+
+    For a migration onto the seed, which runs before the shoot's own `etcd-backup` Secret is written there.
+    """
+    held = seed.backup.held if seed.backup is not None else None
+    if held is None:
+        return data
+    found = pulumi.Output.all(held, data).apply(
+        lambda got: entry_store.reference(got[0]["kubeconfig"], got[0]["namespace"], got[1], got[0]["name"])
+    )
+    return pulumi.Output.secret(found)
+
+
+def entry_secret(
+    name: str,
+    values: ShootValues,
+    seed: SeedAccess,
+    data: pulumi.Output[dict[str, str]] | None,
+    parent: pulumi.Resource,
+) -> EntrySecret | None:
+    """The shoot's `etcd-backup` Secret written from its seed's bucket Secret (`<shoot>-etcd-backup`), where it has one.
+
+    None without backups, or on a seed that holds no bucket Secret (its SecretSet writes it then).
+    """
+    if data is None or seed.backup is None or seed.backup.held is None:
+        return None
+    return EntrySecret(
+        f"{name}-etcd-backup", source=bucket_reference(seed, data), kubeconfig=seed.cluster.reach,
+        namespace=values.seed_namespace, cluster=seed.cluster.identifier,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
+    )  # fmt: skip
 
 
 @overload

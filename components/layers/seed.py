@@ -11,17 +11,20 @@ and its own garden access (components/concerns/extensions.py).
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import BackupAccess, GardenAccess, SeedAccess
+from components.bundles import BackupAccess, ClusterAccess, GardenAccess, SeedAccess
 from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
 from components.concerns.workers import machine_kinds
 from components.plan.values import SeedValues
 from components.providers.contract import InfrastructureProvider
-from components.render import api, resource_manager, storage
+from components.reconciler.secret_set import SecretSet
+from components.render import api, backup, resource_manager, storage
 
 
 class Seed(pulumi.ComponentResource):
@@ -68,7 +71,7 @@ class Seed(pulumi.ComponentResource):
             for sc in storage.storage_classes(values.cluster.provider)
         ]
         install_extensions(name, values, cluster, garden, self)
-        backup = self._backup(name, values, backups, garden)
+        bucket = self._backup(name, values, backups, garden, cluster)
         self.access = SeedAccess(
             values.name,
             cluster,
@@ -76,14 +79,23 @@ class Seed(pulumi.ComponentResource):
             machine_crds=crds,
             resource_crds=resource_crds,
             etcd_storage=etcd_storage,
-            backup=backup,
+            backup=bucket,
         )
         self.register_outputs({"endpoint": cluster.endpoint, "shootNamespaces": sorted(namespaces)})
 
     def _backup(
-        self, name: str, values: SeedValues, backups: InfrastructureProvider | None, garden: GardenAccess
+        self,
+        name: str,
+        values: SeedValues,
+        backups: InfrastructureProvider | None,
+        garden: GardenAccess,
+        cluster: ClusterAccess,
     ) -> BackupAccess | None:
-        """The seed's backup bucket in its provider's object store, and its BackupBucket record once it exists."""
+        """The seed's backup bucket in its provider's object store, and its BackupBucket record once it exists.
+
+        The seed holds the bucket's credentials as gardenlet does, in `garden/bucket-<bucket>`: a shoot's migration
+        onto this seed reads them there before the shoot's own `etcd-backup` Secret exists, so it keeps no copy.
+        """
         if values.backup is None or backups is None:
             return None
         access = backups.backup_bucket(values.backup, parent=self)
@@ -94,4 +106,22 @@ class Seed(pulumi.ComponentResource):
                 parent=self, provider=garden.cluster.provider, depends_on=[*garden.api, *access.ready]
             ),
         )
-        return access
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-{backup.SEED_GARDEN_NAMESPACE}",
+            metadata={"name": backup.SEED_GARDEN_NAMESPACE, "labels": {naming.label("seed"): values.name}},
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready)),
+        )
+        secret = backup.bucket_secret(access.bucket)
+        held = SecretSet(
+            f"{name}-bucket-secret",
+            kubeconfig=cluster.reach,
+            namespace=backup.SEED_GARDEN_NAMESPACE,
+            secrets=access.data.apply(lambda data: {secret: data}),
+            cluster=cluster.identifier,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace, *access.ready]),
+        )
+        # Through the set's URN: what reads the Secret by this reference waits for the set to write it.
+        where = pulumi.Output.all(cluster.reach, held.urn).apply(
+            lambda got: {"kubeconfig": got[0], "namespace": backup.SEED_GARDEN_NAMESPACE, "name": secret}
+        )
+        return dataclasses.replace(access, held=where)

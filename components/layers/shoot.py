@@ -43,6 +43,7 @@ from components.concerns.shoot_pki import SecretTarget, ShootPki, issue_shoot_pk
 from components.concerns.shoot_state import (
     StateKeeping,
     backup_reference,
+    entry_secret,
     etcd_backup_data,
     persisted_secrets,
     shoot_state_backup,
@@ -189,11 +190,15 @@ class Shoot(pulumi.ComponentResource):
             after, identity = [seed.namespaces[namespace]], seed.cluster.identifier
             target = SecretTarget(seed.cluster.reach, namespace, after=after, cluster=identity)
 
+            # `etcd-backup` is written from the seed's bucket Secret, where the seed holds one.
+            copied = entry_secret(name, self.values, seed, extra.get(backup.ETCD_BACKUP_SECRET), parent=self)
+
             def signers(issued: ShootPki) -> list[pulumi.Resource]:
                 # The CAs, keys and token write their own Secrets; the SecretSet keeps the rest.
-                kept = {n: data for n, data in {**self._sources(issued), **extra}.items() if n not in issued.writers}
-                secret_set = control_plane_secrets(name, self.values, seed, kept, sorted(issued.writers), parent=self)
-                self.written = dict.fromkeys(kept, secret_set)
+                writers = {*issued.writers, *([backup.ETCD_BACKUP_SECRET] if copied else [])}
+                kept = {n: data for n, data in {**self._sources(issued), **extra}.items() if n not in writers}
+                secret_set = control_plane_secrets(name, self.values, seed, kept, sorted(writers), parent=self)
+                self.written = dict.fromkeys(kept, secret_set) | ({backup.ETCD_BACKUP_SECRET: copied} if copied else {})
                 return [secret_set]
 
         credentials = issue_shoot_pki(name, self.values, parent=self, target=target, signers=signers)

@@ -118,7 +118,7 @@ class LocalBackups:
         self,
         shoot: ShootValues,
         seed: SeedAccess,
-        backup: pulumi.Output[dict[str, str]],
+        backup: pulumi.Output[dict[str, Any]],
         state: tuple[pulumi.Output[str], pulumi.Output[dict[str, Any]]],
         garden: ClusterAccess,
         parent: pulumi.Resource,

@@ -18,7 +18,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.reconciler import apply
 from components.reconciler.ca_source import CA_SECRET, ca_hash, with_ca
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, unless_unreachable
 from components.reconciler.provider import Provider
 from components.reconciler.secret_set import data_of
 from components.render import pki
@@ -87,11 +87,8 @@ class CaCopyProvider(Provider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the copy; a target cluster that cannot be reached took it with it."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        try:
+        with unless_unreachable():
             apply.remove(kube, apply.Paths(kube), [dict(props["object"])])
-        except KubeError as err:
-            if err.status != 0:
-                raise
 
 
 class CaCopy(Resource, module="arbor", name="CaCopy"):

@@ -247,10 +247,21 @@ def data_digest(data: dict[str, str]) -> str:
     return json_hash(data)
 
 
-def reference(kubeconfig: str, namespace: str, data: dict[str, str]) -> dict[str, Any]:
-    """A reference to the `etcd-backup` Secret the seed namespace holds with `data`: where, its entry, its digest."""
-    where = {"kubeconfig": kubeconfig, "namespace": namespace, "name": backup.ETCD_BACKUP_SECRET}
+def reference(
+    kubeconfig: str, namespace: str, data: dict[str, str], name: str = backup.ETCD_BACKUP_SECRET
+) -> dict[str, Any]:
+    """A reference to the Secret `name` of the namespace holding `data`: where, the entry's prefix, its digest.
+
+    The shoot's `etcd-backup` Secret holds the prefix too; the seed's bucket Secret (`garden/bucket-<bucket>`)
+    holds the bucket's credentials alone, and the reference adds the entry's prefix to what it reads.
+    """
+    where = {"kubeconfig": kubeconfig, "namespace": namespace, "name": name}
     return {SECRET_REF: where, backup.KEY_PREFIX: data[backup.KEY_PREFIX], "digest": data_digest(data)}
+
+
+def given_whole_before(olds: Any, news: Any) -> bool:
+    """Whether `etcd-backup` data an older arbor gave whole is given by reference now (or a preview's unknown)."""
+    return isinstance(olds, dict) and SECRET_REF not in olds and news != olds
 
 
 def expected_digest(value: dict[str, Any]) -> str:
@@ -267,6 +278,8 @@ def entry_data(value: dict[str, Any]) -> dict[str, str]:
         data = secret_keys(where, where["name"])
     except KubeError as error:
         raise (MissingSecretError if error.status == 404 else StoreError)(str(error)) from None
+    if backup.KEY_PREFIX in value and backup.KEY_PREFIX not in data:  # a seed's bucket Secret: the entry is ours
+        data = {**data, backup.KEY_PREFIX: value[backup.KEY_PREFIX]}
     if data_digest(data) != value.get("digest"):
         raise StoreError(
             f"Secret {where['namespace']}/{where['name']} holds other credentials than this update wrote (its "

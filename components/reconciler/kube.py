@@ -14,6 +14,8 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -279,6 +281,16 @@ class Kube:
                 return bool(response.status == 200)
         except (OSError, ValueError):
             return False
+
+
+@contextmanager
+def unless_unreachable() -> Iterator[None]:
+    """For a deletion: a cluster that cannot be reached (status 0) took its objects with it; any other error stays."""
+    try:
+        yield
+    except KubeError as err:
+        if err.status != 0:
+            raise
 
 
 def secret_path(namespace: str, name: str = "") -> str:

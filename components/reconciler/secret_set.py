@@ -19,7 +19,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import json_hash
 from components.reconciler.credential_secrets import put_secret
-from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.kube import Kube, secret_path, unless_unreachable
 from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
 
@@ -57,7 +57,7 @@ def contents(props: Mapping[str, Any]) -> Any:
 def _outs(props: dict[str, Any], written: dict[str, str]) -> dict[str, Any]:
     """The outputs: where the Secrets are and their hashes, not their contents."""
     return {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"], "hashes": written,
-            "version": props.get("version")}  # fmt: skip
+            "version": props.get("version"), "cluster": props.get("cluster")}  # fmt: skip
 
 
 def _write(props: dict[str, Any], gone: Sequence[str] = ()) -> dict[str, Any]:
@@ -86,8 +86,9 @@ class SecretSetProvider(Provider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update when a content, the namespace or the logic version changed, or a Secret drifted."""
+        # Another cluster (the control plane moved to another seed) is an update: the Secrets are written there.
         changed = olds.get("hashes") != known_hashes(contents(news)) or any(
-            olds.get(k) != news.get(k) for k in ("namespace", "version")
+            olds.get(k) != news.get(k) for k in ("namespace", "version", "cluster")
         )
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
@@ -113,12 +114,9 @@ class SecretSetProvider(Provider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Deletes the Secrets (a cluster that cannot be reached took them with it)."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
-        try:
+        with unless_unreachable():
             for name in props.get("hashes") or {}:
                 kube.delete(secret_path(props["namespace"], name))
-        except KubeError as err:
-            if err.status != 0:
-                raise
 
 
 class SecretSet(Resource, module="arbor", name="SecretSet"):
@@ -132,11 +130,14 @@ class SecretSet(Resource, module="arbor", name="SecretSet"):
         namespace: str,
         secrets: pulumi.Input[Mapping[str, pulumi.Input[Mapping[str, pulumi.Input[str]]]]],
         others: Sequence[str] = (),
+        cluster: str = "",
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "kubeconfig": kubeconfig,
             "namespace": namespace,
+            # The cluster's identity (`<provider>:<name>`): another one is another place, where the Secrets are written.
+            "cluster": cluster,
             # Secrets of the namespace that others write: never deleted here.
             "others": list(others),
             # Packed: only this provider reads them (a preview with a content unknown knows none, as before).

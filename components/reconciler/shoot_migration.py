@@ -34,7 +34,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import API_GROUP, API_VERSION
 from components.reconciler import kwokctl, local_process, machines_released, shoot_cluster, shoot_state, state_key
-from components.reconciler.entry_store import StoreError, entry_store
+from components.reconciler.entry_store import StoreError, entry_store, given_whole_before
 from components.reconciler.etcd_snapshot import LAYOUT, rfc3339
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
@@ -131,6 +131,8 @@ class ShootMigrationProvider(Provider):
         moved = [k for k in PLACE if olds.get(k) != news.get(k)]
         # The shoot state's key given by reference now: the update keeps that instead of the key.
         changed = bool(moved) or olds.get("version") != news.get("version") or state_key.by_reference_now(olds, news)
+        # The `etcd-backup` data by reference to the seed's bucket Secret now: the update keeps no copy of the key.
+        changed = changed or given_whole_before(olds.get("backup"), news.get("backup"))
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:

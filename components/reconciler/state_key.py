@@ -23,7 +23,7 @@ from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Re
 
 from components.naming import API_GROUP, API_VERSION, short_hash
 from components.reconciler import apply
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.kube import Kube, KubeError, unless_unreachable
 from components.reconciler.provider import Provider
 from components.reconciler.secret_set import data_of
 
@@ -152,11 +152,8 @@ class ShootStateKeyProvider(Provider):
         if not where:
             return
         kube = Kube.from_kubeconfig(where["kubeconfig"])
-        try:
+        with unless_unreachable():
             apply.remove(kube, apply.Paths(kube), [internal_secret(where)])
-        except KubeError as err:
-            if err.status != 0:  # a garden that cannot be reached took it with it
-                raise
 
 
 class ShootStateKey(Resource, module="arbor", name="ShootStateKey"):

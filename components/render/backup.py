@@ -28,6 +28,8 @@ STORE_REGION = "us-east-1"
 # The partition of ARNs an S3-compatible store reads in policies.
 STORE_PARTITION = "aws"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"
+# Where a seed holds its bucket's credentials, as gardenlet does for a BackupBucket: `garden/bucket-<bucket>`.
+SEED_GARDEN_NAMESPACE = "garden"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
 # deleted by garbage collection, or by anyone) are kept this long before they expire.
 ABORT_MULTIPART_DAYS = 7
@@ -39,6 +41,11 @@ GCP_BUCKET_ROLE = "roles/storage.objectAdmin"
 GCP_SOFT_DELETE_DAYS = 7
 # The labels and tags every backup resource carries (the seed it belongs to).
 OWNER_TAG = "arbor.dev/seed"
+
+
+def bucket_secret(bucket: str) -> str:
+    """The seed's Secret of a backup bucket's credentials (`garden/bucket-<bucket>`)."""
+    return f"bucket-{bucket}"
 
 
 def aws_bucket_arn(partition: str, bucket: str) -> str:

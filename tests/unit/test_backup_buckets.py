@@ -14,7 +14,7 @@ import pytest
 
 from components.plan.values import BackupValues
 from components.providers.snapshot_step import RISKY_ENV
-from components.reconciler import etcd_snapshot
+from components.reconciler import entry_store, etcd_snapshot
 from components.render import backup
 from tests.unit.test_example_stacks import OBJECT_SET, PROVIDERS, SHOOTS, Example
 from tests.unit.test_shoot_exposure import unwrapped
@@ -23,6 +23,7 @@ BACKUP_BUCKET = "kubernetes:arbor.dev/v1alpha1:BackupBucket"
 BACKUP_ENTRY = "kubernetes:arbor.dev/v1alpha1:BackupEntry"
 SHOOT_RECORD = "kubernetes:arbor.dev/v1alpha1:Shoot"
 SECRET_SET = "pulumi-python:dynamic/arbor:SecretSet"
+ENTRY_SECRET = "pulumi-python:dynamic/arbor:EntrySecret"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
@@ -160,15 +161,23 @@ def test_each_hosted_shoot_gets_its_entry_and_the_etcd_backup_secret(example: Ex
     ]
     assert entry["spec"] == {"bucketName": values.backup.bucket, "seedName": values.seed}
     assert (SHOOT_RECORD, f"{prefix}-record") in example.waits_for(BACKUP_ENTRY, f"{prefix}-backup-entry")
-    # The Secret is one of the control plane's SecretSet in the shoot's seed namespace, its content kept secret.
-    kept = _one(example, SECRET_SET, f"{prefix}-secrets")
-    assert kept["namespace"] == values.technical_id
-    data = unwrapped(unwrapped(kept["secrets"])[backup.ETCD_BACKUP_SECRET])
-    assert set(data) == SECRET_KEYS[example.provider] and data["bucketName"] == values.backup.bucket
-    assert data["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
-    assert isinstance(kept["secrets"], dict) and "4dabf18193072939515e22adb298388d" in kept["secrets"]
+    # The seed holds the bucket's credentials once (`garden/bucket-<bucket>`, its SecretSet's), secret; the shoot's
+    # Secret in its seed namespace is written from it with the entry's prefix (EntrySecret), keeping a reference.
+    held = _one(example, SECRET_SET, f"arbor-seed-{values.seed}-bucket-secret")
+    assert held["namespace"] == "garden"
+    data = unwrapped(unwrapped(held["secrets"])[f"bucket-{values.backup.bucket}"])
+    assert set(data) == SECRET_KEYS[example.provider] - {"storePrefix"}
+    assert data["bucketName"] == values.backup.bucket
+    assert isinstance(held["secrets"], dict) and "4dabf18193072939515e22adb298388d" in held["secrets"]
+    written = _one(example, ENTRY_SECRET, f"{prefix}-etcd-backup")
+    assert written["namespace"] == values.technical_id
+    source = unwrapped(written["source"])
+    assert source["secretRef"]["name"] == f"bucket-{values.backup.bucket}"
+    assert source["storePrefix"] == f"{values.technical_id}--{uid}/etcd-main"
+    assert source["digest"] == entry_store.data_digest({**data, "storePrefix": source["storePrefix"]})
+    assert backup.ETCD_BACKUP_SECRET not in unwrapped(_one(example, SECRET_SET, f"{prefix}-secrets")["secrets"])
     # etcd main mounts it (backup-restore reads it), so it waits for it.
-    assert (SECRET_SET, f"{prefix}-secrets") in example.waits_for(OBJECT_SET, f"{prefix}-etcd")
+    assert (ENTRY_SECRET, f"{prefix}-etcd-backup") in example.waits_for(OBJECT_SET, f"{prefix}-etcd")
 
 
 def test_the_garden_records_every_bucket_once_it_exists(example: Example) -> None:

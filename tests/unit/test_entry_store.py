@@ -22,8 +22,9 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from hypothesis import given
 from hypothesis import strategies as st
+from pulumi.runtime import rpc
 
-from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot
+from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot, shoot_migration
 from components.reconciler.kube import KubeError
 from components.render import backup
 
@@ -249,3 +250,28 @@ def test_a_reference_is_resolved_to_the_secret_it_names_and_checked(monkeypatch:
         entry_store.entry_data(ref)
     with pytest.raises(entry_store.StoreError, match="reading Secret shoot--dev--web/boom: connection refused"):
         entry_store.entry_data({**ref, "secretRef": {**ref["secretRef"], "name": "boom"}})
+
+
+def test_a_seeds_bucket_secret_is_read_with_the_entrys_prefix_the_reference_adds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN a reference to the seed's `garden/bucket-<bucket>` WHEN resolved THEN its credentials with the entry.
+
+    The seed's Secret holds the bucket's credentials alone; the reference adds the shoot's prefix and checks the
+    whole against the digest of the shoot's own `etcd-backup` data. A migration given that data whole before is
+    updated once to keep the reference instead.
+    """
+    data = {"bucketName": "b", "accessKeyID": "id", "secretAccessKey": "s3cret", "storePrefix": "shoot--dev--web--u"}
+    held = {k: v for k, v in data.items() if k != "storePrefix"}
+    ref = entry_store.reference("kubeconfig-file:/k", "garden", data, "bucket-b")
+    monkeypatch.setattr(credential_secrets, "read_secret", lambda props, name: held if name == "bucket-b" else None)
+    assert entry_store.entry_data(ref) == data
+    assert entry_store.expected_digest(ref) == entry_store.expected_digest(data)
+    with pytest.raises(entry_store.StoreError, match="garden/bucket-b holds other credentials"):
+        entry_store.entry_data({**ref, "storePrefix": "shoot--dev--db--v"})
+    assert entry_store.given_whole_before(data, ref) and entry_store.given_whole_before(data, rpc.UNKNOWN)
+    assert not entry_store.given_whole_before(ref, ref) and not entry_store.given_whole_before(data, data)
+    migration = shoot_migration.ShootMigrationProvider()
+    olds = {"seed": "local-1", "version": shoot_migration.PROVIDER_VERSION, "backup": data}
+    assert migration.diff("m", olds, {**olds, "backup": ref}).changes
+    assert not migration.diff("m", {**olds, "backup": ref}, {**olds, "backup": ref}).changes

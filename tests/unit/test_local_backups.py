@@ -457,12 +457,12 @@ def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_pr
         etcd_snapshot.trigger_full({"seedKubeconfig": "k", "seedNamespace": "shoot--p--s"})
 
 
-def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
-    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN its SecretSet keeps the seed's key.
+def test_a_hosted_shoots_bucket_key_is_kept_by_its_seed_alone() -> None:
+    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN only its seed keeps the bucket's key.
 
-    Besides it, only the migration (which runs before a new seed namespace holds the Secret) keeps it; the snapshot,
-    the snapshot step, the state upload, the machine restore and the cluster's restore name the seed namespace's
-    `etcd-backup` Secret and wait for the SecretSet that writes it.
+    The migration (which runs before a new seed namespace holds the Secret) reads the seed's bucket Secret; the
+    snapshot, the snapshot step, the state upload, the machine restore and the cluster's restore name the seed
+    namespace's `etcd-backup` Secret and wait for the EntrySecret that writes it from the seed's.
     """
     raw = base()
     raw["seeds"] = [{**seed, "backup": {"provider": "local"}} for seed in raw["seeds"]]
@@ -488,11 +488,25 @@ def test_a_hosted_shoots_bucket_key_is_kept_once_by_its_secret_set() -> None:
         assert reference["secretRef"]["name"] == "etcd-backup", what
         assert secret_key not in json.dumps(reference), what
     keeping = [n for n in mocks.inputs if n.startswith(prefix) and secret_key in json.dumps(mocks.inputs[n])]
-    assert keeping == [f"{prefix}-migration"]
-    # The SecretSet keeps its contents packed.
-    assert (
-        secret_key
-        in secret_set.contents({"secrets": unwrapped(mocks.inputs[f"{prefix}-secrets"]["secrets"])})["etcd-backup"]
+    assert keeping == []
+    # The SecretSet keeps no `etcd-backup`: its EntrySecret writes it from the seed's bucket Secret, by reference.
+    assert "etcd-backup" not in secret_set.contents(
+        {"secrets": unwrapped(mocks.inputs[f"{prefix}-secrets"]["secrets"])}
     )
+    assert "etcd-backup" in mocks.inputs[f"{prefix}-secrets"]["others"]
+    written = mocks.inputs[f"{prefix}-etcd-backup"]
+    assert written["namespace"] == "shoot--dev--web"
+    assert unwrapped(written["source"]) == unwrapped(mocks.inputs[f"{prefix}-migration"]["backup"])
+    # The migration, which runs before the new seed namespace holds `etcd-backup`, reads the seed's bucket Secret
+    # (`garden/bucket-<bucket>`, its own set's), with the entry's prefix and the digest of what it expects.
+    moved = unwrapped(mocks.inputs[f"{prefix}-migration"]["backup"])
+    (bucket,) = [unwrapped(mocks.inputs[n]) for n, t in mocks.types.items() if t.endswith(":StoreBucket")]
+    held = f"bucket-{bucket['bucket']}"
+    assert moved["secretRef"]["namespace"] == "garden" and moved["secretRef"]["name"] == held
+    assert moved["storePrefix"] == references["upload"]["storePrefix"]
+    assert moved["digest"] == references["upload"]["digest"], "the same data as the shoot's own Secret's"
+    seed_set = mocks.inputs["arbor-seed-local-1-bucket-secret"]
+    assert seed_set["namespace"] == "garden"
+    assert secret_key in secret_set.contents({"secrets": unwrapped(seed_set["secrets"])})[held]
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
-        assert f"{prefix}-secrets" in built.edges[name]
+        assert f"{prefix}-etcd-backup" in built.edges[name]

@@ -82,3 +82,21 @@ def test_an_older_state_of_whole_contents_is_read_and_its_next_inputs_are_packed
     ca = "-----BEGIN CERTIFICATE-----\n" + "QUJD" * 300 + "\n-----END CERTIFICATE-----\n"
     both = {"ca": {"ca.crt": ca}, "ca-signer": {"ca.crt": ca, "ca.key": "KEY"}}
     assert len(inputs(both)["secrets"]) < len(json.dumps(both)) / 2
+
+
+def test_the_same_contents_on_another_cluster_are_an_update_that_writes_them_there(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN Secrets written on one seed WHEN the set names another (a migration) THEN an update writes them there.
+
+    The contents alone may not change (an encryption configuration is the same on every seed): the cluster does.
+    """
+    seeds = {"seed-1": Cluster(), "seed-2": Cluster()}
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda k: seeds[k]))
+    provider = secret_set.SecretSetProvider()
+    outs = provider.create({**inputs(), "kubeconfig": "seed-1", "cluster": "local:seed-1"}).outs or {}
+    moved = {**inputs(), "kubeconfig": "seed-2", "cluster": "local:seed-2"}
+    assert provider.diff("id", outs, moved).changes
+    provider.update("id", outs, moved)
+    assert seeds["seed-2"].data("service-account-key") == SECRETS["service-account-key"]
+    assert not provider.diff("id", provider.read("id", provider.create(moved).outs or {}).outs or {}, moved).changes

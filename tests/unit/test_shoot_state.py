@@ -364,10 +364,10 @@ def test_hosted_shoots_on_seeds_with_backups_seal_their_state_after_their_machin
     assert restore["deployments"] == ["shoot--dev--web-pool-a-z1"] and restore["object"] == inputs["object"]
     mcm, pool = "arbor-shoot-dev-web-workers-mcm", "arbor-shoot-dev-web-workers-pool-a-z1"
     assert "arbor-shoot-dev-web-machine-restore" in built.edges[mcm] and mcm in built.edges[pool]
-    # The bucket's credentials by reference to the Secret the SecretSet writes first: the state holds them once.
+    # The bucket's credentials by reference to the Secret written first (from the seed's): the state holds none.
     assert set(unwrapped(restore["backup"])) == {entry_store.SECRET_REF, "storePrefix", "digest"}
     assert "secretAccessKey" not in json.dumps(unwrapped(restore["backup"]))
-    assert "arbor-shoot-dev-web-secrets" in built.edges["arbor-shoot-dev-web-machine-restore"]
+    assert "arbor-shoot-dev-web-etcd-backup" in built.edges["arbor-shoot-dev-web-machine-restore"]
 
 
 def machine_set(name: str, deployment: str) -> dict[str, Any]:
