@@ -18,7 +18,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.reconciler import apply
 from components.reconciler.ca_source import CA_SECRET, ca_hash, with_ca
-from components.reconciler.kube import Kube, unless_unreachable
+from components.reconciler.kube import Kube, KubeError, unless_unreachable
 from components.reconciler.provider import Provider
 from components.reconciler.secret_set import data_of
 from components.render import pki
@@ -80,6 +80,10 @@ class CaCopyProvider(Provider):
         try:
             live = kube.find(apply.Paths(kube).of(props["object"]))
         except KeyError:  # the kind is not served (its CRD gone): the copy is gone with it
+            live = None
+        except KubeError as err:  # discovery failed: a cluster that cannot be reached (stopped) counts as gone
+            if err.status not in (0, 404):
+                raise
             live = None
         unchanged = live is not None and apply.fingerprint(live) == props.get("fingerprint")
         return ReadResult(id_=id_, outs={**props, "fingerprint": props.get("fingerprint") if unchanged else DRIFTED})

@@ -134,7 +134,7 @@ def test_machines_lost_from_the_seed_come_back_from_the_state_and_no_node_is_rep
     """GIVEN dev/web's machine objects lost from its seed (MCM down, as in a seed rebuilt) WHEN up THEN adopted.
 
     The seed namespace's `etcd-backup` Secret is gone too, as in a seed made again: the restore names it by
-    reference and cannot read the bucket until the SecretSet writes it again. The preview lists the restore; `up`
+    reference and cannot read the bucket until the EntrySecret writes it again. The preview lists the restore; `up`
     writes the Secret, then the state's Machines and MachineSets back before the pool's MachineDeployment, MCM
     finds each machine's node by its name and adopts it: the same Machines run, and the shoot has the same Nodes
     (names and uids), none new.
@@ -163,7 +163,7 @@ def test_machines_lost_from_the_seed_come_back_from_the_state_and_no_node_is_rep
 
     steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
     assert steps.get("pulumi-python:dynamic/arbor:MachineRestore") == ["update"]
-    assert steps.get("pulumi-python:dynamic/arbor:SecretSet") == ["update"]
+    assert steps.get("pulumi-python:dynamic/arbor:EntrySecret") == ["update"]
     local_stack.up()
     deadline = time.monotonic() + SETTLE_S
     while (

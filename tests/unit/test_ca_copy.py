@@ -188,3 +188,22 @@ def test_under_mocks_a_hosted_shoot_copies_its_client_ca_and_a_self_hosted_one_a
     applied = expanded({(OBJECT_SET, name): mocks.inputs[name]})
     secret = applied[("kubernetes:arbor.dev/v1alpha1:InternalSecret", f"{name}/internalsecret-root.ca-client")]
     assert base64.b64decode(secret["data"]["ca.key"]).decode() == MOCK_KEY
+
+
+@pytest.mark.parametrize(("status", "fails"), [(0, False), (404, False), (403, True)])
+def test_a_garden_that_cannot_be_reached_at_refresh_counts_the_copy_as_gone(
+    clusters: dict[str, Garden], ca: signing.Issued, monkeypatch: pytest.MonkeyPatch, status: int, fails: bool
+) -> None:
+    """GIVEN a copy WHEN the garden is stopped (a reboot) at refresh THEN drift, not a failed refresh; else an error."""
+    signed(clusters, ca)
+    outs = PROVIDER.create(inputs(ca)).outs or {}
+
+    def refused(_path: str) -> Any:
+        raise KubeError("connection refused", status)
+
+    monkeypatch.setattr(clusters["garden"], "get", refused)
+    if fails:
+        with pytest.raises(KubeError):
+            PROVIDER.read("id", outs)
+        return
+    assert (PROVIDER.read("id", outs).outs or {})["fingerprint"] == ca_copy.DRIFTED
