@@ -19,6 +19,7 @@ from components.reconciler.credential_secrets import put_secret, read_secret
 from components.reconciler.entry_store import StoreError, data_digest, entry_data, expected_digest
 from components.reconciler.kube import Kube, secret_path, unless_unreachable
 from components.reconciler.provider import Provider
+from components.reconciler.unknowns import known
 from components.reconciler.secret_set import data_of
 from components.render import backup
 
@@ -44,8 +45,13 @@ class EntrySecretProvider(Provider):
         return CreateResult(id_=props["namespace"], outs=_write(props))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """An update when the data to write changed (its digest), the namespace or logic did, or the Secret drifted."""
-        changed = olds.get("written") == DRIFTED or expected_digest(olds["source"]) != expected_digest(news["source"])
+        """An update when the data to write changed (its digest), the namespace or logic did, or the Secret drifted.
+
+        A source a preview does not know yet (the seed's bucket being updated) may be other data: an update.
+        """
+        source = news.get("source")
+        changed = not known(source) or olds.get("written") == DRIFTED
+        changed = changed or expected_digest(olds["source"]) != expected_digest(source)
         changed = changed or any(olds.get(k) != news.get(k) for k in ("namespace", "cluster", "version"))
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 

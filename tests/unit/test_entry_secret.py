@@ -7,6 +7,8 @@ import json
 from typing import Any
 
 import pytest
+from pulumi.output import Unknown
+from pulumi.runtime import rpc
 
 from components.reconciler import entry_secret, entry_store
 from components.reconciler.kube import Kube, secret_path
@@ -84,3 +86,10 @@ def test_new_credentials_are_an_update_and_a_new_namespace_leaves_none_behind(se
     assert written(seed, "shoot--dev--other") == WANTED
     PROVIDER.delete("id", moved)
     assert f"{secret_path('shoot--dev--other')}/etcd-backup" not in seed.objects
+
+
+def test_a_source_the_preview_does_not_know_yet_is_an_update_not_an_error(seed: Cluster) -> None:
+    """GIVEN a written Secret WHEN a preview does not know the source (the seed's bucket updated) THEN an update."""
+    outs = PROVIDER.create(inputs()).outs or {}
+    assert PROVIDER.diff("id", outs, {**inputs(), "source": rpc.UNKNOWN}).changes
+    assert PROVIDER.diff("id", outs, {**inputs(), "source": Unknown()}).changes
