@@ -19,8 +19,8 @@ from components.reconciler.credential_secrets import put_secret, read_secret
 from components.reconciler.entry_store import StoreError, data_digest, entry_data, expected_digest
 from components.reconciler.kube import Kube, secret_path, unless_unreachable
 from components.reconciler.provider import Provider
-from components.reconciler.unknowns import known
 from components.reconciler.secret_set import data_of
+from components.reconciler.unknowns import known
 from components.render import backup
 
 PROVIDER_VERSION = "1"
@@ -51,7 +51,7 @@ class EntrySecretProvider(Provider):
         """
         source = news.get("source")
         changed = not known(source) or olds.get("written") == DRIFTED
-        changed = changed or expected_digest(olds["source"]) != expected_digest(source)
+        changed = changed or expected_digest(olds["source"]) != expected_digest(news["source"])
         changed = changed or any(olds.get(k) != news.get(k) for k in ("namespace", "cluster", "version"))
         return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
 

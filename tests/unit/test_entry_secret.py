@@ -92,4 +92,4 @@ def test_a_source_the_preview_does_not_know_yet_is_an_update_not_an_error(seed: 
     """GIVEN a written Secret WHEN a preview does not know the source (the seed's bucket updated) THEN an update."""
     outs = PROVIDER.create(inputs()).outs or {}
     assert PROVIDER.diff("id", outs, {**inputs(), "source": rpc.UNKNOWN}).changes
-    assert PROVIDER.diff("id", outs, {**inputs(), "source": Unknown()}).changes
+    assert PROVIDER.diff("id", outs, {**inputs(), "source": Unknown()}).changes  # type: ignore[no-untyped-call]
