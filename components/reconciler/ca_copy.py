@@ -21,7 +21,7 @@ from components.reconciler.ca_source import CA_SECRET, ca_hash, with_ca
 from components.reconciler.kube import Kube, KubeError, unless_unreachable
 from components.reconciler.provider import Provider
 from components.reconciler.secret_set import data_of
-from components.render import pki
+from components.render import objects, pki
 
 PROVIDER_VERSION = "1"
 DRIFTED = ""
@@ -35,14 +35,6 @@ def copy_of(props: Mapping[str, Any]) -> dict[str, Any]:
               CA_SECRET: props[CA_SECRET], "caHash": props["caHash"]}  # fmt: skip
     found = with_ca(source)
     return {**props["object"], "data": data_of({pki.KEY_CA_CERT: found["caCert"], pki.KEY_CA_KEY: found["caKey"]})}
-
-
-def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two objects are one in the cluster: kind, name and namespace."""
-    meta_a, meta_b = a.get("metadata") or {}, b.get("metadata") or {}
-    return (a.get("apiVersion"), a.get("kind"), meta_a.get("name"), meta_a.get("namespace")) == (
-        b.get("apiVersion"), b.get("kind"), meta_b.get("name"), meta_b.get("namespace"),
-    )  # fmt: skip
 
 
 class CaCopyProvider(Provider):
@@ -67,7 +59,7 @@ class CaCopyProvider(Provider):
         """Writes the copy again; one left where the target was before is removed once the new one is written."""
         outs = self._write(news)
         before = olds.get("object")
-        if isinstance(before, Mapping) and not _same_object(before, news["object"]):
+        if isinstance(before, Mapping) and objects.ref(dict(before)) != objects.ref(news["object"]):
             kube = Kube.from_kubeconfig(olds["kubeconfig"])
             apply.remove(kube, apply.Paths(kube), [dict(before)])
         return UpdateResult(outs=outs)
