@@ -177,9 +177,9 @@ class LocalClusterProvider(Provider):
         # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
         # again from it. A state recorded before the input existed, or a preview not knowing it yet, is no change.
         moved = bool(unknowns.changed(olds, news, ("restore",)))
-        changed = (
-            bool(replaces) or stopped or moved or any(digest(olds.get(k)) != digest(news.get(k)) for k in UPDATE_ON)
-        )
+        # A file a preview does not know yet (its keys or CAs change in the same run) is compared by the `up`.
+        edited = any(unknowns.known(news.get(k)) and digest(olds.get(k)) != digest(news.get(k)) for k in UPDATE_ON)
+        changed = bool(replaces) or stopped or moved or edited
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
