@@ -2,8 +2,10 @@
 
 Reads a state exported with its secrets shown (`pulumi stack export --show-secrets`), opens what arbor packs
 (render/packing.py's values, render/packed_keys.py's primes, a Secret's base64 `data`) and finds every private key
-in each resource's inputs and outputs. A key is named by a digest of its public half, so the same key in another
-encoding (PEM, primes, base64 in a Secret) is the same key. Usage (project root):
+and etcd encryption key in each resource's inputs and outputs. A private key is named by a digest of its public
+half, so the same key in another encoding (PEM, primes, base64 in a Secret) is the same key; an encryption key by a
+digest of itself, found in an EncryptionConfiguration (`secret: <key>`) or in its keys' outputs. Usage (project
+root):
   pulumi stack export --stack local --show-secrets > state.json
   .venv/bin/python hack/secret_copies.py state.json     every key more than one resource holds, with its holders
 """
@@ -34,6 +36,8 @@ from components.render.packing import unpacked  # noqa: E402
 SECRET_SIG = "4dabf18193072939515e22adb298388d"
 PEM_KEY = re.compile(r"-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[A-Za-z0-9+/=\s]+-----END (?:RSA |EC )?PRIVATE KEY-----")
 BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
+# An etcd encryption key as an EncryptionConfiguration holds it: 32 bytes, base64 (reconciler/encryption.py).
+ENCRYPTION_KEY = re.compile(r"secret: ([A-Za-z0-9+/]{43}=)")
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -43,6 +47,8 @@ def _texts(value: Any) -> Iterator[str]:
             shown = value.get("plaintext")  # the value as JSON text, where the export shows secrets
             yield from _texts(json.loads(shown) if isinstance(shown, str) else value.get("value"))
             return
+        if {"name", "provider", "secret"} <= set(value):  # one of EncryptionKeys' `keys`
+            yield f"secret: {value['secret']}"
         for item in value.values():
             yield from _texts(item)
     elif isinstance(value, list):
@@ -73,10 +79,11 @@ def _decoded(text: str) -> Iterator[str]:
 
 
 def key_names(value: Any) -> set[str]:
-    """A digest of the public half of every private key a value holds, however it is encoded."""
+    """A digest of the public half of every private key a value holds, however it is encoded; of each encryption key."""
     names = set()
     for text in _texts(value):
         for plain in _decoded(text.replace("\\n", "\n")):
+            names |= {"etcd:" + hashlib.sha256(k.encode()).hexdigest()[:16] for k in ENCRYPTION_KEY.findall(plain)}
             for found in PEM_KEY.findall(plain):
                 pem = "\n".join(line.strip() for line in found.splitlines() if line.strip())  # as YAML folds it
                 try:

@@ -40,7 +40,7 @@ class PersistedSecrets:
     sources: dict[str, dict[str, Any]]
 
 
-def persisted_secrets(credentials: ShootPki, encryption_config: pulumi.Output[str]) -> PersistedSecrets:
+def persisted_secrets(credentials: ShootPki, encryption: pulumi.Output[dict[str, str]]) -> PersistedSecrets:
     """The persisted secrets' digest (the content stays in the seed's Secrets) and where the seed holds each.
 
     The digest is of each Secret's checksum, as its credential reports it: a CA whose Secret is written again keeps
@@ -50,12 +50,11 @@ def persisted_secrets(credentials: ShootPki, encryption_config: pulumi.Output[st
         (c.credential for c in credentials.credentials.values()), controlplane.ENCRYPTION_SECRET,
         controlplane.ENCRYPTION_KEY,
     )  # fmt: skip
-    held = {c.credential.name: c.secret_data()[sources[c.credential.name]["secret"]]
+    held = {c.credential.name: gathered(c.secret_data()[sources[c.credential.name]["secret"]], secret=True)
             for c in credentials.credentials.values() if c.credential.name in sources}  # fmt: skip
-    held[controlplane.ENCRYPTION_SECRET] = {controlplane.ENCRYPTION_KEY: encryption_config}
+    held[controlplane.ENCRYPTION_SECRET] = encryption  # its text, or its checksum where its keys wrote it
     # A digest of checksums says nothing of the keys: kept in the clear, so the preview shows when the state changes.
-    checksums = {name: pulumi.Output.unsecret(gathered(data, secret=True).apply(objects.checksum))
-                 for name, data in held.items()}  # fmt: skip
+    checksums = {name: pulumi.Output.unsecret(data.apply(objects.checksum)) for name, data in held.items()}
     return PersistedSecrets(gathered(checksums, secret=False).apply(secrets_digest), sources)
 
 

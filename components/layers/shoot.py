@@ -85,12 +85,13 @@ class Shoot(pulumi.ComponentResource):
         self.values, self.last_steps = values, list[pulumi.Resource]()
         record = self._record(name, garden)
         self.network = self._infrastructure(infra)
-        self.encryption = etcd_encryption(name, values.encryption, parent=self)
+        target = self._secret_target(seed)
+        self.encryption = etcd_encryption(name, values.encryption, parent=self, target=target)
         extra: dict[str, pulumi.Output[dict[str, str]]] = {}
         if seed is not None and seed.backup is not None:
             # etcd main's backup-restore reads the bucket's credentials and the entry's prefix from it.
             extra[backup.ETCD_BACKUP_SECRET] = etcd_backup_data(values, seed.backup, record)
-        self.credentials = self._credentials(name, garden, seed, extra)
+        self.credentials = self._credentials(name, garden, seed, target, extra)
         sources = {**self._sources(self.credentials), **extra}
         backup_data = extra.get(backup.ETCD_BACKUP_SECRET)
         writer = [self.written[backup.ETCD_BACKUP_SECRET]] if backup_data is not None else []
@@ -166,7 +167,7 @@ class Shoot(pulumi.ComponentResource):
         """The shoot's state (persisted secrets, machines) sealed in its entry, after its control plane and machines."""
         if seed is None or kept is None:
             return []
-        secrets = persisted_secrets(self.credentials, self.encryption.config)
+        secrets = persisted_secrets(self.credentials, self.encryption.secret_data())
         data = extra[backup.ETCD_BACKUP_SECRET]
         return shoot_state_backup(name, self.values, record, garden.cluster, seed, secrets, data, kept, self, after)
 
@@ -177,28 +178,37 @@ class Shoot(pulumi.ComponentResource):
         pulumi.log.info(network.PLAN_PREFIX + self.network_table, resource=self)
         return infra.network(self.values.network_plan, parent=self)
 
-    def _credentials(self, name: str, garden: GardenAccess, seed: SeedAccess | None, extra: Sources) -> ShootPki:
+    def _secret_target(self, seed: SeedAccess | None) -> SecretTarget | None:
+        """Where a hosted shoot's credentials and encryption keys write their Secrets: its seed namespace."""
+        if seed is None:
+            return None
+        namespace = self.values.seed_namespace
+        after = [seed.namespaces[namespace]]
+        return SecretTarget(seed.cluster.reach, namespace, after=after, cluster=seed.cluster.identifier)
+
+    def _credentials(
+        self, name: str, garden: GardenAccess, seed: SeedAccess | None, target: SecretTarget | None, extra: Sources
+    ) -> ShootPki:
         """The shoot's PKI (writing its Secrets in the seed namespace when hosted); the client CA also in the garden.
 
-        A hosted shoot's other Secrets (`extra` besides its CAs', keys' and encryption's) are one SecretSet, written
-        before the leaves, which are issued from the CAs it writes. The garden's copy of the client CA is where the
-        project's members cannot read it.
+        A hosted shoot's other Secrets (`extra` besides its CAs', keys', encryption's and entry's) are one SecretSet
+        (none left on a seed with a bucket Secret), written before the leaves, which are issued from the CAs it
+        writes. The garden's copy of the client CA is where the project's members cannot read it.
         """
-        target, signers = None, None
-        if seed is not None:
-            namespace = self.values.seed_namespace
-            after, identity = [seed.namespaces[namespace]], seed.cluster.identifier
-            target = SecretTarget(seed.cluster.reach, namespace, after=after, cluster=identity)
-
+        signers = None
+        if seed is not None and target is not None:
             # `etcd-backup` is written from the seed's bucket Secret, where the seed holds one.
             copied = entry_secret(name, self.values, seed, extra.get(backup.ETCD_BACKUP_SECRET), parent=self)
+            # The encryption configuration by its keys; the entry's credentials by the EntrySecret.
+            own: dict[str, pulumi.Resource] = {controlplane.ENCRYPTION_SECRET: self.encryption.keys}
+            own |= {backup.ETCD_BACKUP_SECRET: copied} if copied else {}
 
             def signers(issued: ShootPki) -> list[pulumi.Resource]:
                 # The CAs, keys and token write their own Secrets; the SecretSet keeps the rest.
-                writers = {*issued.writers, *([backup.ETCD_BACKUP_SECRET] if copied else [])}
+                writers = {*issued.writers, *own}
                 kept = {n: data for n, data in {**self._sources(issued), **extra}.items() if n not in writers}
                 secret_set = control_plane_secrets(name, self.values, seed, kept, sorted(writers), parent=self)
-                self.written = dict.fromkeys(kept, secret_set) | ({backup.ETCD_BACKUP_SECRET: copied} if copied else {})
+                self.written = dict.fromkeys(kept, secret_set) | own
                 return [secret_set]
 
         credentials = issue_shoot_pki(name, self.values, parent=self, target=target, signers=signers)
@@ -230,7 +240,7 @@ class Shoot(pulumi.ComponentResource):
             self.values.cluster,
             self,
             after,
-            encryption_config=self.encryption.config,
+            encryption_config=self.encryption.source(),
             client_ca=self.credentials[pki.CA_CLIENT].cert,
             machines=self.values.local_nodes,
             kubeconfig=kubeconfig,
@@ -367,6 +377,5 @@ class Shoot(pulumi.ComponentResource):
         secrets = credentials.secrets()
         # Secret, as the Secrets that carry them keep them in the state (a CA's certificate alone too).
         sources = {name: gathered(data, secret=True) for name, data in secrets.items()}
-        encryption = {controlplane.ENCRYPTION_KEY: self.encryption.config}
-        sources[controlplane.ENCRYPTION_SECRET] = gathered(encryption, secret=True)
+        sources[controlplane.ENCRYPTION_SECRET] = self.encryption.secret_data()
         return sources

@@ -75,7 +75,7 @@ class InfrastructureProvider(Protocol):
         parent: pulumi.Resource,
         depends_on: Sequence[pulumi.Resource] = (),
         *,
-        encryption_config: pulumi.Input[str] | None = None,
+        encryption_config: pulumi.Input[str | dict[str, str]] | None = None,
         client_ca: pulumi.Input[str] | None = None,
         machines: Sequence[LocalNode] = (),
         kubeconfig: pulumi.Input[str] | None = None,

@@ -4,6 +4,14 @@ EncryptionKeys generates each key inside the provider; keys leave it only as the
 first, the first one encrypting. A key rotation's `prepare` adds a key (with the provider the spec names now) in
 front of the current one, `complete` drops every key but the first.
 
+A hosted shoot's keys also write the Secret its kube-apiserver mounts (`etcd-encryption-secret` in the seed
+namespace: the configuration rendered from them), as a CA writes its own (credential_secrets.py): the state then
+holds the keys once. Its outputs say what the Secret holds without a key: `configHash` (the sha256
+kube-apiserver reports for the file), `writeKey` (the encrypting key's name) and the Secret's checksum. A refresh
+records them among the inputs and `check` carries them on while no input that changes the configuration did, so
+what reads them (the rewrite, the local cluster, the workloads' checksums) previews as it is. A garden's or seed's
+keys write nothing: the program renders their configuration, and their inputs stay as they were.
+
 EncryptionRewrite waits until kube-apiserver runs the configuration it is given: the metric
 `apiserver_encryption_config_controller_last_config_info` carries the sha256 of the file the server loaded.
 Then it writes every object of each resource whose encryption changed once, with an empty merge patch: the
@@ -25,11 +33,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
+from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
+from components.reconciler import credential_secrets
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
-from components.render.encryption import Key
+from components.render.controlplane import ENCRYPTION_KEY as SECRET_KEY
+from components.render.controlplane import ENCRYPTION_SECRET as SECRET_NAME
+from components.render.encryption import Key, render_config
 
 PROVIDER_VERSION = "1"
 # 32 random bytes: AES-256 for aescbc and aesgcm, and the one key size secretbox takes.
@@ -41,6 +52,12 @@ RELOAD_TIMEOUT_S = 180
 POLL_S = 2.0
 PAGE_SIZE = 500
 KEY_INPUTS = ("provider", "keyRotation", "version")
+# What a writing key's configuration is rendered from besides the keys: another value changes its Secret.
+CONFIG_INPUTS = ("provider", "keyRotation", "resources")
+# The field a writing key's Secret layout names for the configuration: rendered for the write, never kept.
+CONFIG_FIELD = "config"
+# Its outputs that reveal no key, carried in its inputs (module docstring).
+CARRIED = ("configHash", "writeKey", credential_secrets.CHECKSUMS)
 REWRITE_INPUTS = ("configHash", "resources", "writeKey", "version")
 
 
@@ -182,30 +199,59 @@ def _rewrite_all(olds: Mapping[str, Any] | None, news: dict[str, Any]) -> dict[s
     return {**news, "rewritten": counts}
 
 
+def _written(props: dict[str, Any]) -> dict[str, Any]:
+    """A writing key's outputs: its Secret written from the configuration the keys render, what it holds by hash."""
+    if not credential_secrets.writes(props):
+        return props
+    config = render_config(props["resources"], props["keys"])
+    outs = credential_secrets.write({**props, CONFIG_FIELD: config})
+    del outs[CONFIG_FIELD]  # the keys are the state's one copy
+    return {**outs, "configHash": config_hash(config), "writeKey": props["keys"][0]["name"]}
+
+
+def secret_layout() -> dict[str, dict[str, str]]:
+    """What a writing key writes: the configuration, as kube-apiserver mounts it."""
+    return {SECRET_NAME: {SECRET_KEY: CONFIG_FIELD}}
+
+
 class EncryptionKeysProvider(Provider):
     """Generates and rotates the keys of one API server; never replaces them (that would lose the data)."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        """The first key."""
+        """The first key (and its Secret, where it writes one)."""
         keys = first_keys(props["provider"])
-        return CreateResult(id_=f"keys-{os.urandom(4).hex()}", outs={**props, "keys": keys})
+        return CreateResult(id_=f"keys-{os.urandom(4).hex()}", outs=_written({**props, "keys": keys}))
+
+    def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
+        """The inputs, with a writing key's carried outputs while its configuration stays."""
+        return CheckResult(inputs=credential_secrets.carry(olds, news, CARRIED, CONFIG_INPUTS), failures=[])
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """A new provider or rotation phase is an in-place update."""
-        changed = any(olds.get(k) != news.get(k) for k in KEY_INPUTS)
-        return DiffResult(changes=changed, replaces=[], delete_before_replace=False)
+        """A new provider, rotation phase or resource list is an in-place update; so is a drifted or moved Secret."""
+        changed = any(olds.get(k) != news.get(k) for k in (*KEY_INPUTS, "resources"))
+        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        return DiffResult(changes=changed or rewrite, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Adds a key (prepare) or drops the old one (complete)."""
+        """Adds a key (prepare) or drops the old one (complete); writes the Secret again where it writes one."""
         try:
             keys = next_keys(olds["keys"], olds["keyRotation"], news["keyRotation"], news["provider"])
         except ValueError as err:
             raise pulumi.RunError(str(err)) from None
-        return UpdateResult(outs={**news, "keys": keys})
+        if credential_secrets.moved(olds, news):
+            credential_secrets.remove(olds)  # first: the new place may be the old one (reconciler/pki.py)
+        return UpdateResult(outs=_written({**news, "keys": keys}))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The keys exist only here and in the API servers' files (LocalCluster reads those)."""
-        return ReadResult(id_=id_, outs=props)
+        """The keys exist only here and in the API servers' files; a written Secret is read back as its hash."""
+        if not credential_secrets.writes(props):
+            return ReadResult(id_=id_, outs=props)
+        outs = {**props, **credential_secrets.observed(props)}
+        return ReadResult(id_=id_, outs=outs, inputs=credential_secrets.recorded(outs, ["keys"]))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        """Removes the Secret it wrote, where it still holds what was written."""
+        credential_secrets.remove(props)
 
 
 class EncryptionKeys(Resource, module="arbor", name="EncryptionKeys"):
@@ -214,11 +260,27 @@ class EncryptionKeys(Resource, module="arbor", name="EncryptionKeys"):
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
         keys: pulumi.Output[list[Key]]
+        configHash: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        writeKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
+        checksums: pulumi.Output[dict[str, str]]
 
     def __init__(
-        self, name: str, *, provider: str, key_rotation: str, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        *,
+        provider: str,
+        key_rotation: str,
+        writes: credential_secrets.Writes | None = None,
+        resources: Sequence[str] = (),
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        props = {"provider": provider, "keyRotation": key_rotation, "version": PROVIDER_VERSION, "keys": None}
+        """`writes` (where, as credential_secrets.INPUTS) makes the keys write their configuration for `resources`."""
+        props: dict[str, Any] = {"provider": provider, "keyRotation": key_rotation, "version": PROVIDER_VERSION,
+                                 "keys": None}  # fmt: skip
+        if writes is not None:
+            # Only then: a garden's or seed's keys keep the inputs they had.
+            props = credential_secrets.writing(props, {**writes, "secrets": secret_layout()})
+            props |= {"resources": list(resources), "configHash": None, "writeKey": None}
         secret = pulumi.ResourceOptions(additional_secret_outputs=["keys"])
         super().__init__(EncryptionKeysProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
 

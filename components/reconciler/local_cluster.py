@@ -5,7 +5,9 @@
 is a secret output. Inputs that name the cluster or its Kubernetes version replace it; the preview says so.
 
 Two optional inputs shape kube-apiserver without replacing anything: `encryptionConfig` (an EncryptionConfiguration,
-secret) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new content only
+secret; or, for a hosted shoot, where its seed namespace holds it, with its digest: `file_in_seed`, read there when
+the file is written) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new
+content only
 rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster with the
 new flags, its etcd data kept. `read()` reports the files as they are, as hashes (the inputs hold the contents), so
 an edited file is drift that `up` repairs.
@@ -31,6 +33,8 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import short_hash
 from components.reconciler import kwokctl, shoot_cluster, unknowns
+from components.reconciler.credential_secrets import secret_keys
+from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
 from components.render import packed_keys
 
@@ -65,6 +69,23 @@ def _apiserver_flags(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[st
     }
 
 
+def file_in_seed(kubeconfig: str, namespace: str, secret: str, key: str, sha256: str) -> dict[str, str]:
+    """A file's input naming where a seed holds it (a Secret's key), not holding it; `sha256` is its content's."""
+    return {"seedKubeconfig": kubeconfig, "namespace": namespace, "secret": secret, "key": key,
+            "digest": DIGEST + sha256[:16]}  # fmt: skip
+
+
+def _content(source: str | dict[str, str] | None) -> str | None:
+    """A file's content: the input's text, or read where a `file_in_seed` says."""
+    if not isinstance(source, dict):
+        return source
+    seed = {"kubeconfig": source["seedKubeconfig"], "namespace": source["namespace"]}
+    try:
+        return secret_keys(seed, source["secret"], [source["key"]])[source["key"]]
+    except KubeError as error:
+        raise kwokctl.KwokError(f"the encryption configuration: {error}") from None
+
+
 def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
     """Writes (or removes) the encryption configuration and the client CA bundle the inputs ask for."""
     kwokctl.write_file(cluster.encryption_file, props.get("encryptionConfig"))
@@ -75,6 +96,8 @@ def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
 
 def digest(content: Any) -> Any:
     """A file's content as the outputs keep it: its SHA-256 (64 bits: an edit tells); None, or a digest, as it is."""
+    if isinstance(content, dict) and "digest" in content:
+        return content["digest"]  # a `file_in_seed`
     if not isinstance(content, str) or content.startswith(DIGEST):
         return content
     return DIGEST + short_hash(content, length=16)
@@ -98,6 +121,7 @@ def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
 
 def _ensure_running(props: dict[str, Any]) -> dict[str, Any]:
     """Brings the cluster up whatever state it is in (absent, stopped, half-created) and returns outputs."""
+    props = {**props, "encryptionConfig": _content(props.get("encryptionConfig"))}
     cluster = _cluster(props)
     wanted = props["kubernetesVersion"]
     have = kwokctl.server_version()
@@ -153,9 +177,9 @@ class LocalClusterProvider(Provider):
         # Another entry to restore from is a migration (or a new bucket key): a cluster the source let go is made
         # again from it. A state recorded before the input existed, or a preview not knowing it yet, is no change.
         moved = bool(unknowns.changed(olds, news, ("restore",)))
-        changed = (
-            bool(replaces) or stopped or moved or any(digest(olds.get(k)) != digest(news.get(k)) for k in UPDATE_ON)
-        )
+        # A file a preview does not know yet (its keys or CAs change in the same run) is compared by the `up`.
+        edited = any(unknowns.known(news.get(k)) and digest(olds.get(k)) != digest(news.get(k)) for k in UPDATE_ON)
+        changed = bool(replaces) or stopped or moved or edited
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=True)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
@@ -202,7 +226,7 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
         workdir: str,
         kubernetes_version: str,
         opts: pulumi.ResourceOptions | None = None,
-        encryption_config: pulumi.Input[str] | None = None,
+        encryption_config: pulumi.Input[str | dict[str, str]] | None = None,
         extra_client_cas: pulumi.Input[str] | None = None,
         pki: pulumi.Input[dict[str, str]] | None = None,
         restore: pulumi.Input[dict[str, str]] | None = None,

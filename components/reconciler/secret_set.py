@@ -106,8 +106,8 @@ class SecretSetProvider(Provider):
         """The Secrets as the cluster has them: one edited or deleted is drift; none left (or unreachable), gone."""
         kube = Kube.from_kubeconfig(props["kubeconfig"])
         found = {n: kube.find(secret_path(props["namespace"], n)) for n in props.get("hashes") or {}}
-        if not any(found.values()):
-            return ReadResult(id_="", outs={})
+        if found and not any(found.values()):
+            return ReadResult(id_="", outs={})  # an empty set (its Secrets all written by others) is never gone
         seen = {n: h if _holds(found[n], h) else DRIFTED for n, h in props["hashes"].items()}
         return ReadResult(id_=id_, outs={**props, "hashes": seen})
 

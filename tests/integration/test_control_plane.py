@@ -166,28 +166,31 @@ def test_a_hosted_shoots_leaf_secret_changed_in_the_seed_is_issued_again(local_s
 def test_a_hosted_shoots_ca_key_and_token_secrets_changed_in_the_seed_are_written_again(
     local_stack: Stack, tmp_path: Path
 ) -> None:
-    """GIVEN a CA's, the key's and the token's Secrets changed WHEN previewed THEN only they update; `up` writes them.
+    """GIVEN a CA's, the key's, the token's and the encryption Secrets changed WHEN previewed THEN only they update.
 
-    A CA's signer Secret and the bootstrap token's are deleted, the service-account key's edited: the preview updates
-    the three credentials and nothing they sign or that reads them; `up` writes the same CA, key and token again,
-    never new ones. Each is kept once in the state, in its own resource's outputs, not in the SecretSet.
+    A CA's signer Secret, the bootstrap token's and the encryption configuration's are deleted, the service-account
+    key's edited: the preview updates the four writers and nothing they sign or that reads them (the shoot's cluster,
+    its kube-apiserver); `up` writes the same CA, key, token and keys again, never new ones. Each is kept once in the
+    state, in its own resource's outputs, not in the SecretSet.
     """
     seed, namespace = local_stack.outputs()["kubeconfigs"]["seed/local-1"], "shoot--dev--web"
-    names = ("ca-etcd-signer", "service-account-key", "bootstrap-token")
+    names = ("ca-etcd-signer", "service-account-key", "bootstrap-token", "etcd-encryption-secret")
 
     def data(name: str) -> dict[str, str]:
         return dict(json.loads(kubectl(seed, tmp_path, "-n", namespace, "get", "secret", name, "-o", "json"))["data"])
 
     before = {name: data(name) for name in names}
-    kubectl(seed, tmp_path, "-n", namespace, "delete", "secret", "ca-etcd-signer", "bootstrap-token")
+    kubectl(seed, tmp_path, "-n", namespace, "delete", "secret", "ca-etcd-signer", "bootstrap-token",
+            "etcd-encryption-secret")  # fmt: skip
     edited = json.dumps({"data": {"id_rsa.pub": base64.b64encode(b"edited").decode()}})
     kubectl(seed, tmp_path, "-n", namespace, "patch", "secret", "service-account-key", "--type=merge", "-p", edited)
 
     preview = local_stack.preview_json("--refresh")
     changed = {s["urn"].rsplit("::", 1)[-1]: s["op"] for s in preview["steps"] if s["op"] not in ("same", "refresh")}
     prefix = "arbor-shoot-dev-web-pki"
-    assert changed == {f"{prefix}-ca-etcd": "update", f"{prefix}-service-account-key": "update",
-                       f"{prefix}-bootstrap-token": "update"}  # fmt: skip
+    writers = (f"{prefix}-ca-etcd", f"{prefix}-service-account-key", f"{prefix}-bootstrap-token",
+               "arbor-shoot-dev-web-encryption-keys")  # fmt: skip
+    assert changed == dict.fromkeys(writers, "update")
 
     local_stack.up()
     assert {name: data(name) for name in names} == before

@@ -20,7 +20,11 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:ShootStatus": {"conditions": {}, "state": "Succeeded"},
     # The provider generates keys; a fixed one stands in here.
     "pulumi-python:dynamic/arbor:EncryptionKeys": {
-        "keys": [{"name": "key1", "provider": "aescbc", "secret": "bW9jaw=="}]
+        "keys": [{"name": "key1", "provider": "aescbc", "secret": "bW9jaw=="}],
+        # What a hosted shoot's keys report of the configuration they wrote.
+        "configHash": "c0" * 32,
+        "writeKey": "key1",
+        "checksums": {"etcd-encryption-secret": "<encryption checksum>"},
     },
     "pulumi-python:dynamic/arbor:EncryptionRewrite": {"rewritten": {}},
     # The PKI provider generates keys and certificates; placeholders stand in here.

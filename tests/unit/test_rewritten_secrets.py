@@ -127,12 +127,14 @@ def test_a_hosted_shoots_secret_set_keeps_no_credential_and_each_writes_its_own(
     prefix = "arbor-shoot-dev-web"
     kept = mocks.inputs[f"{prefix}-secrets"]
     contents = secret_set.contents({"secrets": kept["secrets"].get("value", kept["secrets"])})
-    assert set(contents) == {controlplane.ENCRYPTION_SECRET}
+    assert contents == {}
     writers = {
         f"{prefix}-pki-{c.name}": pki_table.secrets_of(c)
         for c in pki_table.credentials("shoot--dev--web", ("100.104.0.0/13",))
         if c.kind is not pki_table.Kind.CERT
     }
+    # The encryption configuration by its keys (the shoot has no entry, so no EntrySecret).
+    writers[f"{prefix}-encryption-keys"] = {controlplane.ENCRYPTION_SECRET: (controlplane.ENCRYPTION_KEY,)}
     assert set(kept["others"]) == {s for secrets in writers.values() for s in secrets}
     for name, secrets in writers.items():
         assert set(mocks.inputs[name]["secrets"]) == set(secrets), name

@@ -9,7 +9,9 @@ from typing import Any
 import secret_copies
 
 from components.reconciler import signing
+from components.reconciler.encryption import first_keys
 from components.render import packed_keys
+from components.render.encryption import render_config
 from components.render.packing import pack
 
 SECRET_SIG = secret_copies.SECRET_SIG
@@ -41,4 +43,19 @@ def test_a_key_is_found_in_every_encoding_and_named_by_its_public_half() -> None
         resource("another", outputs={"key": shown(other.key)}),
     ]}}  # fmt: skip
     assert secret_copies.copies(state) == [["a-set", "an-osc", "the-ca"]]
+    assert len(secret_copies.holders(state)) == 2
+
+
+def test_an_encryption_key_is_found_in_its_keys_a_configuration_and_the_secret_written_from_it() -> None:
+    """GIVEN an etcd encryption key in its keys' output, a packed configuration and a Secret WHEN scanned THEN three."""
+    keys = first_keys("aescbc")
+    config = render_config(["configmaps"], keys)
+    secret = {"data": {"encryption-configuration.yaml": base64.b64encode(config.encode()).decode()}}
+    state = {"deployment": {"resources": [
+        resource("the-keys", outputs={"keys": shown(keys)}),
+        resource("a-set", inputs={"secrets": shown(pack({"etcd-encryption-secret": secret}))}),
+        resource("a-cluster", inputs={"encryptionConfig": shown(config)}),
+        resource("other-keys", outputs={"keys": shown(first_keys("aescbc"))}),
+    ]}}  # fmt: skip
+    assert secret_copies.copies(state) == [["a-cluster", "a-set", "the-keys"]]
     assert len(secret_copies.holders(state)) == 2
