@@ -200,6 +200,16 @@ def drifted(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     return moved(olds, news) or (writes(olds) and writes(news) and differ)
 
 
+def leave_old_place(olds: Mapping[str, Any], news: Mapping[str, Any]) -> None:
+    """Removes the Secrets where they were when they go elsewhere now, before they are written again.
+
+    First: the new place may be the old one (the seed's identity alone changed), and a Secret written again with the
+    same content would still read as this resource's to remove.
+    """
+    if moved(olds, news):
+        remove(olds)
+
+
 def starts(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether the credential writes Secrets it did not write before (a SecretSet wrote them: handed over)."""
     return writes(news) and not writes(olds)

@@ -228,7 +228,7 @@ class EncryptionKeysProvider(Provider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """A new provider, rotation phase or resource list is an in-place update; so is a drifted or moved Secret."""
-        changed = any(olds.get(k) != news.get(k) for k in (*KEY_INPUTS, "resources"))
+        changed = any(olds.get(k) != news.get(k) for k in {*KEY_INPUTS, *CONFIG_INPUTS})
         rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
         return DiffResult(changes=changed or rewrite, replaces=[], delete_before_replace=False)
 
@@ -238,8 +238,7 @@ class EncryptionKeysProvider(Provider):
             keys = next_keys(olds["keys"], olds["keyRotation"], news["keyRotation"], news["provider"])
         except ValueError as err:
             raise pulumi.RunError(str(err)) from None
-        if credential_secrets.moved(olds, news):
-            credential_secrets.remove(olds)  # first: the new place may be the old one (reconciler/pki.py)
+        credential_secrets.leave_old_place(olds, news)
         return UpdateResult(outs=_written({**news, "keys": keys}))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

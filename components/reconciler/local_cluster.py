@@ -7,10 +7,9 @@ is a secret output. Inputs that name the cluster or its Kubernetes version repla
 Two optional inputs shape kube-apiserver without replacing anything: `encryptionConfig` (an EncryptionConfiguration,
 secret; or, for a hosted shoot, where its seed namespace holds it, with its digest: `file_in_seed`, read there when
 the file is written) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new
-content only
-rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster with the
-new flags, its etcd data kept. `read()` reports the files as they are, as hashes (the inputs hold the contents), so
-an edited file is drift that `up` repairs.
+content only rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster
+with the new flags, its etcd data kept. `read()` reports the files as they are, as hashes (the inputs hold the
+contents), so an edited file is drift that `up` repairs.
 
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (the shoot's CA and service-account key, which it serves and signs tokens with: secret, or
@@ -71,7 +70,7 @@ def _apiserver_flags(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[st
 
 def file_in_seed(kubeconfig: str, namespace: str, secret: str, key: str, sha256: str) -> dict[str, str]:
     """A file's input naming where a seed holds it (a Secret's key), not holding it; `sha256` is its content's."""
-    return {"seedKubeconfig": kubeconfig, "namespace": namespace, "secret": secret, "key": key,
+    return {shoot_cluster.PKI_SEED: kubeconfig, shoot_cluster.PKI_NAMESPACE: namespace, "secret": secret, "key": key,
             "digest": DIGEST + sha256[:16]}  # fmt: skip
 
 
@@ -79,9 +78,8 @@ def _content(source: str | dict[str, str] | None) -> str | None:
     """A file's content: the input's text, or read where a `file_in_seed` says."""
     if not isinstance(source, dict):
         return source
-    seed = {"kubeconfig": source["seedKubeconfig"], "namespace": source["namespace"]}
     try:
-        return secret_keys(seed, source["secret"], [source["key"]])[source["key"]]
+        return secret_keys(shoot_cluster.seed_namespace(source), source["secret"], [source["key"]])[source["key"]]
     except KubeError as error:
         raise kwokctl.KwokError(f"the encryption configuration: {error}") from None
 

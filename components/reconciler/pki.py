@@ -111,10 +111,7 @@ class _Credential(Provider):
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
         """Keeps the credential and writes its Secrets again (where they moved, after removing them where they were)."""
-        if credential_secrets.moved(olds, news):
-            # Removed first: the new place may be the old one (the seed's identity alone changed), and a Secret
-            # written again with the same content would still read as this resource's to remove.
-            credential_secrets.remove(olds)
+        credential_secrets.leave_old_place(olds, news)
         return UpdateResult(outs=self.lean(credential_secrets.write(self.kept(olds, news))))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:

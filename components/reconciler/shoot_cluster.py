@@ -72,9 +72,14 @@ def _restored_file(cluster: kwokctl.Cluster) -> Path:
     return cluster.dir / "arbor" / "restored-from"
 
 
+def seed_namespace(source: dict[str, str]) -> dict[str, str]:
+    """The seed namespace an input names (PKI_SEED, PKI_NAMESPACE), as credential_secrets reads Secrets there."""
+    return {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
+
+
 def seed_pki(source: dict[str, str]) -> dict[str, str]:
     """A hosted shoot's PKI as its seed namespace holds it (`source` names the seed and the namespace)."""
-    seed = {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
+    seed = seed_namespace(source)
     wanted: dict[str, list[str]] = {}  # each Secret once, with the keys taken from it
     for secret, field in PKI_SOURCES.values():
         wanted.setdefault(secret, []).append(field)
