@@ -18,8 +18,7 @@ from typing import Any
 
 import pulumi
 
-from components.bundles import BackupAccess, ClusterAccess, SeedAccess
-from components.kinds import ProviderType
+from components.bundles import BackupAccess, ClusterAccess, HeldSecret, SeedAccess
 from components.plan.values import BackupValues, ShootValues
 from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
@@ -65,28 +64,34 @@ def shared_reach(access: pulumi.Output[dict[str, str]]) -> dict[str, pulumi.Inpu
 
 
 def store_bucket(
-    values: BackupValues, reach: dict[str, pulumi.Input[str]], after: list[pulumi.Resource], parent: pulumi.Resource
+    values: BackupValues,
+    reach: dict[str, pulumi.Input[str]],
+    holder: HeldSecret,
+    after: list[pulumi.Resource],
+    parent: pulumi.Resource,
 ) -> BackupAccess:
     """The seed's bucket in the store `reach` names, its settings and its user; the `etcd-backup` data for its shoots.
 
+    The bucket writes the seed's Secret of its user's keys (`holder`) itself: the state keeps the keys once.
     `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it).
     """
     bucket = StoreBucket(
         f"{parent._name}-backup",
         store=reach,
+        writes={**holder.writes(), "name": holder.name},
         bucket=values.bucket,
         bucket_policy=json.dumps(backup.store_bucket_policy(values.bucket), sort_keys=True),
         identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
         lifecycle=backup.store_lifecycle_rules(),
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
-        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=after),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[*after, *holder.after]),
     )
     data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, reach["endpoint"], reach["caCert"]).apply(
-        lambda got: backup.etcd_backup_data(
-            ProviderType.LOCAL, values.bucket, backup.STORE_REGION, backup.store_credentials(*got)
-        )
+        lambda got: backup.store_bucket_data(values.bucket, *got)
     )
-    return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[*after, bucket])
+    return BackupAccess(
+        values.bucket, pulumi.Output.secret(data), ready=[*after, bucket], held=holder.reference(bucket)
+    )
 
 
 class LocalBackups:
@@ -107,12 +112,12 @@ class LocalBackups:
         """Seeds' buckets go into another stack's store: a sharded landscape's one store, run by its garden stack."""
         self._shared = shared_reach(access)
 
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
         """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
         if self._shared is not None:
-            return store_bucket(values, self._shared, [], parent)
+            return store_bucket(values, self._shared, holder, [], parent)
         store = self.object_store()
-        return store_bucket(values, store_reach(store), [store], parent)
+        return store_bucket(values, store_reach(store), holder, [store], parent)
 
     def control_plane_move(
         self,
