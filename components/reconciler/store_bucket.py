@@ -42,6 +42,8 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import json_hash
 from components.reconciler import credential_secrets
+from components.reconciler.kube import KubeError
+from components.reconciler.object_store import root_password
 from components.reconciler.provider import Provider
 from components.render import backup
 
@@ -67,12 +69,23 @@ def trusting(ca_cert: str, timeout_s: float | None = None) -> urllib3.PoolManage
                                retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
 
 
+def _root_password(props: dict[str, Any]) -> str:
+    """The store's root password, read where the garden holds it (an older state kept it among the inputs)."""
+    where = props.get("rootSecret")
+    if not where:
+        return str(props["rootPassword"])
+    try:
+        return root_password(where)
+    except KubeError as error:
+        raise BucketError(f"bucket {props['bucket']}: the object store's root credentials: {error}") from None
+
+
 @contextmanager
 def clients(props: dict[str, Any]) -> Iterator[tuple[Minio, MinioAdmin]]:
     """S3 and admin clients of the store as its root user, trusting only the store's CA."""
+    creds = StaticProvider(props["rootUser"], _root_password(props))
     http = trusting(props["caCert"], TIMEOUT_S)
     host = props["endpoint"].removeprefix("https://")
-    creds = StaticProvider(props["rootUser"], props["rootPassword"])
     try:
         yield (
             Minio(host, credentials=creds, secure=True, http_client=http),
@@ -253,7 +266,8 @@ class StoreBucketProvider(Provider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Another bucket name replaces it; other inputs, or drift refresh found (its Secret's too), update it."""
         replaces = ["bucket"] if olds.get("bucket") != news.get("bucket") else []
-        keys = ("endpoint", "bucketPolicy", "identityPolicy", "lifecycle", "version")
+        # `rootSecret`: an older state kept the root password itself, which the update drops from it.
+        keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "version")
         drifted = olds.get("observed") != olds.get("wanted")
         rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
         changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in keys)
@@ -279,9 +293,7 @@ class StoreBucketProvider(Provider):
         except BucketError:
             observed = {"reachable": False}
         outs = _outputs(props, observed)
-        return ReadResult(
-            id_=id_, outs={**outs, **credential_secrets.observed(props)} if credential_secrets.writes(props) else outs
-        )
+        return ReadResult(id_=id_, outs=credential_secrets.read_back(outs, props))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         """Removes the user, its policy and the seed's Secret of its keys; the bucket and its objects are kept."""
@@ -296,7 +308,7 @@ class StoreBucketProvider(Provider):
 
 
 class StoreBucket(Resource, module="arbor", name="StoreBucket"):
-    """A bucket of the local object store and a user limited to it; `secretKey` and `rootPassword` are secret.
+    """A bucket of the local object store and a user limited to it; `secretKey` is secret.
 
     `writes` (the seed, `namespace`, Secret `name`): where it writes the seed's Secret of the user's keys.
     """
@@ -309,7 +321,7 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         self,
         name: str,
         *,
-        store: dict[str, pulumi.Input[str]],
+        store: Mapping[str, pulumi.Input[Any]],
         writes: Mapping[str, Any] | None,
         bucket: str,
         bucket_policy: str,
@@ -324,5 +336,5 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         }  # fmt: skip
         if writes is not None:
             props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"])})
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey", "rootPassword"])
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey"])
         super().__init__(StoreBucketProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

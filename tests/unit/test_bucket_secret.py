@@ -1,20 +1,23 @@
-"""A local seed's bucket writes the seed's Secret of its user's keys itself: the state keeps the keys once."""
+"""Local backup secrets kept once: a bucket writes its user's keys to its seed, the store its root in the garden."""
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from components.reconciler import credential_secrets, store_bucket
+from components.reconciler import credential_secrets, local_process, object_store, store_bucket
 from components.reconciler.kube import Kube
+from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
 from components.render import backup
 from tests.unit.test_credential_secrets import COLLECTION, NAMESPACE, Cluster
-from tests.unit.test_local_backups import bucket_props
+from tests.unit.test_local_backups import bucket_props, started, store_props
 
 PROVIDER = StoreBucketProvider()
 SECRET = backup.bucket_secret("b")
@@ -123,3 +126,52 @@ def test_a_secret_moved_to_another_namespace_leaves_the_old_one_first(cluster: C
     PROVIDER.update("b", outs, moved)
     assert f"{COLLECTION}/{SECRET}" not in cluster.objects
     assert f"/api/v1/namespaces/elsewhere/secrets/{SECRET}" in cluster.objects
+
+
+ROOT = f"/api/v1/namespaces/{object_store.ROOT_SECRET_NAMESPACE}/secrets/{object_store.ROOT_SECRET}"
+__all__ = ["started"]  # the fixture, imported for the store's tests
+
+
+def garden_store(tmp_path: Path) -> dict[str, Any]:
+    """A store's inputs, writing its root credentials in the garden."""
+    where = {"kubeconfig": "garden", "namespace": object_store.ROOT_SECRET_NAMESPACE, "cluster": "local:garden",
+             "secrets": {object_store.ROOT_SECRET: object_store.ROOT_KEYS}}  # fmt: skip
+    return credential_secrets.writing(store_props(tmp_path), where)
+
+
+def test_the_store_writes_its_root_credentials_to_the_garden_and_buckets_read_them_there(
+    cluster: Cluster, tmp_path: Path, started: list[tuple[dict[str, Any], bool]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the store WHEN made THEN the garden's `garden/backup-local` holds its root user; a bucket reads it there.
+
+    The store's outputs keep the password once; a bucket's inputs keep where it is, not what; the Secret deleted in
+    the garden is drift the store's next update puts right.
+    """
+    monkeypatch.setattr(local_process, "running_pid", lambda props: 4242)  # it runs
+    provider = ObjectStoreProvider()
+    made = provider.read("s", provider.create(garden_store(tmp_path)).outs or {}).outs or {}
+    data = cluster.objects[ROOT]["data"]
+    found = {k: base64.b64decode(v).decode() for k, v in data.items()}
+    assert found == {"accessKeyID": made["rootUser"], "secretAccessKey": made["rootPassword"]}
+    assert json.dumps(made).count(made["rootPassword"]) == 1
+    assert not provider.diff("s", made, garden_store(tmp_path)).changes
+    where = object_store.root_reference("garden")
+    assert store_bucket._root_password({**bucket_props(), "rootSecret": where}) == made["rootPassword"]
+    cluster.delete(ROOT)
+    drifted = provider.read("s", made).outs or {}
+    assert provider.diff("s", drifted, garden_store(tmp_path)).changes
+    provider.update("s", drifted, garden_store(tmp_path))
+    assert cluster.objects[ROOT]["data"] == data
+    # Gone from the garden as well, a bucket cannot reach the store: drift it reports, naming the Secret.
+    cluster.delete(ROOT)
+    with pytest.raises(store_bucket.BucketError, match="root credentials: Secret garden/backup-local is missing"):
+        store_bucket._root_password({**bucket_props(), "rootSecret": where})
+
+
+def test_a_bucket_that_kept_the_root_password_updates_once_and_keeps_it_no_more(cluster: Cluster) -> None:
+    """GIVEN a bucket an older arbor made, with the root password among its inputs WHEN updated THEN it is dropped."""
+    older = bucket_props()
+    news = {k: v for k, v in inputs().items() if k != "rootPassword"} | {"rootSecret": object_store.root_reference("g")}
+    assert PROVIDER.diff("b", older, news).changes
+    updated = PROVIDER.update("b", older, news).outs or {}
+    assert "rootPassword" not in updated and updated["rootSecret"]["name"] == object_store.ROOT_SECRET

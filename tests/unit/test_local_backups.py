@@ -260,6 +260,11 @@ def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
     for name in buckets:
         assert built.options[name].protect
         assert STORE in built.edges[name]
+        # The root password is the store's alone: it writes it to the garden, where the buckets read it.
+        assert "rootPassword" not in buckets[name] and buckets[name]["rootSecret"]["name"] == object_store.ROOT_SECRET
+    store = mocks.inputs[STORE]
+    assert store["namespace"] == "garden" and list(store["secrets"]) == [object_store.ROOT_SECRET]
+    assert built.edges[STORE] == {f"{STORE}-namespace"}
 
 
 # What a sharded landscape's garden stack exports for its seed stacks (the local garden's kubeconfig, the store).
@@ -299,11 +304,13 @@ def test_a_sharded_landscape_runs_one_store_in_its_garden_stack_and_each_seed_st
     assert built.landscape.store_outputs() == {"objectStore": None}
     bucket = mocks.inputs[f"arbor-seed-{seed}-backup"]
     store = GARDEN_STACK_OUTPUTS["objectStoreAccess"]
-    # The root password stays secret, as the store's own output is; the rest is plain, as in one stack.
+    # Plain, as in one stack; the root password it reads in the garden's Secret, which an older garden stack's
+    # export (it held the password) is not asked for.
     assert {k: bucket[k] for k in store if k != "rootPassword"} == {
         k: v for k, v in store.items() if k != "rootPassword"
     }
-    assert bucket["rootPassword"]["value"] == store["rootPassword"] and SECRET_SIG in bucket["rootPassword"]
+    assert "rootPassword" not in bucket and SECRET_SIG not in json.dumps(bucket)
+    assert bucket["rootSecret"] == object_store.root_reference(bucket["rootSecret"]["kubeconfig"])
     # No store to wait for in this stack: only the seed's namespace the bucket writes its Secret in.
     assert built.edges[f"arbor-seed-{seed}-backup"] == {f"arbor-seed-{seed}-garden"}
 

@@ -59,3 +59,20 @@ def test_an_encryption_key_is_found_in_its_keys_a_configuration_and_the_secret_w
     ]}}  # fmt: skip
     assert secret_copies.copies(state) == [["a-cluster", "a-set", "the-keys"]]
     assert len(secret_copies.holders(state)) == 2
+
+
+def test_the_stores_passwords_are_found_in_the_fields_that_hold_them() -> None:
+    """GIVEN the store's root password and a bucket user's key in the fields that hold them WHEN scanned THEN found.
+
+    The root password in the store and a bucket's inputs (an older arbor's), a user's key in its bucket and in
+    `etcd-backup` data given whole: each held twice; the store's alone, once.
+    """
+    state = {"deployment": {"resources": [
+        resource("the-store", outputs={"rootPassword": shown("root-password-0123456789")}),
+        resource("a-bucket", inputs={"rootPassword": shown("root-password-0123456789")},
+                 outputs={"secretKey": shown("user-key-0123456789")}),
+        resource("a-set", inputs={"secrets": shown(pack({"bucket-b": {"secretAccessKey": "user-key-0123456789"}}))}),
+        resource("other-store", outputs={"rootPassword": shown("another-password-0123")}),
+    ]}}  # fmt: skip
+    assert secret_copies.copies(state) == [["a-bucket", "a-set"], ["a-bucket", "the-store"]]
+    assert len(secret_copies.holders(state)) == 3
