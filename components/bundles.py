@@ -100,8 +100,8 @@ class HeldSecret:
     after: Sequence[pulumi.Resource] = ()
 
     def writes(self) -> dict[str, Any]:
-        """Where a writer of its own puts it: the inputs of reconciler/credential_secrets.py, less the layout."""
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster}
+        """Where a writer of its own puts it: its seed (`kubeconfig`, `cluster`), `namespace` and `name`."""
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster, "name": self.name}
 
     def reference(self, writer: pulumi.Resource) -> pulumi.Output[dict[str, Any]]:
         """Where to read it, through the writer's URN: what reads it by this reference waits for the write."""

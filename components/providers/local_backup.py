@@ -99,7 +99,7 @@ def store_bucket(
     bucket = StoreBucket(
         f"{parent._name}-backup",
         store=reach,
-        writes={**holder.writes(), "name": holder.name},
+        writes=holder.writes(),
         bucket=values.bucket,
         bucket_policy=json.dumps(backup.store_bucket_policy(values.bucket), sort_keys=True),
         identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
@@ -120,7 +120,6 @@ class LocalBackups:
 
     def __init__(self, workdir: str, backup_request: str) -> None:
         self.workdir, self.backup_request = workdir, backup_request
-        self._store: ObjectStore | None = None
         self._reach: dict[str, pulumi.Input[Any]] | None = None
         self._after: list[pulumi.Resource] = []
 

@@ -42,7 +42,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 
 from components.naming import json_hash
 from components.reconciler import credential_secrets
-from components.reconciler.kube import KubeError
+from components.reconciler.kube import KubeError, unless_unreachable
 from components.reconciler.object_store import root_password
 from components.reconciler.provider import Provider
 from components.render import backup
@@ -304,7 +304,8 @@ class StoreBucketProvider(Provider):
                 admin.user_remove(props["accessKey"])
             with contextlib.suppress(MinioAdminException):
                 admin.policy_remove(props["bucket"])
-        credential_secrets.remove(props)
+        with unless_unreachable():  # a seed gone took the Secret along
+            credential_secrets.remove(props)
 
 
 class StoreBucket(Resource, module="arbor", name="StoreBucket"):
