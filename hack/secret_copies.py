@@ -41,7 +41,8 @@ BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
 ENCRYPTION_KEY = re.compile(r"secret: ([A-Za-z0-9+/]{43}=)")
 # The fields that hold the object store's passwords: its root's, a bucket user's, and the `etcd-backup` data's.
 PASSWORD_FIELDS = ("rootPassword", "secretKey", "secretAccessKey")
-PASSWORD = re.compile(r"^password: (\S+)$", re.MULTILINE)
+# Generated ones are 40 characters; what is shorter there names a field (a Secret layout's `secretAccessKey: ...`).
+PASSWORD = re.compile(r"^password: (\S{30,})$", re.MULTILINE)
 
 
 def _texts(value: Any) -> Iterator[str]:
