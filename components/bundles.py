@@ -83,8 +83,31 @@ class BackupAccess:
     # The bucket, its settings and the identity's rights: a Secret applied after them is usable at once.
     ready: Sequence[pulumi.Resource] = ()
     # The seed's Secret of the bucket's credentials (`garden/bucket-<bucket>`), read by reference: its reference
-    # without the entry's prefix, known once the Secret is written (seed.py).
+    # without the entry's prefix, known once the Secret is written (by the identity itself, or seed.py's set).
     held: pulumi.Output[dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True)
+class HeldSecret:
+    """A Secret the seed holds of its own (`garden/bucket-<bucket>`): its seed, namespace and name."""
+
+    kubeconfig: pulumi.Output[str]
+    namespace: str
+    name: str
+    # The seed's identity (`<provider>:<name>`).
+    cluster: str = ""
+    # What must exist before it is written (the namespace).
+    after: Sequence[pulumi.Resource] = ()
+
+    def writes(self) -> dict[str, Any]:
+        """Where a writer of its own puts it: its seed (`kubeconfig`, `cluster`), `namespace` and `name`."""
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster, "name": self.name}
+
+    def reference(self, writer: pulumi.Resource) -> pulumi.Output[dict[str, Any]]:
+        """Where to read it, through the writer's URN: what reads it by this reference waits for the write."""
+        return pulumi.Output.all(self.kubeconfig, writer.urn).apply(
+            lambda got: {"kubeconfig": got[0], "namespace": self.namespace, "name": self.name}
+        )
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,11 @@
 
 Reads a state exported with its secrets shown (`pulumi stack export --show-secrets`), opens what arbor packs
 (render/packing.py's values, render/packed_keys.py's primes, a Secret's base64 `data`) and finds every private key
-and etcd encryption key in each resource's inputs and outputs. A private key is named by a digest of its public
-half, so the same key in another encoding (PEM, primes, base64 in a Secret) is the same key; an encryption key by a
-digest of itself, found in an EncryptionConfiguration (`secret: <key>`) or in its keys' outputs. Usage (project
-root):
+and etcd encryption key in each resource's inputs and outputs, and the object store's passwords (its root's, each
+bucket user's). A private key is named by a digest of its public half, so the same key in another encoding (PEM,
+primes, base64 in a Secret) is the same key; an encryption key by a digest of itself, found in an
+EncryptionConfiguration (`secret: <key>`) or in its keys' outputs; a password by a digest of itself, found in the
+fields that hold one. Usage (project root):
   pulumi stack export --stack local --show-secrets > state.json
   .venv/bin/python hack/secret_copies.py state.json     every key more than one resource holds, with its holders
 """
@@ -38,6 +39,10 @@ PEM_KEY = re.compile(r"-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[A-Za-z0-9+/=\s]+
 BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
 # An etcd encryption key as an EncryptionConfiguration holds it: 32 bytes, base64 (reconciler/encryption.py).
 ENCRYPTION_KEY = re.compile(r"secret: ([A-Za-z0-9+/]{43}=)")
+# The fields that hold the object store's passwords: its root's, a bucket user's, and the `etcd-backup` data's.
+PASSWORD_FIELDS = ("rootPassword", "secretKey", "secretAccessKey")
+# Generated ones are 40 characters; what is shorter there names a field (a Secret layout's `secretAccessKey: ...`).
+PASSWORD = re.compile(r"^password: (\S{30,})$", re.MULTILINE)
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -49,6 +54,8 @@ def _texts(value: Any) -> Iterator[str]:
             return
         if {"name", "provider", "secret"} <= set(value):  # one of EncryptionKeys' `keys`
             yield f"secret: {value['secret']}"
+        for field in PASSWORD_FIELDS:
+            yield from (f"password: {text}" for text in _texts(value.get(field)) if text)
         for item in value.values():
             yield from _texts(item)
     elif isinstance(value, list):
@@ -79,11 +86,12 @@ def _decoded(text: str) -> Iterator[str]:
 
 
 def key_names(value: Any) -> set[str]:
-    """A digest of the public half of every private key a value holds, however it is encoded; of each encryption key."""
+    """A digest of every private key's public half a value holds, however encoded; of each encryption key, password."""
     names = set()
     for text in _texts(value):
         for plain in _decoded(text.replace("\\n", "\n")):
             names |= {"etcd:" + hashlib.sha256(k.encode()).hexdigest()[:16] for k in ENCRYPTION_KEY.findall(plain)}
+            names |= {"password:" + hashlib.sha256(p.encode()).hexdigest()[:16] for p in PASSWORD.findall(plain)}
             for found in PEM_KEY.findall(plain):
                 pem = "\n".join(line.strip() for line in found.splitlines() if line.strip())  # as YAML folds it
                 try:

@@ -15,7 +15,7 @@ from components.layers.shoot import Shoot
 from components.plan.values import LandscapePlan
 from components.providers.contract import InfrastructureProvider
 from components.providers.local import LocalProvider
-from components.providers.local_backup import store_reach
+from components.providers.local_backup import STORE_REACH
 from components.reconciler.object_store import ObjectStore
 
 # arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
@@ -62,9 +62,9 @@ def _object_store(
     if not isinstance(local, LocalProvider):
         return None
     if isinstance(garden, GardenReference):
-        local.share_store(garden.object_store())
+        local.share_store(garden.object_store(), garden.access.cluster)
         return None
-    return local.object_store(parent)
+    return local.object_store(garden.access.cluster, parent)
 
 
 class Landscape(pulumi.ComponentResource):
@@ -134,7 +134,8 @@ class Landscape(pulumi.ComponentResource):
         """The local object store's endpoint (None: this stack runs none), and how seed stacks reach it (secret)."""
         if self.store is None:
             return {"objectStore": None}
-        access: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(**store_reach(self.store)))
+        reach = {key: getattr(self.store, key) for key in STORE_REACH}
+        access: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(**reach))
         return {"objectStore": self.store.endpoint, STORE_ACCESS: access}
 
     def garden_reach(self) -> pulumi.Output[str] | str:

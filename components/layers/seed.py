@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, GardenAccess, SeedAccess
+from components.bundles import BackupAccess, ClusterAccess, GardenAccess, HeldSecret, SeedAccess
 from components.concerns.extensions import install_extensions
 from components.concerns.objects import KubeObject
 from components.concerns.workers import machine_kinds
@@ -95,10 +95,18 @@ class Seed(pulumi.ComponentResource):
 
         The seed holds the bucket's credentials as gardenlet does, in `garden/bucket-<bucket>`: a shoot's migration
         onto this seed reads them there before the shoot's own `etcd-backup` Secret exists, so it keeps no copy.
+        The bucket's identity writes that Secret where it can (the local store's user); else the seed's set does.
         """
         if values.backup is None or backups is None:
             return None
-        access = backups.backup_bucket(values.backup, parent=self)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-{backup.SEED_GARDEN_NAMESPACE}",
+            metadata={"name": backup.SEED_GARDEN_NAMESPACE, "labels": {naming.label("seed"): values.name}},
+            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready)),
+        )
+        secret = backup.bucket_secret(values.backup.bucket)
+        holder = HeldSecret(cluster.reach, backup.SEED_GARDEN_NAMESPACE, secret, cluster.identifier, [namespace])
+        access = backups.backup_bucket(values.backup, holder, parent=self)
         KubeObject(
             f"{name}-backup-record",
             api.backup_bucket_record(values.backup),
@@ -106,22 +114,15 @@ class Seed(pulumi.ComponentResource):
                 parent=self, provider=garden.cluster.provider, depends_on=[*garden.api, *access.ready]
             ),
         )
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-{backup.SEED_GARDEN_NAMESPACE}",
-            metadata={"name": backup.SEED_GARDEN_NAMESPACE, "labels": {naming.label("seed"): values.name}},
-            opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready)),
-        )
-        secret = backup.bucket_secret(access.bucket)
+        # Written by the identity, the set stays, empty: its deletion would remove the Secret it handed over.
+        written = access.held is not None
         held = SecretSet(
             f"{name}-bucket-secret",
             kubeconfig=cluster.reach,
             namespace=backup.SEED_GARDEN_NAMESPACE,
-            secrets=access.data.apply(lambda data: {secret: data}),
+            secrets={} if written else access.data.apply(lambda data: {secret: data}),
+            others=[secret] if written else [],
             cluster=cluster.identifier,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace, *access.ready]),
         )
-        # Through the set's URN: what reads the Secret by this reference waits for the set to write it.
-        where = pulumi.Output.all(cluster.reach, held.urn).apply(
-            lambda got: {"kubeconfig": got[0], "namespace": backup.SEED_GARDEN_NAMESPACE, "name": secret}
-        )
-        return dataclasses.replace(access, held=where)
+        return access if written else dataclasses.replace(access, held=holder.reference(held))

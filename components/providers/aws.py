@@ -15,7 +15,14 @@ import pulumi
 import pulumi_aws as aws
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
+from components.bundles import (
+    BackupAccess,
+    ClusterAccess,
+    ExposedControlPlane,
+    HeldSecret,
+    MachineCredentials,
+    NetworkAccess,
+)
 from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
@@ -149,8 +156,11 @@ class AwsProvider(cloud.CloudProvider):
         """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
         return aws_credentials.machine_credentials(shoot, network, parent)
 
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone."""
+    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone.
+
+        The cloud's key is the identity's output, which writes no Secret: the seed writes `holder` from `data`.
+        """
         return aws_backup.backup_bucket(values, parent)
 
     def build_control_plane_machine(

@@ -14,7 +14,14 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, ExposedControlPlane, MachineCredentials, NetworkAccess
+from components.bundles import (
+    BackupAccess,
+    ClusterAccess,
+    ExposedControlPlane,
+    HeldSecret,
+    MachineCredentials,
+    NetworkAccess,
+)
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import BackupValues, ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
@@ -113,8 +120,11 @@ class GcpProvider(cloud.CloudProvider):
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)
 
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone."""
+    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+        """The seed's bucket with Gardener's safety settings and an identity for that bucket alone.
+
+        The cloud's key is the identity's output, which writes no Secret: the seed writes `holder` from `data`.
+        """
         return gcp_backup.backup_bucket(values, parent)
 
     def build_control_plane_machine(

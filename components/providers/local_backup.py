@@ -17,37 +17,56 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 
-from components.bundles import BackupAccess, ClusterAccess, SeedAccess
-from components.kinds import ProviderType
+from components import naming
+from components.bundles import BackupAccess, ClusterAccess, HeldSecret, SeedAccess
 from components.plan.values import BackupValues, ShootValues
 from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
-from components.reconciler.object_store import ObjectStore
+from components.reconciler.object_store import ROOT_SECRET_NAMESPACE, ObjectStore, root_reference
 from components.reconciler.shoot_migration import ShootMigration
 from components.reconciler.store_bucket import StoreBucket
 from components.render import backup
 from components.render.backup import KEY_PREFIX
 
 STORE = "local-object-store"
-# The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user.
-STORE_REACH = ("endpoint", "caCert", "rootUser", "rootPassword")
+# The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user. The root
+# password a bucket reads in the garden (`rootSecret`).
+STORE_REACH = ("endpoint", "caCert", "rootUser")
 
 
-def object_store(workdir: str, stack: str, parent: pulumi.Resource | None) -> ObjectStore:
-    """The stack's object store: its process's files under `processes/`, its objects under `object-store/`."""
+def object_store(workdir: str, stack: str, garden: ClusterAccess, parent: pulumi.Resource | None) -> ObjectStore:
+    """The stack's object store: its process's files under `processes/`, its objects under `object-store/`.
+
+    It writes its root credentials to the garden's `garden` namespace, made here with it.
+    """
+    namespace = k8s.core.v1.Namespace(
+        f"{STORE}-namespace",
+        # Gardener's `garden` namespace is its operators' project's, `garden`: the owner the policies ask for.
+        metadata={"name": ROOT_SECRET_NAMESPACE, "labels": {naming.label("project"): ROOT_SECRET_NAMESPACE}},
+        opts=pulumi.ResourceOptions(
+            parent=parent, provider=garden.provider, depends_on=list(garden.ready), delete_before_replace=True
+        ),
+    )
     return ObjectStore(
         STORE,
         workdir=workdir,
         directory=os.path.join(workdir, "processes", f"{stack}-minio"),
         data_dir=os.path.join(workdir, "object-store", stack),
-        opts=pulumi.ResourceOptions(parent=parent, protect=True),
+        writes={"kubeconfig": garden.reach, "cluster": garden.identifier},
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[namespace]),
     )
 
 
-def store_reach(store: ObjectStore) -> dict[str, pulumi.Input[str]]:
-    """How a stack reaches its object store as its root user (what a sharded landscape's seed stacks are given)."""
-    return {key: getattr(store, key) for key in STORE_REACH}
+def root_secret(garden: ClusterAccess) -> pulumi.Output[dict[str, str]]:
+    """Where buckets read the store's root credentials: the garden's Secret the store writes."""
+    return garden.reach.apply(root_reference)
+
+
+def store_reach(store: ObjectStore, garden: ClusterAccess) -> dict[str, pulumi.Input[Any]]:
+    """How a stack reaches its object store as its root user: a bucket's `store`."""
+    return {**{key: getattr(store, key) for key in STORE_REACH}, "rootSecret": root_secret(garden)}
 
 
 def _field(key: str) -> Callable[[dict[str, str]], str]:
@@ -55,38 +74,45 @@ def _field(key: str) -> Callable[[dict[str, str]], str]:
     return lambda fields: str(fields[key])
 
 
-def shared_reach(access: pulumi.Output[dict[str, str]]) -> dict[str, pulumi.Input[str]]:
-    """Another stack's store reach, exported whole and secret (its garden stack's `objectStoreAccess`), key by key.
+def shared_reach(access: pulumi.Output[dict[str, str]], garden: ClusterAccess) -> dict[str, pulumi.Input[Any]]:
+    """Another stack's store reach, exported whole (its garden stack's `objectStoreAccess`), key by key.
 
-    Secret as the store's own outputs are: the root password only, so a bucket moved into a seed stack is unchanged.
+    Plain, as in the stack that runs the store, and the root credentials read in the same garden: a bucket moved into
+    a seed stack is unchanged.
     """
     keys = {key: pulumi.Output.unsecret(access.apply(_field(key))) for key in STORE_REACH}
-    return {**keys, "rootPassword": pulumi.Output.secret(keys["rootPassword"])}
+    return {**keys, "rootSecret": root_secret(garden)}
 
 
 def store_bucket(
-    values: BackupValues, reach: dict[str, pulumi.Input[str]], after: list[pulumi.Resource], parent: pulumi.Resource
+    values: BackupValues,
+    reach: dict[str, pulumi.Input[Any]],
+    holder: HeldSecret,
+    after: list[pulumi.Resource],
+    parent: pulumi.Resource,
 ) -> BackupAccess:
     """The seed's bucket in the store `reach` names, its settings and its user; the `etcd-backup` data for its shoots.
 
+    The bucket writes the seed's Secret of its user's keys (`holder`) itself: the state keeps the keys once.
     `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it).
     """
     bucket = StoreBucket(
         f"{parent._name}-backup",
         store=reach,
+        writes=holder.writes(),
         bucket=values.bucket,
         bucket_policy=json.dumps(backup.store_bucket_policy(values.bucket), sort_keys=True),
         identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
         lifecycle=backup.store_lifecycle_rules(),
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
-        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=after),
+        opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[*after, *holder.after]),
     )
     data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, reach["endpoint"], reach["caCert"]).apply(
-        lambda got: backup.etcd_backup_data(
-            ProviderType.LOCAL, values.bucket, backup.STORE_REGION, backup.store_credentials(*got)
-        )
+        lambda got: backup.store_bucket_data(values.bucket, *got)
     )
-    return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[*after, bucket])
+    return BackupAccess(
+        values.bucket, pulumi.Output.secret(data), ready=[*after, bucket], held=holder.reference(bucket)
+    )
 
 
 class LocalBackups:
@@ -94,25 +120,23 @@ class LocalBackups:
 
     def __init__(self, workdir: str, backup_request: str) -> None:
         self.workdir, self.backup_request = workdir, backup_request
-        self._store: ObjectStore | None = None
-        self._shared: dict[str, pulumi.Input[str]] | None = None
+        self._reach: dict[str, pulumi.Input[Any]] | None = None
+        self._after: list[pulumi.Resource] = []
 
-    def object_store(self, parent: pulumi.Resource | None = None) -> ObjectStore:
-        """The stack's object store, registered once (under `parent`, the landscape) however many seeds use it."""
-        if self._store is None:
-            self._store = object_store(self.workdir, pulumi.get_stack(), parent)
-        return self._store
+    def object_store(self, garden: ClusterAccess, parent: pulumi.Resource) -> ObjectStore:
+        """The stack's object store (under `parent`, the landscape), before any seed's bucket is made in it."""
+        store = object_store(self.workdir, pulumi.get_stack(), garden, parent)
+        self._reach, self._after = store_reach(store, garden), [store]
+        return store
 
-    def share_store(self, access: pulumi.Output[dict[str, str]]) -> None:
+    def share_store(self, access: pulumi.Output[dict[str, str]], garden: ClusterAccess) -> None:
         """Seeds' buckets go into another stack's store: a sharded landscape's one store, run by its garden stack."""
-        self._shared = shared_reach(access)
+        self._reach = shared_reach(access, garden)
 
-    def backup_bucket(self, values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
         """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
-        if self._shared is not None:
-            return store_bucket(values, self._shared, [], parent)
-        store = self.object_store()
-        return store_bucket(values, store_reach(store), [store], parent)
+        assert self._reach is not None, "the landscape makes or shares the store before any seed's bucket"
+        return store_bucket(values, self._reach, holder, self._after, parent)
 
     def control_plane_move(
         self,

@@ -155,6 +155,11 @@ def observed(props: Mapping[str, Any]) -> dict[str, Any]:
     return {FOUND: {name: h for name, h in hashes.items() if h != written.get(name)}, CHECKSUMS: sums}
 
 
+def read_back(outs: dict[str, Any], props: Mapping[str, Any]) -> dict[str, Any]:
+    """A refresh's outputs with what `observed` adds, where the resource writes Secrets."""
+    return {**outs, **observed(props)} if writes(props) else outs
+
+
 def write(props: Mapping[str, Any]) -> dict[str, Any]:
     """Writes each Secret from the outputs in `props`; returns them with the hashes written and the checksums."""
     if not writes(props):

@@ -5,7 +5,10 @@ secrets, never generated again: its root user, the KMS key of its server-side en
 every encrypted object unreadable), and a CA of its own with the serving certificate for 127.0.0.1, renewed (and the
 server restarted) when due by Gardener's rule. Its port is chosen once, from a block no kwok cluster uses, and kept.
 
-Its objects live in `dataDir`, apart from the process's directory: a restart, a new binary or a renewed certificate
+Its root credentials are the account its buckets are made with, as a seed's backup credentials are in Gardener: it
+writes them to the garden's `garden/backup-local` Secret itself (gardener-local's name; credential_secrets.py), and
+each bucket reads them there, so the state keeps them here alone. Its objects live in `dataDir`, apart from the
+process's directory: a restart, a new binary or a renewed certificate
 keeps every object. Only `delete` removes them; the resource is protected, so that is `make down` (after every shoot
 and bucket is gone) or a confirmed removal. A store found stopped is `running: false`, so the next `up` starts it.
 
@@ -21,13 +24,15 @@ import ssl
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
-from components.reconciler import local_process, ports
+from components.reconciler import credential_secrets, local_process, ports
+from components.reconciler.kube import unless_unreachable
 from components.reconciler.kwokctl import ports_lock
 from components.reconciler.provider import Provider
 from components.reconciler.signing import issue, self_signed_ca
@@ -48,6 +53,20 @@ HOST = "127.0.0.1"
 RESTART_ON = ("dir", "dataDir", "version")
 GENERATED = ("rootUser", "rootPassword", "kmsKey", "caCert", "caKey", "cert", "key", "notBefore", "notAfter", "port")
 SECRET_OUTPUTS = ("rootPassword", "kmsKey", "caKey", "key")
+# The garden's Secret of the root credentials (the seed backups' account), as gardener-local names its seed's.
+ROOT_SECRET_NAMESPACE, ROOT_SECRET = "garden", "backup-local"
+ROOT_KEYS = {"accessKeyID": "rootUser", "secretAccessKey": "rootPassword"}
+
+
+def root_reference(kubeconfig: str) -> dict[str, str]:
+    """Where a bucket reads the root credentials: the garden's Secret, reached with its `kubeconfig`."""
+    return {"kubeconfig": kubeconfig, "namespace": ROOT_SECRET_NAMESPACE, "name": ROOT_SECRET}
+
+
+def root_password(where: Mapping[str, str]) -> str:
+    """The root password from the Secret `where` names (root_reference); a KubeError names it when it cannot."""
+    (password,) = credential_secrets.secret_keys(where, where["name"], ["secretAccessKey"]).values()
+    return password
 
 
 class StoreError(Exception):
@@ -175,13 +194,14 @@ class ObjectStoreProvider(Provider):
     """CRUD of the store; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        """Generates its credentials and starts it."""
+        """Generates its credentials, starts it and writes the garden's Secret of its root credentials."""
         outs = run({**props, **_credentials(), "port": None}, restart=True)
-        return CreateResult(id_=props["name"], outs=outs)
+        return CreateResult(id_=props["name"], outs=credential_secrets.write(outs))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """A store found stopped, a certificate due or a change of what runs is an update; nothing replaces it."""
-        changed = olds.get("running") is False or renewal_due(olds) or _changed(olds, news)
+        """Stopped, a certificate due, a change of what runs or of its Secret: an update; nothing replaces it."""
+        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        changed = rewrite or olds.get("running") is False or renewal_due(olds) or _changed(olds, news)
         # What was generated stays through every update (the port only while it is free, so it is not promised).
         stables = [k for k in GENERATED if k not in ("port", "cert", "key", "notBefore", "notAfter")]
         return DiffResult(changes=changed, replaces=[], stables=stables, delete_before_replace=True)
@@ -195,14 +215,18 @@ class ObjectStoreProvider(Provider):
             restart = True
         if olds.get("dir") != news.get("dir"):
             local_process.stop(olds)
-        return UpdateResult(outs=run(props, restart=restart))
+        credential_secrets.leave_old_place(olds, props)
+        return UpdateResult(outs=credential_secrets.write(run(props, restart=restart)))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
-        """The store as it is: `running: false` when its process is gone."""
-        return ReadResult(id_=id_, outs=_outputs(props, local_process.running_pid(props)))
+        """The store as it is: `running: false` when its process is gone; its Secret in the garden, as a hash."""
+        outs = _outputs(props, local_process.running_pid(props))
+        return ReadResult(id_=id_, outs=credential_secrets.read_back(outs, props))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Stops it and removes its certificate files and every object it holds."""
+        """Removes its Secret in the garden (a garden gone took it along), stops it, removes its files and objects."""
+        with unless_unreachable():
+            credential_secrets.remove(props)
         local_process.stop(props)
         for name in (CERT_FILE, KEY_FILE):
             (Path(props["dir"]) / name).unlink(missing_ok=True)
@@ -219,11 +243,22 @@ class ObjectStore(Resource, module="arbor", name="ObjectStore"):
         rootPassword: pulumi.Output[str]  # noqa: N815 - the output's name in the state
 
     def __init__(
-        self, name: str, *, workdir: str, directory: str, data_dir: str, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        *,
+        workdir: str,
+        directory: str,
+        data_dir: str,
+        writes: Mapping[str, Any] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             "name": name, "workdir": workdir, "dir": directory, "dataDir": data_dir, "version": PROVIDER_VERSION,
             **dict.fromkeys((*GENERATED, "endpoint", "pid", "running")),
         }  # fmt: skip
+        # `writes`: the garden (its `kubeconfig` and identity, `cluster`) where it writes its root credentials.
+        if writes is not None:
+            props = credential_secrets.writing(props, {**writes, "namespace": ROOT_SECRET_NAMESPACE,
+                                                       "secrets": {ROOT_SECRET: ROOT_KEYS}})  # fmt: skip
         secret = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS))
         super().__init__(ObjectStoreProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

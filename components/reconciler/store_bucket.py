@@ -6,7 +6,12 @@ the bucket policy (TLS only), and a user with a policy of its own for this bucke
 at create and kept in the state (secret). `read()` compares what the store has with what it should have, setting by
 setting (`observed`), so a setting changed or removed behind arbor's back is drift the next `up` puts right.
 
-The bucket and its objects are retained on delete (as a cloud seed's bucket is): only the user and its policy go.
+It writes the seed's Secret of the user's keys (`garden/bucket-<bucket>`, the bucket's `etcd-backup` data) itself,
+as a hosted shoot's credentials write theirs (credential_secrets.py): the state keeps the keys once, the Secret as a
+hash, and a Secret deleted or edited in the seed is drift too.
+
+The bucket and its objects are retained on delete (as a cloud seed's bucket is): only the user, its policy and the
+seed's Secret of its keys go.
 The store's own deletion (`make down`) removes the objects.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
@@ -18,7 +23,7 @@ import contextlib
 import json
 import secrets
 import string
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +41,11 @@ from minio.versioningconfig import VersioningConfig
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import json_hash
+from components.reconciler import credential_secrets
+from components.reconciler.kube import KubeError, unless_unreachable
+from components.reconciler.object_store import root_password
 from components.reconciler.provider import Provider
+from components.render import backup
 
 # Bump when the provider logic changes: every bucket shows an update and is converged again.
 PROVIDER_VERSION = "1"
@@ -44,6 +53,8 @@ PROVIDER_VERSION = "1"
 ACCESS_KEY_ALPHABET = string.ascii_uppercase + string.digits
 GENERATED = ("accessKey", "secretKey")
 TIMEOUT_S = 30
+# The Secret's fields while it is written (`data:<key>`): rendered from the keys for the write, never kept.
+DATA_FIELD = "data:"
 
 
 class BucketError(Exception):
@@ -58,12 +69,23 @@ def trusting(ca_cert: str, timeout_s: float | None = None) -> urllib3.PoolManage
                                retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
 
 
+def _root_password(props: dict[str, Any]) -> str:
+    """The store's root password, read where the garden holds it (an older state kept it among the inputs)."""
+    where = props.get("rootSecret")
+    if not where:
+        return str(props["rootPassword"])
+    try:
+        return root_password(where)
+    except KubeError as error:
+        raise BucketError(f"bucket {props['bucket']}: the object store's root credentials: {error}") from None
+
+
 @contextmanager
 def clients(props: dict[str, Any]) -> Iterator[tuple[Minio, MinioAdmin]]:
     """S3 and admin clients of the store as its root user, trusting only the store's CA."""
+    creds = StaticProvider(props["rootUser"], _root_password(props))
     http = trusting(props["caCert"], TIMEOUT_S)
     host = props["endpoint"].removeprefix("https://")
-    creds = StaticProvider(props["rootUser"], props["rootPassword"])
     try:
         yield (
             Minio(host, credentials=creds, secure=True, http_client=http),
@@ -216,6 +238,21 @@ def _outputs(props: dict[str, Any], observed: dict[str, Any]) -> dict[str, Any]:
     return {**props, "wanted": fingerprint(desired(props)), "observed": fingerprint(observed)}
 
 
+def secret_layout(name: str) -> dict[str, dict[str, str]]:
+    """The seed's Secret of the bucket's user (`garden/bucket-<bucket>`): each key of its `etcd-backup` data."""
+    return {name: {key: DATA_FIELD + key for key in backup.store_bucket_data("", "", "", "", "")}}
+
+
+def _written(props: dict[str, Any]) -> dict[str, Any]:
+    """The outputs, with the seed's Secret written from the user's keys where it writes one; what it holds by hash."""
+    if not credential_secrets.writes(props):
+        return props
+    data = backup.store_bucket_data(props["bucket"], props["accessKey"], props["secretKey"], props["endpoint"],
+                                    props["caCert"])  # fmt: skip
+    outs = credential_secrets.write({**props, **{DATA_FIELD + key: text for key, text in data.items()}})
+    return {k: v for k, v in outs.items() if not k.startswith(DATA_FIELD)}  # the keys are the state's one copy
+
+
 class StoreBucketProvider(Provider):
     """CRUD of one bucket and its user; nothing is captured, everything is read from the properties."""
 
@@ -224,23 +261,26 @@ class StoreBucketProvider(Provider):
         access = "".join(secrets.choice(ACCESS_KEY_ALPHABET) for _ in range(20))
         props = {**props, "accessKey": access, "secretKey": secrets.token_urlsafe(30)}
         converge(props)
-        return CreateResult(id_=props["bucket"], outs=_outputs(props, observe(props)))
+        return CreateResult(id_=props["bucket"], outs=_written(_outputs(props, observe(props))))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
-        """Another bucket name replaces it; other inputs or drift found by refresh are an update."""
+        """Another bucket name replaces it; other inputs, or drift refresh found (its Secret's too), update it."""
         replaces = ["bucket"] if olds.get("bucket") != news.get("bucket") else []
-        keys = ("endpoint", "bucketPolicy", "identityPolicy", "lifecycle", "version")
+        # `rootSecret`: an older state kept the root password itself, which the update drops from it.
+        keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "version")
         drifted = olds.get("observed") != olds.get("wanted")
-        changed = bool(replaces) or drifted or any(olds.get(k) != news.get(k) for k in keys)
+        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in keys)
         # The user's keys stay through an update, so the preview keeps what is made from them known.
         stables = [] if replaces else list(GENERATED)
         return DiffResult(changes=changed, replaces=replaces, stables=stables, delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Keeps the user's keys and writes every setting again."""
+        """Keeps the user's keys and writes every setting again, and the seed's Secret of them."""
         props = {**news, **{k: olds[k] for k in GENERATED}}
         converge(props)
-        return UpdateResult(outs=_outputs(props, observe(props)))
+        credential_secrets.leave_old_place(olds, props)
+        return UpdateResult(outs=_written(_outputs(props, observe(props))))
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """What the store has now, as a fingerprint beside the wanted one; a store not answering is drift too.
@@ -252,10 +292,11 @@ class StoreBucketProvider(Provider):
             observed = observe(props)
         except BucketError:
             observed = {"reachable": False}
-        return ReadResult(id_=id_, outs=_outputs(props, observed))
+        outs = _outputs(props, observed)
+        return ReadResult(id_=id_, outs=credential_secrets.read_back(outs, props))
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Removes the user and its policy; the bucket and its objects are kept."""
+        """Removes the user, its policy and the seed's Secret of its keys; the bucket and its objects are kept."""
         # A store already gone (down deletes it after its buckets) leaves nothing to remove; a user or policy
         # already gone neither.
         with contextlib.suppress(BucketError), clients(props) as (_, admin):
@@ -263,10 +304,15 @@ class StoreBucketProvider(Provider):
                 admin.user_remove(props["accessKey"])
             with contextlib.suppress(MinioAdminException):
                 admin.policy_remove(props["bucket"])
+        with unless_unreachable():  # a seed gone took the Secret along
+            credential_secrets.remove(props)
 
 
 class StoreBucket(Resource, module="arbor", name="StoreBucket"):
-    """A bucket of the local object store and a user limited to it; `secretKey` and `rootPassword` are secret."""
+    """A bucket of the local object store and a user limited to it; `secretKey` is secret.
+
+    `writes` (the seed, `namespace`, Secret `name`): where it writes the seed's Secret of the user's keys.
+    """
 
     if TYPE_CHECKING:
         accessKey: pulumi.Output[str]  # noqa: N815 - the output's name in the state
@@ -276,7 +322,8 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         self,
         name: str,
         *,
-        store: dict[str, pulumi.Input[str]],
+        store: Mapping[str, pulumi.Input[Any]],
+        writes: Mapping[str, Any] | None,
         bucket: str,
         bucket_policy: str,
         identity_policy: str,
@@ -288,5 +335,7 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
             "lifecycle": lifecycle, "version": PROVIDER_VERSION,
             **dict.fromkeys((*GENERATED, "wanted", "observed")),
         }  # fmt: skip
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey", "rootPassword"])
+        if writes is not None:
+            props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"])})
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey"])
         super().__init__(StoreBucketProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

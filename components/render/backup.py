@@ -137,3 +137,9 @@ def store_credentials(access_key: str, secret_key: str, endpoint: str, ca_cert: 
         "accessKeyID": access_key, "secretAccessKey": secret_key, KEY_ENDPOINT: endpoint, KEY_PATH_STYLE: "true",
         KEY_TRUSTED_CA: ca_cert,
     }  # fmt: skip
+
+
+def store_bucket_data(bucket: str, access_key: str, secret_key: str, endpoint: str, ca_cert: str) -> dict[str, str]:
+    """The `etcd-backup` data of a local store's bucket and its user (the seed's `garden/bucket-<bucket>` holds it)."""
+    credentials = store_credentials(access_key, secret_key, endpoint, ca_cert)
+    return etcd_backup_data(ProviderType.LOCAL, bucket, STORE_REGION, credentials)

@@ -35,7 +35,7 @@ from minio.versioningconfig import VersioningConfig
 
 from components.reconciler import entry_status as listed_status
 from components.reconciler import entry_store, local_process
-from tests.integration.engine import Stack, items, preview_with, steps_by_type
+from tests.integration.engine import Stack, items, kubectl, preview_with, steps_by_type
 
 SEED = "seed/local-1"
 HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
@@ -171,6 +171,41 @@ def test_drift_and_a_stopped_store_are_put_right_with_every_object_kept(
     assert "DenyInsecureTransport" in root.get_bucket_policy(bucket)
     assert seed_client(backup).get_object(bucket, key).read() == b"kept"
     assert store_outputs(local_stack)["endpoint"] == store["endpoint"]
+
+
+def held_secret(stack: Stack, key: str, tmp_path: Path, name: str) -> dict[str, str]:
+    """A Secret of the `garden` namespace of cluster `key`, decoded; empty when it is gone."""
+    found = items(stack, key, tmp_path, "secrets", "-n", "garden", "--field-selector", f"metadata.name={name}")
+    return {k: base64.b64decode(v).decode() for k, v in found[0]["data"].items()} if found else {}
+
+
+def test_the_stores_secrets_deleted_in_the_seed_and_garden_are_written_again_by_the_bucket_and_store(
+    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+) -> None:
+    """GIVEN the seed's `garden/bucket-<bucket>` and the garden's `garden/backup-local` gone WHEN converged THEN back.
+
+    The state keeps neither content (the bucket's user key and the store's root password are held once, by the
+    bucket and the store): each writer reads its Secret back as a hash, so the preview updates the bucket and the
+    store, and `up` writes the same keys again; the shoots' `etcd-backup` keeps working throughout.
+    """
+    bucket_secret = f"bucket-{backup['bucketName']}"
+    kept = held_secret(local_stack, SEED, tmp_path, bucket_secret)
+    assert kept == {k: v for k, v in backup.items() if k != "storePrefix"}
+    store = store_outputs(local_stack)
+    root = held_secret(local_stack, "garden", tmp_path, "backup-local")
+    assert root == {"accessKeyID": store["rootUser"], "secretAccessKey": store["rootPassword"]}
+    kubeconfigs = local_stack.outputs()["kubeconfigs"]
+    kubectl(kubeconfigs[SEED], tmp_path, "delete", "secret", "-n", "garden", bucket_secret)
+    kubectl(kubeconfigs["garden"], tmp_path, "delete", "secret", "-n", "garden", "backup-local")
+
+    steps = steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh"))
+    assert steps.get("pulumi-python:dynamic/arbor:StoreBucket") == ["update"]
+    assert steps.get("pulumi-python:dynamic/arbor:ObjectStore") == ["update"]
+    local_stack.up()
+
+    assert held_secret(local_stack, SEED, tmp_path, bucket_secret) == kept
+    assert held_secret(local_stack, "garden", tmp_path, "backup-local") == root
+    assert seed_client(backup).bucket_exists(backup["bucketName"])
 
 
 def entry_status(stack: Stack, tmp_path: Path, namespace: str) -> dict[str, str]:

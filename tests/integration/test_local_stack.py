@@ -206,13 +206,20 @@ def test_a_hosted_shoots_private_keys_are_each_kept_once(local_stack: Stack) -> 
     """GIVEN the stack's state, its secrets shown WHEN scanned THEN each hosted shoot's private key has one holder.
 
     Issue 19's rule, checked by hack/secret_copies.py in every encoding arbor keeps a key in: the client CA's
-    garden InternalSecret (`<shoot>-ca-client`) is copied from the seed, so its state holds no key.
+    garden InternalSecret (`<shoot>-ca-client`) is copied from the seed, so its state holds no key. The object
+    store's root password and its bucket user's key are each kept once too: the store and the bucket write them
+    to the garden and the seed, and nothing else keeps them (not the stack's outputs either).
     """
     state = json.loads(local_stack.run("stack", "export", "--show-secrets").stdout)
     hosted = ("arbor-shoot-dev-web", "arbor-shoot-ops-db")
     held = [names for names in secret_copies.copies(state) if any(n.startswith(hosted) for n in names)]
     assert held == []
     assert len(secret_copies.holders(state)) >= 12  # each hosted shoot's four CAs, its key and arbor's client
+    passwords = {key: names for key, names in secret_copies.holders(state).items() if key.startswith("password:")}
+    assert sorted(sorted(names) for names in passwords.values()) == [
+        ["arbor-seed-local-1-backup"],
+        ["local-object-store"],
+    ]
 
 
 def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack, tmp_path: Path) -> None:

@@ -260,6 +260,11 @@ def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
     for name in buckets:
         assert built.options[name].protect
         assert STORE in built.edges[name]
+        # The root password is the store's alone: it writes it to the garden, where the buckets read it.
+        assert "rootPassword" not in buckets[name] and buckets[name]["rootSecret"]["name"] == object_store.ROOT_SECRET
+    store = mocks.inputs[STORE]
+    assert store["namespace"] == "garden" and list(store["secrets"]) == [object_store.ROOT_SECRET]
+    assert built.edges[STORE] == {f"{STORE}-namespace"}
 
 
 # What a sharded landscape's garden stack exports for its seed stacks (the local garden's kubeconfig, the store).
@@ -299,12 +304,15 @@ def test_a_sharded_landscape_runs_one_store_in_its_garden_stack_and_each_seed_st
     assert built.landscape.store_outputs() == {"objectStore": None}
     bucket = mocks.inputs[f"arbor-seed-{seed}-backup"]
     store = GARDEN_STACK_OUTPUTS["objectStoreAccess"]
-    # The root password stays secret, as the store's own output is; the rest is plain, as in one stack.
+    # Plain, as in one stack; the root password it reads in the garden's Secret, which an older garden stack's
+    # export (it held the password) is not asked for.
     assert {k: bucket[k] for k in store if k != "rootPassword"} == {
         k: v for k, v in store.items() if k != "rootPassword"
     }
-    assert bucket["rootPassword"]["value"] == store["rootPassword"] and SECRET_SIG in bucket["rootPassword"]
-    assert built.edges[f"arbor-seed-{seed}-backup"] == set()
+    assert "rootPassword" not in bucket and SECRET_SIG not in json.dumps(bucket)
+    assert bucket["rootSecret"] == object_store.root_reference(bucket["rootSecret"]["kubeconfig"])
+    # No store to wait for in this stack: only the seed's namespace the bucket writes its Secret in.
+    assert built.edges[f"arbor-seed-{seed}-backup"] == {f"arbor-seed-{seed}-garden"}
 
 
 @pytest.mark.parametrize(("backups", "kept", "stores"), [(False, False, 0), (False, True, 1), (True, False, 1)])
@@ -457,8 +465,8 @@ def test_a_cloud_snapshot_step_asks_etcd_backup_restore_through_the_seeds_pod_pr
         etcd_snapshot.trigger_full({"seedKubeconfig": "k", "seedNamespace": "shoot--p--s"})
 
 
-def test_a_hosted_shoots_bucket_key_is_kept_by_its_seed_alone() -> None:
-    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN only its seed keeps the bucket's key.
+def test_a_hosted_shoots_bucket_key_is_kept_by_its_seeds_bucket_alone() -> None:
+    """GIVEN a local hosted shoot on a seed with backups WHEN registered THEN only the seed's bucket keeps its key.
 
     The migration (which runs before a new seed namespace holds the Secret) reads the seed's bucket Secret; the
     snapshot, the snapshot step, the state upload, the machine restore and the cluster's restore name the seed
@@ -498,15 +506,17 @@ def test_a_hosted_shoots_bucket_key_is_kept_by_its_seed_alone() -> None:
     assert written["namespace"] == "shoot--dev--web"
     assert unwrapped(written["source"]) == unwrapped(mocks.inputs[f"{prefix}-migration"]["backup"])
     # The migration, which runs before the new seed namespace holds `etcd-backup`, reads the seed's bucket Secret
-    # (`garden/bucket-<bucket>`, its own set's), with the entry's prefix and the digest of what it expects.
+    # (`garden/bucket-<bucket>`, which the bucket writes), with the entry's prefix and the digest it expects.
     moved = unwrapped(mocks.inputs[f"{prefix}-migration"]["backup"])
     (bucket,) = [unwrapped(mocks.inputs[n]) for n, t in mocks.types.items() if t.endswith(":StoreBucket")]
     held = f"bucket-{bucket['bucket']}"
     assert moved["secretRef"]["namespace"] == "garden" and moved["secretRef"]["name"] == held
     assert moved["storePrefix"] == references["upload"]["storePrefix"]
     assert moved["digest"] == references["upload"]["digest"], "the same data as the shoot's own Secret's"
+    # The bucket writes it from its user's keys; the seed's set, which wrote it before, hands it over.
+    assert bucket["namespace"] == "garden" and list(bucket["secrets"]) == [held]
+    assert set(bucket["secrets"][held]) == set(backup.store_bucket_data("", "", "", "", ""))
     seed_set = mocks.inputs["arbor-seed-local-1-bucket-secret"]
-    assert seed_set["namespace"] == "garden"
-    assert secret_key in secret_set.contents({"secrets": unwrapped(seed_set["secrets"])})[held]
+    assert secret_set.contents({"secrets": unwrapped(seed_set["secrets"])}) == {} and seed_set["others"] == [held]
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
         assert f"{prefix}-etcd-backup" in built.edges[name]

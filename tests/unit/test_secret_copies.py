@@ -59,3 +59,23 @@ def test_an_encryption_key_is_found_in_its_keys_a_configuration_and_the_secret_w
     ]}}  # fmt: skip
     assert secret_copies.copies(state) == [["a-cluster", "a-set", "the-keys"]]
     assert len(secret_copies.holders(state)) == 2
+
+
+def test_the_stores_passwords_are_found_in_the_fields_that_hold_them() -> None:
+    """GIVEN the store's root password and a bucket user's key in the fields that hold them WHEN scanned THEN found.
+
+    The root password in the store and a bucket's inputs (an older arbor's), a user's key in its bucket and in
+    `etcd-backup` data given whole: each held twice; the other store's, once; a layout's field name, never.
+    """
+    root, user = "root-password-0123456789-0123456789", "user-key-0123456789-0123456789-0123"
+    state = {"deployment": {"resources": [
+        resource("the-store", outputs={"rootPassword": shown(root)}),
+        resource("a-bucket", inputs={"rootPassword": shown(root)}, outputs={"secretKey": shown(user)}),
+        resource("a-set", inputs={"secrets": shown(pack({"bucket-b": {"secretAccessKey": user}}))}),
+        resource("other-store", outputs={"rootPassword": shown("another-password-0123-0123456789-01")}),
+        # A Secret's layout names the field that holds one: no password.
+        resource("a-writer", inputs={"secrets": {"bucket-b": {"secretAccessKey": "data:secretAccessKey"}}}),
+        resource("another-writer", inputs={"secrets": {"bucket-c": {"secretAccessKey": "data:secretAccessKey"}}}),
+    ]}}  # fmt: skip
+    assert secret_copies.copies(state) == [["a-bucket", "a-set"], ["a-bucket", "the-store"]]
+    assert len(secret_copies.holders(state)) == 3
