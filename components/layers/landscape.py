@@ -15,7 +15,7 @@ from components.layers.shoot import Shoot
 from components.plan.values import LandscapePlan
 from components.providers.contract import InfrastructureProvider
 from components.providers.local import LocalProvider
-from components.providers.local_backup import STORE_REACH
+from components.providers.local_backup import exported_reach
 from components.reconciler.object_store import ObjectStore
 
 # arbor owns the objects it applies: on a server-side-apply conflict its values win. Pulumi makes one field
@@ -134,7 +134,7 @@ class Landscape(pulumi.ComponentResource):
         """The local object store's endpoint (None: this stack runs none), and how seed stacks reach it (secret)."""
         if self.store is None:
             return {"objectStore": None}
-        reach = {key: getattr(self.store, key) for key in STORE_REACH}
+        reach = exported_reach(self.store)
         access: pulumi.Output[dict[str, str]] = pulumi.Output.secret(pulumi.Output.all(**reach))
         return {"objectStore": self.store.endpoint, STORE_ACCESS: access}
 

@@ -64,9 +64,14 @@ def root_secret(garden: ClusterAccess) -> pulumi.Output[dict[str, str]]:
     return garden.reach.apply(root_reference)
 
 
+def exported_reach(store: ObjectStore) -> dict[str, pulumi.Output[str]]:
+    """Where the store listens, its CA and root user: what a garden stack exports for its seed stacks' buckets."""
+    return {key: getattr(store, key) for key in STORE_REACH}
+
+
 def store_reach(store: ObjectStore, garden: ClusterAccess) -> dict[str, pulumi.Input[Any]]:
     """How a stack reaches its object store as its root user: a bucket's `store`."""
-    return {**{key: getattr(store, key) for key in STORE_REACH}, "rootSecret": root_secret(garden)}
+    return {**exported_reach(store), "rootSecret": root_secret(garden)}
 
 
 def _field(key: str) -> Callable[[dict[str, str]], str]:

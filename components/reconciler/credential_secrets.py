@@ -172,6 +172,16 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
     return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
 
+def write_rendered(props: Mapping[str, Any], rendered: Mapping[str, str]) -> dict[str, Any]:
+    """Writes each Secret from the outputs and `rendered` fields (made from them for the write); keeps those out.
+
+    What a Secret holds in another form than the outputs (an EncryptionConfiguration of the keys, a bucket's
+    `etcd-backup` data of its user's keys) is rendered for the write alone: the outputs stay the state's one copy.
+    """
+    outs = write({**props, **rendered})
+    return {k: v for k, v in outs.items() if k not in rendered}
+
+
 def remove(props: Mapping[str, Any]) -> None:
     """Deletes each Secret the resource wrote that still holds what it wrote; any other is left alone."""
     if not writes(props):
@@ -218,6 +228,11 @@ def leave_old_place(olds: Mapping[str, Any], news: Mapping[str, Any]) -> None:
 def starts(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
     """Whether the credential writes Secrets it did not write before (a SecretSet wrote them: handed over)."""
     return writes(news) and not writes(olds)
+
+
+def write_again(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
+    """Whether a writer that keeps what it made writes its Secrets again: drifted, moved, or written by it from now."""
+    return drifted(olds, news) or starts(olds, news)
 
 
 def recorded(outs: Mapping[str, Any], made: Iterable[str]) -> dict[str, Any]:

@@ -204,8 +204,7 @@ def _written(props: dict[str, Any]) -> dict[str, Any]:
     if not credential_secrets.writes(props):
         return props
     config = render_config(props["resources"], props["keys"])
-    outs = credential_secrets.write({**props, CONFIG_FIELD: config})
-    del outs[CONFIG_FIELD]  # the keys are the state's one copy
+    outs = credential_secrets.write_rendered(props, {CONFIG_FIELD: config})
     return {**outs, "configHash": config_hash(config), "writeKey": props["keys"][0]["name"]}
 
 
@@ -229,7 +228,7 @@ class EncryptionKeysProvider(Provider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """A new provider, rotation phase or resource list is an in-place update; so is a drifted or moved Secret."""
         changed = any(olds.get(k) != news.get(k) for k in {*KEY_INPUTS, *CONFIG_INPUTS})
-        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        rewrite = credential_secrets.write_again(olds, news)
         return DiffResult(changes=changed or rewrite, replaces=[], delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:

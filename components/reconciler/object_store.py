@@ -7,8 +7,9 @@ server restarted) when due by Gardener's rule. Its port is chosen once, from a b
 
 Its root credentials are the account its buckets are made with, as a seed's backup credentials are in Gardener: it
 writes them to the garden's `garden/backup-local` Secret itself (gardener-local's name; credential_secrets.py), and
-each bucket reads them there, so the state keeps them here alone. Its objects live in `dataDir`, apart from the
-process's directory: a restart, a new binary or a renewed certificate
+each bucket reads them there, so the state keeps them here alone.
+
+Its objects live in `dataDir`, apart from the process's directory: a restart, a new binary or a renewed certificate
 keeps every object. Only `delete` removes them; the resource is protected, so that is `make down` (after every shoot
 and bucket is gone) or a confirmed removal. A store found stopped is `running: false`, so the next `up` starts it.
 
@@ -55,7 +56,8 @@ GENERATED = ("rootUser", "rootPassword", "kmsKey", "caCert", "caKey", "cert", "k
 SECRET_OUTPUTS = ("rootPassword", "kmsKey", "caKey", "key")
 # The garden's Secret of the root credentials (the seed backups' account), as gardener-local names its seed's.
 ROOT_SECRET_NAMESPACE, ROOT_SECRET = "garden", "backup-local"
-ROOT_KEYS = {"accessKeyID": "rootUser", "secretAccessKey": "rootPassword"}
+ROOT_PASSWORD_KEY = "secretAccessKey"
+ROOT_KEYS = {"accessKeyID": "rootUser", ROOT_PASSWORD_KEY: "rootPassword"}
 
 
 def root_reference(kubeconfig: str) -> dict[str, str]:
@@ -65,8 +67,7 @@ def root_reference(kubeconfig: str) -> dict[str, str]:
 
 def root_password(where: Mapping[str, str]) -> str:
     """The root password from the Secret `where` names (root_reference); a KubeError names it when it cannot."""
-    (password,) = credential_secrets.secret_keys(where, where["name"], ["secretAccessKey"]).values()
-    return password
+    return credential_secrets.secret_keys(where, where["name"], [ROOT_PASSWORD_KEY])[ROOT_PASSWORD_KEY]
 
 
 class StoreError(Exception):
@@ -200,7 +201,7 @@ class ObjectStoreProvider(Provider):
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Stopped, a certificate due, a change of what runs or of its Secret: an update; nothing replaces it."""
-        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        rewrite = credential_secrets.write_again(olds, news)
         changed = rewrite or olds.get("running") is False or renewal_due(olds) or _changed(olds, news)
         # What was generated stays through every update (the port only while it is free, so it is not promised).
         stables = [k for k in GENERATED if k not in ("port", "cert", "key", "notBefore", "notAfter")]
@@ -249,7 +250,7 @@ class ObjectStore(Resource, module="arbor", name="ObjectStore"):
         workdir: str,
         directory: str,
         data_dir: str,
-        writes: Mapping[str, Any] | None = None,
+        writes: Mapping[str, Any],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
@@ -257,8 +258,7 @@ class ObjectStore(Resource, module="arbor", name="ObjectStore"):
             **dict.fromkeys((*GENERATED, "endpoint", "pid", "running")),
         }  # fmt: skip
         # `writes`: the garden (its `kubeconfig` and identity, `cluster`) where it writes its root credentials.
-        if writes is not None:
-            props = credential_secrets.writing(props, {**writes, "namespace": ROOT_SECRET_NAMESPACE,
-                                                       "secrets": {ROOT_SECRET: ROOT_KEYS}})  # fmt: skip
+        where = {**writes, "namespace": ROOT_SECRET_NAMESPACE, "secrets": {ROOT_SECRET: ROOT_KEYS}}
+        props = credential_secrets.writing(props, where)
         secret = pulumi.ResourceOptions(additional_secret_outputs=list(SECRET_OUTPUTS))
         super().__init__(ObjectStoreProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

@@ -97,7 +97,7 @@ class _Credential(Provider):
         """
         drifted = credential_secrets.drifted(olds, news)
         replaces = _changed(olds, news, self.replace_on) + (["secret"] if drifted and not self.rewrites else [])
-        rewrite = self.rewrites and (drifted or credential_secrets.starts(olds, news))
+        rewrite = self.rewrites and credential_secrets.write_again(olds, news)
         changed = bool(replaces) or rewrite or olds.get("version") != news.get("version")
         return DiffResult(changes=changed, replaces=replaces, delete_before_replace=False)
 

@@ -249,8 +249,7 @@ def _written(props: dict[str, Any]) -> dict[str, Any]:
         return props
     data = backup.store_bucket_data(props["bucket"], props["accessKey"], props["secretKey"], props["endpoint"],
                                     props["caCert"])  # fmt: skip
-    outs = credential_secrets.write({**props, **{DATA_FIELD + key: text for key, text in data.items()}})
-    return {k: v for k, v in outs.items() if not k.startswith(DATA_FIELD)}  # the keys are the state's one copy
+    return credential_secrets.write_rendered(props, {DATA_FIELD + key: text for key, text in data.items()})
 
 
 class StoreBucketProvider(Provider):
@@ -269,7 +268,7 @@ class StoreBucketProvider(Provider):
         # `rootSecret`: an older state kept the root password itself, which the update drops from it.
         keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "version")
         drifted = olds.get("observed") != olds.get("wanted")
-        rewrite = credential_secrets.drifted(olds, news) or credential_secrets.starts(olds, news)
+        rewrite = credential_secrets.write_again(olds, news)
         changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in keys)
         # The user's keys stay through an update, so the preview keeps what is made from them known.
         stables = [] if replaces else list(GENERATED)
@@ -323,7 +322,7 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         name: str,
         *,
         store: Mapping[str, pulumi.Input[Any]],
-        writes: Mapping[str, Any] | None,
+        writes: Mapping[str, Any],
         bucket: str,
         bucket_policy: str,
         identity_policy: str,
@@ -335,7 +334,6 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
             "lifecycle": lifecycle, "version": PROVIDER_VERSION,
             **dict.fromkeys((*GENERATED, "wanted", "observed")),
         }  # fmt: skip
-        if writes is not None:
-            props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"])})
+        props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"])})
         secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey"])
         super().__init__(StoreBucketProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))
