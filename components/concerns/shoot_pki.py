@@ -83,13 +83,15 @@ GENERATED_FIELDS = {
 
 @dataclass(frozen=True)
 class SecretTarget:
-    """Where a hosted shoot's credentials write their Secrets: the seed (its kubeconfig) and the namespace there.
+    """Where a shoot's credentials write their Secrets: a hosted shoot's seed namespace, or a self-hosted one's machine.
 
-    A certificate whose Secret drifted is issued again; a CA, key or token writes it again from the state, as it
-    must never be generated again (its public outputs stay known in that update's preview: reconciler/pki.py).
+    A seed namespace is named by the seed's kubeconfig and the namespace there; a machine by its directory
+    (reconciler/secret_places.py). A certificate whose Secret drifted is issued again; a CA, key or token writes it
+    again from the state, as it must never be generated again (its public outputs stay known in that update's preview:
+    reconciler/pki.py).
     """
 
-    kubeconfig: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str] | None
     namespace: str
     # What must exist before a Secret is written (the namespace).
     after: Sequence[pulumi.Resource] = ()
@@ -98,12 +100,35 @@ class SecretTarget:
     # The certificates the program reads (arbor's own client): the state keeps their content. Of the rest, only
     # their Secrets do (the resource manager's process reads its serving certificate there).
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
+    # A self-hosted machine's directory, in place of a seed namespace: its static pods' OSC still reads every
+    # credential's content from the program (it carries them to the machine), so all are published.
+    directory: str | None = None
+
+    @staticmethod
+    def on_machine(directory: str, cluster: str) -> SecretTarget:
+        """A self-hosted shoot's machine directory (`cluster`: the shoot's own identity)."""
+        return SecretTarget(None, "", cluster=cluster, directory=directory)
+
+    @property
+    def in_seed(self) -> bool:
+        """Whether the Secrets go to a seed namespace, where the control plane mounts them."""
+        return self.directory is None
+
+    def place(self) -> dict[str, Any]:
+        """The inputs that name the place (reconciler/credential_secrets.py INPUTS), without the layout."""
+        if self.directory is not None:
+            return {"directory": self.directory, "cluster": self.cluster}
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster}
+
+    def reads(self, credential: str) -> bool:
+        """Whether the program reads the credential's content, so its resource keeps it."""
+        return not self.in_seed or credential in self.published
 
     def writes(self, credential: pki.Credential) -> dict[str, Any]:
         """The inputs that make a credential write its Secrets: the layout of each, by output."""
         fields = CERT_FIELDS if credential.kind is pki.Kind.CERT else {pki.KEY_CA_CERT: "cert", **GENERATED_FIELDS}
         layout = {s: {k: fields[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout, "cluster": self.cluster}
+        return {**self.place(), "secrets": layout}
 
 
 @dataclass(frozen=True)
@@ -134,9 +159,9 @@ class ShootPki:
 PROTECTED = (pki.Kind.CA, pki.Kind.RSA_KEY)
 
 
-def _written(resource: CertificateAuthority | ServiceAccountKey | BootstrapToken, writes: Any) -> Any:
-    """The checksums of the Secrets a CA, key or token writes, which stand for them in the specs (None: none)."""
-    return resource.checksums if writes else None
+def _written(resource: CertificateAuthority | ServiceAccountKey | BootstrapToken, writes: Any, published: bool) -> Any:
+    """The checksums of the Secrets a CA, key or token writes, which stand for them in the specs (None: its content)."""
+    return resource.checksums if writes and not published else None
 
 
 def _issue(
@@ -158,7 +183,8 @@ def _issue(
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, writes=writes,
                                   opts=opts)  # fmt: skip
-        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=_written(ca, writes)), ca
+        sums = _written(ca, writes, published)
+        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=sums), ca
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
@@ -176,10 +202,10 @@ def _issue(
         return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert, checksums=checksums), cert
     if credential.kind is pki.Kind.RSA_KEY:
         sa = ServiceAccountKey(resource_name, rotation=rotation, writes=writes, opts=opts)
-        sums = _written(sa, writes)
+        sums = _written(sa, writes, published)
         return CredentialOutputs(credential, key=sa.privateKey, cert=sa.publicKey, checksums=sums), sa
     token = BootstrapToken(resource_name, rotation=rotation, writes=writes, opts=opts)
-    sums = _written(token, writes)
+    sums = _written(token, writes, published)
     return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId, checksums=sums), token
 
 
@@ -215,6 +241,7 @@ def _leaf_set(
         spec = f"{ca.credential.common_name}/{ca.credential.validity_seconds}/{rotations[ca_name]}"
         cas[ca_name] = {"secret": pki.signer(ca_name), "hash": pulumi.Output.unsecret(ca.cert.apply(ca_hash)),
                         "spec": spec}  # fmt: skip
+    assert target.kubeconfig is not None  # a set writes a seed's leaves only (a machine's are published)
     return LeafSet(f"{name}-pki-leaves", kubeconfig=target.kubeconfig, namespace=target.namespace,
                    cluster=target.cluster, cas=cas, leaves=leaves, opts=opts)  # fmt: skip
 
@@ -244,6 +271,7 @@ def issue_shoot_pki(
         hosted=not shoot.self_hosted,
         domains=domains,
         nodes=(shoot.control_plane_machine.name,) if shoot.control_plane_machine else (),
+        signers=target is not None,
     )
     signed: list[pulumi.Resource] | None = None
     leaves: dict[str, dict[str, Any]] = {}
@@ -256,7 +284,7 @@ def issue_shoot_pki(
         writes = target.writes(credential) if target else None
         after = [*target.after, *(signed or [])] if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
-        published = target is None or credential.name in target.published
+        published = target is None or target.reads(credential.name)
         if writes and _in_set(credential, issued, published):
             leaves[credential.name] = _leaf_spec(credential, rotation, writes)
             continue

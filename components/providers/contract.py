@@ -70,6 +70,14 @@ class InfrastructureProvider(Protocol):
         """
         ...
 
+    def machine_directory(self, values: ClusterValues) -> str | None:
+        """Where a self-hosted shoot's control-plane machine keeps its credentials as files arbor writes, or None.
+
+        Local: beside the shoot's cluster, on this machine. A cloud machine is not arbor's to write to: it gets them
+        at its first boot (concerns/first_machine.py).
+        """
+        ...
+
     def shoot_api(
         self,
         values: ClusterValues,

@@ -29,9 +29,10 @@ from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Re
 
 from components.reconciler import unknowns
 from components.reconciler.ca_source import issue_from, with_ca
-from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, put_secret, remove_held
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, remove_held
+from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
+from components.reconciler.secret_places import place_of
 from components.render import pki
 
 PROVIDER_VERSION = "1"
@@ -88,14 +89,14 @@ def _issue(props: Mapping[str, Any], name: str, cas: dict[str, dict[str, Any]]) 
 
 def _write(props: Mapping[str, Any], names: list[str]) -> dict[str, str]:
     """Issues and writes the named leaves' Secrets; the hash of each Secret written."""
-    kube, namespace = Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"]
+    place = place_of(props)
     cas: dict[str, dict[str, Any]] = {}
     written = {}
     for name in names:
         fields = _issue(props, name, cas)
         for secret, layout in props["leaves"][name]["secrets"].items():
             data = data_of(layout, fields)
-            put_secret(kube, namespace, secret, data)
+            place.put(secret, data)
             written[secret] = content_hash(data, layout)
     return written
 
@@ -122,7 +123,7 @@ def _remove(props: Mapping[str, Any], secrets: list[str]) -> None:
     """Deletes the named Secrets that still hold what this resource wrote; any other is left alone."""
     if secrets:
         layouts = {name: layout for name, layout in _layouts(props).items() if name in secrets}
-        remove_held(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts, props.get(WRITTEN) or {})
+        remove_held(place_of(props), layouts, props.get(WRITTEN) or {})
 
 
 def _drifted(olds: Mapping[str, Any]) -> set[str]:
@@ -194,7 +195,7 @@ class LeafSetProvider(Provider):
         """The hash of each Secret the seed has other than written ("" gone): drift the next `up` repairs."""
         written = props.get(WRITTEN) or {}
         layouts = {s: layout for s, layout in _layouts(props).items() if s in written}
-        hashes = found_hashes(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts)
+        hashes = found_hashes(place_of(props), layouts)
         return ReadResult(id_=id_, outs={**props, FOUND: {s: h for s, h in hashes.items() if h != written.get(s)}})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
