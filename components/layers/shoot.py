@@ -223,7 +223,7 @@ class Shoot(pulumi.ComponentResource):
             credentials[pki.CA_CLIENT],
             garden.cluster,
             pulumi.ResourceOptions(parent=self, depends_on=garden.project(self.values.project)),
-            signer=None if target is None or target.kubeconfig is None else (target.kubeconfig, target.namespace),
+            signer=None if target is None else target.place(),
         )
         return credentials
 
