@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -220,6 +221,29 @@ def test_a_hosted_shoots_private_keys_are_each_kept_once(local_stack: Stack) -> 
         ["arbor-seed-local-1-backup"],
         ["local-object-store"],
     ]
+    # The self-hosted shoot's credentials write its machine's files: its cluster, leaves and garden copy hold no key;
+    # a key is held by its credential and, at most, by the control-plane pool's OSC, which carries it to the machine.
+    self_hosted = [names for names in secret_copies.copies(state) if any("shoot-ops-root" in n for n in names)]
+    assert all(len(names) == 2 and sum("-osc-" in n for n in names) == 1 for names in self_hosted), self_hosted
+    holders = {n for names in secret_copies.holders(state).values() for n in names}
+    assert not {f"arbor-shoot-ops-root-{r}" for r in ("cluster", "ca-client")} & holders
+
+
+def test_a_self_hosted_shoots_machine_files_deleted_are_written_again(local_stack: Stack) -> None:
+    """GIVEN the self-hosted shoot's machine directory WHEN its files are deleted THEN drift; `up` writes them again.
+
+    The same credentials: a CA or key is never generated anew (its leaves are issued again, as Gardener does).
+    """
+    machine = Path(os.environ["KWOK_WORKDIR"]) / "machines" / f"{local_stack.name}-shoot-ops-root"
+    signer = machine / "ca-signer" / "ca.key"
+    key = signer.read_text()
+    shutil.rmtree(machine)
+    preview = local_stack.preview_json("--refresh")
+    updated = {s["urn"].rsplit("::", 1)[-1] for s in preview["steps"] if s["op"] == "update"}
+    assert {"arbor-shoot-ops-root-pki-ca", "arbor-shoot-ops-root-encryption-keys"} <= updated, updated
+    local_stack.up()
+    assert signer.read_text() == key and (machine / "etcd-encryption-secret").is_dir()
+    assert steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
 
 
 def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack, tmp_path: Path) -> None:
