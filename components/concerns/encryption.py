@@ -4,7 +4,7 @@ The keys come from the EncryptionKeys resource and are secret wherever they go; 
 components/render/encryption.py; EncryptionRewrite writes the affected objects again once the server runs the text.
 A hosted shoot's keys write the configuration's Secret in its seed namespace themselves: what mounts or reads it is
 given its checksum or where it is, never the text, so the state keeps the keys once. A self-hosted local shoot's
-write it in its machine's directory, where its API server reads it; its static pods are given the text.
+write it in its machine's directory, where its API server and its static pods' OSC read it.
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ class EtcdEncryption:
     target: SecretTarget | None = None
 
     def secret_data(self) -> pulumi.Output[dict[str, str]]:
-        """The configuration's Secret as its mounts see it: the text, or its checksum where the keys wrote it there."""
-        if self.target is None or not self.target.in_seed:
+        """The configuration's Secret as its mounts see it: the text, or its checksum where the keys wrote it."""
+        if self.target is None:
             return pulumi.Output.secret(self.config.apply(lambda text: {ENCRYPTION_KEY: text}))
         return self.keys.checksums.apply(lambda sums: {CHECKSUM_ONLY: (sums or {}).get(ENCRYPTION_SECRET, "")})
+
+    @staticmethod
+    def layout() -> dict[str, tuple[str, ...]]:
+        """The keys of the configuration's Secret, by its name."""
+        return {ENCRYPTION_SECRET: (ENCRYPTION_KEY,)}
 
     def source(self) -> pulumi.Output[Any]:
         """What an API server arbor runs is given: the text, or where the keys wrote it with the file's digest."""

@@ -100,8 +100,7 @@ class SecretTarget:
     # The certificates the program reads (arbor's own client): the state keeps their content. Of the rest, only
     # their Secrets do (the resource manager's process reads its serving certificate there).
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
-    # A self-hosted machine's directory, in place of a seed namespace: its static pods' OSC still reads every
-    # credential's content from the program (it carries them to the machine), so all are published.
+    # A self-hosted machine's directory, in place of a seed namespace.
     directory: str | None = None
 
     @staticmethod
@@ -109,20 +108,11 @@ class SecretTarget:
         """A self-hosted shoot's machine directory (`cluster`: the shoot's own identity)."""
         return SecretTarget(None, "", cluster=cluster, directory=directory)
 
-    @property
-    def in_seed(self) -> bool:
-        """Whether the Secrets go to a seed namespace, where the control plane mounts them."""
-        return self.directory is None
-
     def place(self) -> dict[str, Any]:
         """The inputs that name the place (reconciler/credential_secrets.py INPUTS), without the layout."""
         if self.directory is not None:
             return {"directory": self.directory, "cluster": self.cluster}
         return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster}
-
-    def reads(self, credential: str) -> bool:
-        """Whether the program reads the credential's content, so its resource keeps it."""
-        return not self.in_seed or credential in self.published
 
     def writes(self, credential: pki.Credential) -> dict[str, Any]:
         """The inputs that make a credential write its Secrets: the layout of each, by output."""
@@ -148,6 +138,10 @@ class ShootPki:
         """`stringData` of each Secret the control plane mounts, by Secret name."""
         return {name: data for c in self.credentials.values() for name, data in c.secret_data().items()}
 
+    def layouts(self) -> dict[str, tuple[str, ...]]:
+        """The keys of each Secret the credentials write, by Secret name."""
+        return {s: keys for c in self.credentials.values() for s, keys in pki.secrets_of(c.credential).items()}
+
     def api_identity(self) -> pulumi.Output[dict[str, str]]:
         """What an API server's own PKI is made of (secret): the shoot's CA, its key and the service-account key."""
         ca, service_account = self.credentials[pki.CA], self.credentials[pki.SERVICE_ACCOUNT_KEY]
@@ -159,9 +153,9 @@ class ShootPki:
 PROTECTED = (pki.Kind.CA, pki.Kind.RSA_KEY)
 
 
-def _written(resource: CertificateAuthority | ServiceAccountKey | BootstrapToken, writes: Any, published: bool) -> Any:
-    """The checksums of the Secrets a CA, key or token writes, which stand for them in the specs (None: its content)."""
-    return resource.checksums if writes and not published else None
+def _written(resource: CertificateAuthority | ServiceAccountKey | BootstrapToken, writes: Any) -> Any:
+    """The checksums of the Secrets a CA, key or token writes, which stand for them in the specs (None: none)."""
+    return resource.checksums if writes else None
 
 
 def _issue(
@@ -183,7 +177,7 @@ def _issue(
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, writes=writes,
                                   opts=opts)  # fmt: skip
-        sums = _written(ca, writes, published)
+        sums = _written(ca, writes)
         return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=sums), ca
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
@@ -202,10 +196,10 @@ def _issue(
         return CredentialOutputs(credential, key=cert.key, cert=cert.cert, ca=issuer.cert, checksums=checksums), cert
     if credential.kind is pki.Kind.RSA_KEY:
         sa = ServiceAccountKey(resource_name, rotation=rotation, writes=writes, opts=opts)
-        sums = _written(sa, writes, published)
+        sums = _written(sa, writes)
         return CredentialOutputs(credential, key=sa.privateKey, cert=sa.publicKey, checksums=sums), sa
     token = BootstrapToken(resource_name, rotation=rotation, writes=writes, opts=opts)
-    sums = _written(token, writes, published)
+    sums = _written(token, writes)
     return CredentialOutputs(credential, key=token.tokenSecret, cert=token.tokenId, checksums=sums), token
 
 
@@ -241,9 +235,7 @@ def _leaf_set(
         spec = f"{ca.credential.common_name}/{ca.credential.validity_seconds}/{rotations[ca_name]}"
         cas[ca_name] = {"secret": pki.signer(ca_name), "hash": pulumi.Output.unsecret(ca.cert.apply(ca_hash)),
                         "spec": spec}  # fmt: skip
-    assert target.kubeconfig is not None  # a set writes a seed's leaves only (a machine's are published)
-    return LeafSet(f"{name}-pki-leaves", kubeconfig=target.kubeconfig, namespace=target.namespace,
-                   cluster=target.cluster, cas=cas, leaves=leaves, opts=opts)  # fmt: skip
+    return LeafSet(f"{name}-pki-leaves", place=target.place(), cas=cas, leaves=leaves, opts=opts)
 
 
 def issue_shoot_pki(
@@ -284,7 +276,7 @@ def issue_shoot_pki(
         writes = target.writes(credential) if target else None
         after = [*target.after, *(signed or [])] if target and writes else []
         opts = pulumi.ResourceOptions(parent=parent, protect=kept, depends_on=after)
-        published = target is None or target.reads(credential.name)
+        published = target is None or credential.name in target.published
         if writes and _in_set(credential, issued, published):
             leaves[credential.name] = _leaf_spec(credential, rotation, writes)
             continue

@@ -274,7 +274,10 @@ class Shoot(pulumi.ComponentResource):
 
         On a cloud, arbor makes the control-plane machine itself (first_machine.py) and waits for its API there.
         """
-        static = static_control_plane(self.values, sources)
+        machine = self.secret_target
+        # What the credentials wrote on the machine, its static pods' OSC reads there (and keeps as references).
+        held = {**self.credentials.layouts(), **self.encryption.layout()} if machine else None
+        static = static_control_plane(self.values, sources, held, machine.place() if machine else None)
         cas = self._node_cas()
         after: list[pulumi.Resource] = list(self.network.ready)
         kubeconfig = self._arbor_kubeconfig()
@@ -284,7 +287,6 @@ class Shoot(pulumi.ComponentResource):
             after = first_machine.control_plane_machine(
                 name, self.values, infra, self.network, bundle, kubeconfig, parent=self
             )
-        machine = self.secret_target
         identity = None
         if machine is not None and machine.directory:
             # On a machine arbor writes to, the API server reads the PKI its CA and key wrote there first.

@@ -8,16 +8,32 @@ import stat
 from pathlib import Path
 from typing import Any
 
+import pytest
 from cryptography import x509
 
+from components import yaml_text
 from components.checks import parse_landscape
 from components.concerns.shoot_pki import SecretTarget
+from components.plan.osc import SecretRef
 from components.plan.planner import plan_landscape
-from components.reconciler import ca_source, credential_secrets, kwokctl, local_cluster, pki, shoot_cluster, signing
+from components.reconciler import (
+    ca_source,
+    credential_secrets,
+    kwokctl,
+    local_cluster,
+    osc_secret,
+    pki,
+    shoot_cluster,
+    signing,
+)  # fmt: skip
+from components.reconciler.kube import Kube, KubeError
 from components.reconciler.secret_places import Directory
+from components.render import controlplane, objects, staticpods
 from components.render import pki as credentials
 from tests.unit.landscape_mocks import registered
 from tests.unit.spec_cases import base
+from tests.unit.test_reconciler_reads import _Cluster, osc_inputs
+from tests.unit.test_staticpods import WORKLOADS
 
 YEAR_S = 365 * 24 * 3600
 SHOOT = "arbor-shoot-ops-root"
@@ -115,10 +131,11 @@ def test_a_self_hosted_cluster_is_made_with_the_pki_its_machine_directory_holds(
     assert local_cluster._content(reference) == "kind: EncryptionConfiguration\n"
 
 
-def test_a_self_hosted_local_shoots_cluster_and_leaves_hold_no_key() -> None:
-    """GIVEN the local landscape WHEN registered THEN its CAs and key write its machine's files; no copy elsewhere.
+def test_a_self_hosted_local_shoots_keys_are_held_once() -> None:
+    """GIVEN the local landscape WHEN registered THEN its credentials write its machine's files; no copy elsewhere.
 
-    Its cluster names that directory, made after the CA and key wrote it, and no leaf is given its CA's key.
+    Its cluster names that directory, made after the CA and key wrote it; its leaves are one LeafSet there; its
+    control-plane OSC refers to the files (Gardener's `secretRef`), read in when it is written.
     """
     built, mocks = registered(plan_landscape(parse_landscape(base()), "local"))
     ca = mocks.inputs[f"{SHOOT}-pki-ca"]
@@ -128,7 +145,55 @@ def test_a_self_hosted_local_shoots_cluster_and_leaves_hold_no_key() -> None:
     assert mocks.inputs[f"{SHOOT}-cluster"]["pki"] == {"directory": machine}
     after = built.edges[f"{SHOOT}-cluster"]
     assert {f"{SHOOT}-pki-ca", f"{SHOOT}-pki-service-account-key"} <= {d.rsplit("::", 1)[-1] for d in after}, after
-    leaves = {
-        n: i for n, i in mocks.inputs.items() if n.startswith(f"{SHOOT}-pki-") and "commonName" in i and "caHash" in i
-    }
-    assert leaves and all(not i.get("caKey") and i["directory"] == machine for i in leaves.values()), sorted(leaves)
+    leaves = mocks.inputs[f"{SHOOT}-pki-leaves"]
+    assert leaves["directory"] == machine and credentials.KUBE_APISERVER in leaves["leaves"]
+    mock_key = "bW9jaw=="  # landscape_mocks' key, as every credential's
+    holders = {n for n, i in mocks.inputs.items() if n.startswith(SHOOT) and mock_key in json.dumps(i, default=str)}
+    assert holders <= {f"{SHOOT}-pki-{c}" for c in ("ca", "ca-client", "ca-etcd", "ca-front-proxy")}, holders
+    reading = [i for n, i in mocks.inputs.items() if n.startswith(f"{SHOOT}-osc-") and i.get("secretsFrom")]
+    assert len(reading) == 1 and reading[0]["secretsFrom"]["directory"] == machine
+
+
+def test_a_static_pod_refers_to_a_secret_its_machine_holds() -> None:
+    """GIVEN a Secret given by its checksum WHEN its static pod is rendered THEN a reference per key, hashed by it.
+
+    A new checksum changes the manifest's hash (the pod restarts); a Secret neither given nor held is an error.
+    """
+    workload = next(w for w in WORKLOADS if w.component == "kube-apiserver")
+    sources = {name: {objects.CHECKSUM_ONLY: "c1"} for name in controlplane.mounted(workload)}
+    held = {name: ("k",) for name in sources}
+    pod = staticpods.static_pod(workload, sources, held)
+    refs = [f.content for f in pod.files if isinstance(f.content, SecretRef)]
+    assert refs and {r.checksum for r in refs} == {"c1"} and all(r.data_key == "k" for r in refs)
+    renewed = staticpods.static_pod(workload, {n: {objects.CHECKSUM_ONLY: "c2"} for n in sources}, held)
+    assert renewed.config_hash != pod.config_hash
+    with pytest.raises(staticpods.MissingSourceError, match="not where it is held"):
+        staticpods.static_pod(workload, sources, {})
+
+
+def test_an_osc_writes_its_references_inline_and_an_edit_is_still_drift(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN an OSC whose file refers to a machine's Secret WHEN written THEN inline, the state keeping the reference.
+
+    Read back as written it is no change, edited it is drift; a missing Secret is an error naming it.
+    """
+    Directory(str(tmp_path)).put("ca", {"ca.key": base64.b64encode(b"KEY").decode()})
+    ref = {"path": "/p", "permissions": 384, "content": {"secretRef": {"name": "ca", "dataKey": "ca.key"}}}
+    text = yaml_text.dump({"spec": {"files": [ref]}}, sort_keys=False)
+    cluster = _Cluster(None)
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: cluster))
+    provider = osc_secret.OperatingSystemConfigProvider()
+    inputs = {**osc_inputs(text), "secretsFrom": {"directory": str(tmp_path)}}
+    outs = provider.create(inputs).outs or {}
+    written = yaml_text.load(cluster.written[0]["stringData"]["osc.yaml"])
+    assert written["spec"]["files"][0]["content"] == {"inline": {"encoding": "b64", "data": "S0VZ"}}
+    assert "S0VZ" not in json.dumps(outs) and outs[osc_secret.WRITTEN] != outs["oscHash"]
+    as_written = _Cluster(cluster.written[0]["stringData"]["osc.yaml"])
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: as_written))
+    assert not provider.diff("s", provider.read("s", outs).outs or {}, inputs).changes
+    edited = _Cluster("spec: {}\n")
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda _: edited))
+    assert provider.diff("s", provider.read("s", outs).outs or {}, inputs).changes
+    with pytest.raises(KubeError, match="Secret gone in"):
+        provider.create({**inputs, "secret": osc_inputs(text.replace("name: ca", "name: gone"))["secret"]})
