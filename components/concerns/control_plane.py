@@ -183,6 +183,7 @@ def node_configuration(
                 kubeconfig=access.reach,
                 pool=pool.name,
                 secret=config.apply(functools.partial(_osc_secret, pool.name)),
+                secret_name=bootstrap.secret_name(node),
                 unit_hashes=config.apply(osc.unit_hashes),
                 file_hashes=config.apply(osc.file_hashes),
                 stopped_units=config.apply(osc.stopped_units),

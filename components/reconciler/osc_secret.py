@@ -126,8 +126,15 @@ class OperatingSystemConfigProvider(Provider):
     """Keeps a pool's OSC Secret in the shoot and plans what its nodes restart."""
 
     def check(self, _olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
-        """The inputs with the Secret's name and hashes, derived from its content."""
-        return CheckResult(inputs={**news, **derived(news.get("secret"))}, failures=[])
+        """The inputs with the Secret's name and hashes, derived from its content.
+
+        The name the program gives (the pool key, known without the content) stays while a preview does not know the
+        content yet: whether the pool rolls is known then too.
+        """
+        found = derived(news.get("secret"))
+        if news.get("secretName") and not unknowns.known(news.get("secret")):
+            found.pop("secretName")
+        return CheckResult(inputs={**news, **found}, failures=[])
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         """First OSC of a pool: every unit starts on its nodes."""
@@ -175,18 +182,20 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
         kubeconfig: pulumi.Input[str],
         pool: str,
         secret: pulumi.Input[dict[str, Any]],
+        secret_name: str | None = None,
         unit_hashes: pulumi.Input[dict[str, str]],
         file_hashes: pulumi.Input[dict[str, str]],
         stopped_units: pulumi.Input[list[str]],
         secrets_from: Mapping[str, Any] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`secrets_from`: where the files' `secretRef` contents are read (a machine's `directory`)."""
+        """`secret_name`: the pool key the content names; `secrets_from`: where `secretRef` files are read."""
         props = {
             "kubeconfig": kubeconfig,
             "pool": pool,
             "secret": pulumi.Output.from_input(secret).apply(pack),
             **dict.fromkeys(DERIVED),  # by the provider's check()
+            "secretName": secret_name,
             "unitHashes": unit_hashes,
             "fileHashes": file_hashes,
             "stoppedUnits": stopped_units,
