@@ -36,7 +36,9 @@ WORKERS = "arbor:shoot:Workers"
 
 @dataclass(frozen=True)
 class Move:
-    """What moves: resources of a type under `type_prefix`, children of a `parent_type` component.
+    """What moves: resources of a type (or under a prefix ending with `:`), children of a `parent_type` component.
+
+    Never a protected resource: state moves hand over objects a new resource writes again, never data.
 
     Each is named `<component>-<rest>`, where `rest` matches `pattern` whole.
     """
@@ -50,12 +52,17 @@ class Move:
     # A type one of its siblings must have (a local shoot's: its LocalCluster); "" for any.
     beside: str = ""
 
+    def takes(self, type_: str) -> bool:
+        """Whether a resource type is this move's: under a prefix that ends with `:`, else that type exactly."""
+        return type_.startswith(self.type_prefix) if self.type_prefix.endswith(":") else type_ == self.type_prefix
+
     def matches(self, resource: Mapping[str, Any], parents: Mapping[str, Mapping[str, Any]]) -> bool:
         """Whether `resource` is one this move hands over."""
         parent = parents.get(resource.get("parent") or "")
-        type_ = str(resource.get("type", ""))
-        if not type_.startswith(self.type_prefix) or parent is None or parent.get("type") != self.parent_type:
+        if not self.takes(str(resource.get("type", ""))) or parent is None or parent.get("type") != self.parent_type:
             return False
+        if resource.get("protect"):
+            return False  # what holds data never leaves the state here (a CA, a key, a cluster)
         given = resource.get("inputs") or {}
         if (given.get("spec") or {}).get("type") == "LoadBalancer":
             return False  # a load balancer stays where it is: its status (the cloud's address) feeds DNS records
