@@ -71,10 +71,11 @@ class InfrastructureProvider(Protocol):
         ...
 
     def machine_directory(self, values: ClusterValues) -> str | None:
-        """Where a self-hosted shoot's control-plane machine keeps its credentials as files arbor writes, or None.
+        """Where a cluster's machine keeps the credentials and keys arbor writes as files, or None.
 
-        Local: beside the shoot's cluster, on this machine. A cloud machine is not arbor's to write to: it gets them
-        at its first boot (concerns/first_machine.py).
+        Local: beside the cluster, on this machine (a self-hosted shoot's PKI and encryption keys, the garden's
+        encryption keys). A cloud machine is not arbor's to write to: a self-hosted shoot's gets them at its first
+        boot (concerns/first_machine.py).
         """
         ...
 

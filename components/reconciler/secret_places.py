@@ -96,7 +96,8 @@ class Directory:
         """Each key's file written atomically (kwokctl.write_file); files of keys it no longer has removed."""
         folder = self.root / name
         folder.mkdir(parents=True, exist_ok=True)
-        folder.chmod(0o700)
+        for made in (self.root, folder):
+            made.chmod(0o700)
         for key, value in data.items():
             kwokctl.write_file(folder / key, base64.b64decode(value).decode())
         for stale in (f for f in folder.iterdir() if f.is_file() and f.name not in data):

@@ -32,6 +32,7 @@ from components.render import controlplane, objects, staticpods
 from components.render import pki as credentials
 from tests.unit.landscape_mocks import registered
 from tests.unit.spec_cases import base
+from tests.unit.test_landscape_mocks import LOCAL
 from tests.unit.test_reconciler_reads import _Cluster, osc_inputs
 from tests.unit.test_staticpods import WORKLOADS
 
@@ -71,7 +72,8 @@ def test_a_directory_holds_each_secret_as_a_mounted_volume_does(tmp_path: Path) 
     place.put("ca", encoded)
     folder = tmp_path / "machine" / "ca"
     assert (folder / "ca.key").read_text() == "K" and stat.S_IMODE((folder / "ca.key").stat().st_mode) == 0o600
-    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and place.find("ca") == encoded
+    assert stat.S_IMODE(folder.stat().st_mode) == stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    assert place.find("ca") == encoded
     place.put("ca", {"ca.crt": encoded["ca.crt"]})
     assert sorted(p.name for p in folder.iterdir()) == ["ca.crt"] and place.find("gone") is None
     place.remove_if("ca", lambda data: False)
@@ -197,3 +199,13 @@ def test_an_osc_writes_its_references_inline_and_an_edit_is_still_drift(
     assert provider.diff("s", provider.read("s", outs).outs or {}, inputs).changes
     with pytest.raises(KubeError, match="Secret gone in"):
         provider.create({**inputs, "secret": osc_inputs(text.replace("name: ca", "name: gone"))["secret"]})
+
+
+def test_the_local_gardens_encryption_keys_write_its_configuration_where_its_cluster_reads_it() -> None:
+    """GIVEN the local stack WHEN registered THEN the garden's keys write its machine's file; its cluster refers."""
+    _, mocks = registered(plan_landscape(parse_landscape(LOCAL), "local"))
+    keys = mocks.inputs["arbor-garden-encryption-keys"]
+    assert keys["directory"].endswith("/machines/local-garden") and "kubeconfig" not in keys
+    given = mocks.inputs["arbor-garden-cluster"]["encryptionConfig"]
+    assert given["directory"] == keys["directory"] and given["digest"].startswith(local_cluster.DIGEST)
+    assert "bW9jaw==" not in json.dumps(mocks.inputs["arbor-garden-cluster"], default=str)
