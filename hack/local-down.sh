@@ -37,5 +37,7 @@ for pidfile in "$KWOK_WORKDIR"/processes/*/pid; do
 done
 # The local object stores' objects (`pulumi destroy` removed its stack's already): no cluster is left to need them.
 rm -rf "$KWOK_WORKDIR/object-store"
+# Self-hosted shoots' machine directories (their credentials as files; `pulumi destroy` removed what it wrote).
+rm -rf "$KWOK_WORKDIR/machines"
 # What the engine's runs left in their temporary directories (kubeconfigs: hack/pulumi-run).
 "$ARBOR_ROOT/hack/pulumi-run" --sweep

@@ -20,6 +20,9 @@ from typing import Any
 from preview_events import Violation, digest, is_stream, parse, violations
 from state_moves import moved
 
+# What a preview's JSON holds for a value known only after `up` (Pulumi's unknown sentinel).
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
 # Layer components by type token; a resource belongs to its nearest ancestor of one of these.
 LAYERS = {"arbor:garden:Garden": "garden", "arbor:seed:Seed": "seed", "arbor:shoot:Shoot": "shoot"}
 OPS = ("create", "update", "replace", "delete")
@@ -90,8 +93,10 @@ def node_restarts(steps: list[dict[str, Any]]) -> list[str]:
         where = f"`{_name(step['urn']).replace('-osc-', '` pool `')}`"
         if step["op"] == "create":
             lines.append(f"- {where}: new pool configuration")
-        elif oi.get("secretName") != ni.get("secretName"):
+        elif oi.get("secretName") != ni.get("secretName") and ni.get("secretName") != UNKNOWN:
             lines.append(f"- {where}: **rolls** (new OSC key {ni.get('secretName')}: machines are replaced)")
+        elif not all(isinstance(ni.get(k), dict) for k in ("unitHashes", "fileHashes")):
+            lines.append(f"- {where}: known after `up` (its configuration is made from what the update changes)")
         else:
             units = sorted(
                 u for u, h in (ni.get("unitHashes") or {}).items() if (oi.get("unitHashes") or {}).get(u) != h

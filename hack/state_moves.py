@@ -30,12 +30,15 @@ SHOOT = "arbor:shoot:Shoot"
 OBJECT_SET = "pulumi-python:dynamic/arbor:ObjectSet"
 ADMIN_KUBECONFIG = "pulumi-python:dynamic/arbor:AdminKubeconfig"
 CERTIFICATE = "pulumi-python:dynamic/arbor:Certificate"
+LOCAL_CLUSTER = "pulumi-python:dynamic/arbor:LocalCluster"
 WORKERS = "arbor:shoot:Workers"
 
 
 @dataclass(frozen=True)
 class Move:
-    """What moves: resources of a type under `type_prefix`, children of a `parent_type` component.
+    """What moves: resources of a type (or under a prefix ending with `:`), children of a `parent_type` component.
+
+    Never a protected resource: state moves hand over objects a new resource writes again, never data.
 
     Each is named `<component>-<rest>`, where `rest` matches `pattern` whole.
     """
@@ -46,17 +49,27 @@ class Move:
     now: str  # what keeps the object now, for the line printed
     # Inputs the resource must have as given (a certificate only its Secrets hold: `published` false).
     inputs: Mapping[str, Any] = field(default_factory=dict)
+    # A type one of its siblings must have (a local shoot's: its LocalCluster); "" for any.
+    beside: str = ""
+
+    def takes(self, type_: str) -> bool:
+        """Whether a resource type is this move's: under a prefix that ends with `:`, else that type exactly."""
+        return type_.startswith(self.type_prefix) if self.type_prefix.endswith(":") else type_ == self.type_prefix
 
     def matches(self, resource: Mapping[str, Any], parents: Mapping[str, Mapping[str, Any]]) -> bool:
         """Whether `resource` is one this move hands over."""
         parent = parents.get(resource.get("parent") or "")
-        type_ = str(resource.get("type", ""))
-        if not type_.startswith(self.type_prefix) or parent is None or parent.get("type") != self.parent_type:
+        if not self.takes(str(resource.get("type", ""))) or parent is None or parent.get("type") != self.parent_type:
             return False
+        if resource.get("protect"):
+            return False  # what holds data never leaves the state here (a CA, a key, a cluster)
         given = resource.get("inputs") or {}
         if (given.get("spec") or {}).get("type") == "LoadBalancer":
             return False  # a load balancer stays where it is: its status (the cloud's address) feeds DNS records
         if any(given.get(k) != v for k, v in self.inputs.items()):
+            return False
+        siblings = (r for r in parents.values() if r.get("parent") == resource.get("parent"))
+        if self.beside and not any(r.get("type") == self.beside for r in siblings):
             return False
         name, component = _name(resource), _name(parent)
         rest = name.removeprefix(f"{component}-")
@@ -122,6 +135,16 @@ MOVES = (
     # A hosted shoot's leaves that only their Secrets hold (`<shoot>-pki-<leaf>`, a Certificate each): now one LeafSet,
     # which issues them again once (their checksums are now of what they are issued from, not of their content).
     Move(CERTIFICATE, SHOOT, r"pki-.+", "the shoot's leaves (`<shoot>-pki-leaves`)", {"published": False}),
+    # A self-hosted local shoot's leaves, which wrote no Secret (`<shoot>-pki-<leaf>`): now one LeafSet too, writing
+    # them in its machine directory. A cloud shoot's (no local cluster beside them) stay.
+    Move(
+        CERTIFICATE,
+        SHOOT,
+        r"pki-.+",
+        "the shoot's leaves (`<shoot>-pki-leaves`)",
+        {"kubeconfig": None},
+        beside=LOCAL_CLUSTER,
+    ),
     # A shoot's admin kubeconfig: issued on request now (hack/admin_kubeconfig.py), nothing kept; it held only a
     # certificate that expires by itself, so there is nothing to delete either.
     Move(ADMIN_KUBECONFIG, SHOOT, r"admin-kubeconfig", "nothing: issued on request (`make kubeconfig SHOOT=...`)"),

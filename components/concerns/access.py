@@ -12,6 +12,7 @@ instead, renewed by `pulumi up` once less than half of its validity remains; the
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -56,13 +57,14 @@ def register_client_ca(
     client_ca: CredentialOutputs,
     garden: ClusterAccess,
     opts: pulumi.ResourceOptions,
-    signer: tuple[pulumi.Output[str], str] | None = None,
+    signer: Mapping[str, Any] | None = None,
 ) -> pulumi.CustomResource:
     """The shoot's client CA as the InternalSecret `<shoot>.ca-client` in its project namespace of the garden.
 
-    `signer` (a hosted shoot's seed and namespace) holds the CA's `ca-client-signer`: copied from there (CaCopy),
-    so the state keeps no second copy of the key. Otherwise applied as an ObjectSet (its content once in the state,
-    secret). `opts` carries what must exist first (the CRD, the namespace).
+    `signer` (a hosted shoot's seed `kubeconfig` and `namespace`, a self-hosted local shoot's machine `directory`) holds
+    the CA's `ca-client-signer`: copied from there (CaCopy), so the state keeps no second copy of the key. Otherwise
+    applied as an ObjectSet (its content once in the state, secret). `opts` carries what must exist first (the CRD, the
+    namespace).
     """
     assert client_ca.cert is not None  # a CA always has its certificate
     namespace, secret_name = shoot.project_namespace, internal_secret_name(shoot.name)
@@ -71,7 +73,7 @@ def register_client_ca(
         # An older arbor's ObjectSet of the same name becomes this copy by an update: the InternalSecret stays.
         moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=object_set.TYPE)])
         return CaCopy(
-            name, source=(signer[0], signer[1], pki.signer(pki.CA_CLIENT)), ca_cert=client_ca.cert,
+            name, source=signer, secret=pki.signer(pki.CA_CLIENT), ca_cert=client_ca.cert,
             kubeconfig=garden.reach, cluster=garden.identifier, target=target,
             opts=pulumi.ResourceOptions.merge(opts, moved),
         )  # fmt: skip

@@ -131,17 +131,26 @@ def hosted_control_plane(
     return HostedControlPlane(workloads=done, load_balancer=exposed)
 
 
-def static_control_plane(values: ShootValues, sources: Sources) -> StaticControlPlane:
-    """The control plane as static pods: their OSC part and each manifest, once every source is known."""
+def static_control_plane(
+    values: ShootValues,
+    sources: Sources,
+    held: Mapping[str, Sequence[str]] | None = None,
+    secrets_from: Mapping[str, Any] | None = None,
+) -> StaticControlPlane:
+    """The control plane as static pods: their OSC part and each manifest, once every source is known.
+
+    A Secret written on the machine (`held`: its keys, by name; given by its checksum) becomes file references, read
+    `secrets_from` (the machine's place) when the OSC is written.
+    """
     workloads = controlplane.control_plane(values)
     config_maps = {c["metadata"]["name"]: c["data"] for w in workloads for c in w.config_maps}
     everything = gathered(sources).apply(lambda got: {**config_maps, **got})
-    pods = everything.apply(lambda got: staticpods.static_pods(workloads, got))
+    pods = everything.apply(lambda got: staticpods.static_pods(workloads, got, held or {}))
     # A manifest holds no credential (those are files beside it, in the OSC part), only a hash of them: not secret,
     # so the preview shows it and the state keeps it as it is.
     manifests = {w.component: pulumi.Output.unsecret(pods.apply(functools.partial(_manifest, w.component)))
                  for w in workloads}  # fmt: skip
-    return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests)
+    return StaticControlPlane(part=pods.apply(staticpods.osc_part), manifests=manifests, secrets_from=secrets_from)
 
 
 def node_configuration(
@@ -174,9 +183,11 @@ def node_configuration(
                 kubeconfig=access.reach,
                 pool=pool.name,
                 secret=config.apply(functools.partial(_osc_secret, pool.name)),
+                secret_name=bootstrap.secret_name(node),
                 unit_hashes=config.apply(osc.unit_hashes),
                 file_hashes=config.apply(osc.file_hashes),
                 stopped_units=config.apply(osc.stopped_units),
+                secrets_from=static.secrets_from if static and pool.control_plane else None,
                 opts=pulumi.ResourceOptions(parent=parent, depends_on=list(access.ready)),
             )
         )
@@ -266,3 +277,5 @@ class StaticControlPlane:
 
     part: pulumi.Output[osc.Part]
     manifests: dict[str, pulumi.Output[dict[str, Any]]]
+    # Where the part's `secretRef` files are read when its OSC is written (a machine's `directory`); None: all inline.
+    secrets_from: Mapping[str, Any] | None = None

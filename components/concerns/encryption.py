@@ -3,7 +3,8 @@
 The keys come from the EncryptionKeys resource and are secret wherever they go; the configuration is rendered by
 components/render/encryption.py; EncryptionRewrite writes the affected objects again once the server runs the text.
 A hosted shoot's keys write the configuration's Secret in its seed namespace themselves: what mounts or reads it is
-given its checksum or where it is, never the text, so the state keeps the keys once.
+given its checksum or where it is, never the text, so the state keeps the keys once. A self-hosted local shoot's
+write it in its machine's directory, where its API server and its static pods' OSC read it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pulumi
 from components.concerns.shoot_pki import SecretTarget
 from components.plan.values import EncryptionValues
 from components.reconciler.encryption import EncryptionKeys, EncryptionRewrite, config_hash
-from components.reconciler.local_cluster import file_in_seed
+from components.reconciler.local_cluster import file_in_directory, file_in_seed
 from components.render.controlplane import ENCRYPTION_KEY, ENCRYPTION_SECRET
 from components.render.encryption import render_config
 from components.render.objects import CHECKSUM_ONLY
@@ -32,7 +33,8 @@ class EtcdEncryption:
     config_hash: pulumi.Output[str]
     write_key: pulumi.Output[str]
     resources: tuple[str, ...]
-    # Where the keys wrote the configuration's Secret (a hosted shoot's seed namespace); None where they write none.
+    # Where the keys wrote the configuration's Secret (a hosted shoot's seed namespace, a self-hosted shoot's
+    # machine directory); None where they write none.
     target: SecretTarget | None = None
 
     def secret_data(self) -> pulumi.Output[dict[str, str]]:
@@ -41,13 +43,23 @@ class EtcdEncryption:
             return pulumi.Output.secret(self.config.apply(lambda text: {ENCRYPTION_KEY: text}))
         return self.keys.checksums.apply(lambda sums: {CHECKSUM_ONLY: (sums or {}).get(ENCRYPTION_SECRET, "")})
 
+    @staticmethod
+    def layout() -> dict[str, tuple[str, ...]]:
+        """The keys of the configuration's Secret, by its name."""
+        return {ENCRYPTION_SECRET: (ENCRYPTION_KEY,)}
+
     def source(self) -> pulumi.Output[Any]:
         """What an API server arbor runs is given: the text, or where the keys wrote it with the file's digest."""
-        if self.target is None:
+        target = self.target
+        if target is None:
             return self.config
-        namespace = self.target.namespace
-        return pulumi.Output.all(self.target.kubeconfig, self.config_hash).apply(
-            lambda got: file_in_seed(got[0], namespace, ENCRYPTION_SECRET, ENCRYPTION_KEY, got[1])
+        if target.directory is not None:
+            directory = target.directory
+            return self.config_hash.apply(
+                lambda sha: file_in_directory(directory, ENCRYPTION_SECRET, ENCRYPTION_KEY, sha)
+            )
+        return pulumi.Output.all(target.kubeconfig, self.config_hash).apply(
+            lambda got: file_in_seed(got[0], target.namespace, ENCRYPTION_SECRET, ENCRYPTION_KEY, got[1])
         )
 
 
@@ -58,8 +70,7 @@ def etcd_encryption(
 
     With a `target` the keys write the configuration's Secret there (after what it needs first).
     """
-    writes = None if target is None else {"kubeconfig": target.kubeconfig, "namespace": target.namespace,
-                                          "cluster": target.cluster}  # fmt: skip
+    writes = None if target is None else target.place()
     keys = EncryptionKeys(
         f"{name}-encryption-keys",
         provider=values.provider,

@@ -83,13 +83,15 @@ GENERATED_FIELDS = {
 
 @dataclass(frozen=True)
 class SecretTarget:
-    """Where a hosted shoot's credentials write their Secrets: the seed (its kubeconfig) and the namespace there.
+    """Where a shoot's credentials write their Secrets: a hosted shoot's seed namespace, or a self-hosted one's machine.
 
-    A certificate whose Secret drifted is issued again; a CA, key or token writes it again from the state, as it
-    must never be generated again (its public outputs stay known in that update's preview: reconciler/pki.py).
+    A seed namespace is named by the seed's kubeconfig and the namespace there; a machine by its directory
+    (reconciler/secret_places.py). A certificate whose Secret drifted is issued again; a CA, key or token writes it
+    again from the state, as it must never be generated again (its public outputs stay known in that update's preview:
+    reconciler/pki.py).
     """
 
-    kubeconfig: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str] | None
     namespace: str
     # What must exist before a Secret is written (the namespace).
     after: Sequence[pulumi.Resource] = ()
@@ -98,12 +100,25 @@ class SecretTarget:
     # The certificates the program reads (arbor's own client): the state keeps their content. Of the rest, only
     # their Secrets do (the resource manager's process reads its serving certificate there).
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
+    # A self-hosted machine's directory, in place of a seed namespace.
+    directory: str | None = None
+
+    @staticmethod
+    def on_machine(directory: str, cluster: str) -> SecretTarget:
+        """A self-hosted shoot's machine directory (`cluster`: the shoot's own identity)."""
+        return SecretTarget(None, "", cluster=cluster, directory=directory)
+
+    def place(self) -> dict[str, Any]:
+        """The inputs that name the place (reconciler/credential_secrets.py INPUTS), without the layout."""
+        if self.directory is not None:
+            return {"directory": self.directory, "cluster": self.cluster}
+        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "cluster": self.cluster}
 
     def writes(self, credential: pki.Credential) -> dict[str, Any]:
         """The inputs that make a credential write its Secrets: the layout of each, by output."""
         fields = CERT_FIELDS if credential.kind is pki.Kind.CERT else {pki.KEY_CA_CERT: "cert", **GENERATED_FIELDS}
         layout = {s: {k: fields[k] for k in keys} for s, keys in pki.secrets_of(credential).items()}
-        return {"kubeconfig": self.kubeconfig, "namespace": self.namespace, "secrets": layout, "cluster": self.cluster}
+        return {**self.place(), "secrets": layout}
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,10 @@ class ShootPki:
     def secrets(self) -> dict[str, dict[str, pulumi.Output[str]]]:
         """`stringData` of each Secret the control plane mounts, by Secret name."""
         return {name: data for c in self.credentials.values() for name, data in c.secret_data().items()}
+
+    def layouts(self) -> dict[str, tuple[str, ...]]:
+        """The keys of each Secret the credentials write, by Secret name."""
+        return {s: keys for c in self.credentials.values() for s, keys in pki.secrets_of(c.credential).items()}
 
     def api_identity(self) -> pulumi.Output[dict[str, str]]:
         """What an API server's own PKI is made of (secret): the shoot's CA, its key and the service-account key."""
@@ -158,7 +177,8 @@ def _issue(
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, writes=writes,
                                   opts=opts)  # fmt: skip
-        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=_written(ca, writes)), ca
+        sums = _written(ca, writes)
+        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=sums), ca
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
@@ -215,8 +235,7 @@ def _leaf_set(
         spec = f"{ca.credential.common_name}/{ca.credential.validity_seconds}/{rotations[ca_name]}"
         cas[ca_name] = {"secret": pki.signer(ca_name), "hash": pulumi.Output.unsecret(ca.cert.apply(ca_hash)),
                         "spec": spec}  # fmt: skip
-    return LeafSet(f"{name}-pki-leaves", kubeconfig=target.kubeconfig, namespace=target.namespace,
-                   cluster=target.cluster, cas=cas, leaves=leaves, opts=opts)  # fmt: skip
+    return LeafSet(f"{name}-pki-leaves", place=target.place(), cas=cas, leaves=leaves, opts=opts)
 
 
 def issue_shoot_pki(
@@ -244,6 +263,7 @@ def issue_shoot_pki(
         hosted=not shoot.self_hosted,
         domains=domains,
         nodes=(shoot.control_plane_machine.name,) if shoot.control_plane_machine else (),
+        signers=target is not None,
     )
     signed: list[pulumi.Resource] | None = None
     leaves: dict[str, dict[str, Any]] = {}

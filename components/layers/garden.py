@@ -13,6 +13,7 @@ from components import naming
 from components.bundles import GardenAccess
 from components.concerns.encryption import etcd_encryption, rewrite
 from components.concerns.objects import KubeObject
+from components.concerns.shoot_pki import SecretTarget
 from components.kinds import Role
 from components.plan.values import GardenValues, ProjectValues
 from components.providers.contract import InfrastructureProvider
@@ -47,8 +48,12 @@ class Garden(pulumi.ComponentResource):
         self, name: str, values: GardenValues, infra: InfrastructureProvider, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("arbor:garden:Garden", name, None, opts)
-        encryption = etcd_encryption(name, values.encryption, self) if values.encryption else None
-        config = encryption.config if encryption else None
+        # On a machine arbor writes to (local), the keys write the configuration where the API server reads it.
+        directory = infra.machine_directory(values.cluster)
+        identifier = naming.cluster_identifier(values.cluster.provider.value, values.cluster.name)
+        target = SecretTarget.on_machine(directory, identifier) if directory else None
+        encryption = etcd_encryption(name, values.encryption, self, target) if values.encryption else None
+        config = encryption.source() if encryption else None
         cluster = infra.cluster(values.cluster, parent=self, encryption_config=config)
         if encryption:
             rewrite(name, encryption, cluster.reach, self)

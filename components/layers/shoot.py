@@ -55,6 +55,7 @@ from components.plan import network
 from components.plan.bootstrap import secret_name
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
+from components.reconciler.secret_places import DIRECTORY
 from components.reconciler.shoot_status import ShootStatus
 from components.render import api, backup, controlplane, nodeagent, pki
 
@@ -71,6 +72,8 @@ class Shoot(pulumi.ComponentResource):
     status: ShootStatus
     # What writes each of a hosted control plane's Secrets that its certificates do not: the SecretSet.
     written: dict[str, pulumi.Resource]
+    # Where the credentials write their Secrets (a seed namespace, a machine directory); None: nowhere.
+    secret_target: SecretTarget | None
 
     def __init__(
         self,
@@ -85,7 +88,7 @@ class Shoot(pulumi.ComponentResource):
         self.values, self.last_steps = values, list[pulumi.Resource]()
         record = self._record(name, garden)
         self.network = self._infrastructure(infra)
-        target = self._secret_target(seed)
+        target = self.secret_target = self._secret_target(infra, seed)
         self.encryption = etcd_encryption(name, values.encryption, parent=self, target=target)
         extra: dict[str, pulumi.Output[dict[str, str]]] = {}
         if seed is not None and seed.backup is not None:
@@ -178,10 +181,12 @@ class Shoot(pulumi.ComponentResource):
         pulumi.log.info(network.PLAN_PREFIX + self.network_table, resource=self)
         return infra.network(self.values.network_plan, parent=self)
 
-    def _secret_target(self, seed: SeedAccess | None) -> SecretTarget | None:
-        """Where a hosted shoot's credentials and encryption keys write their Secrets: its seed namespace."""
+    def _secret_target(self, infra: InfrastructureProvider, seed: SeedAccess | None) -> SecretTarget | None:
+        """Where the credentials and encryption keys write their Secrets: a seed namespace, a local machine or none."""
         if seed is None:
-            return None
+            directory = infra.machine_directory(self.values.cluster)
+            identifier = naming.cluster_identifier(self.values.cluster.provider.value, self.values.cluster.name)
+            return None if directory is None else SecretTarget.on_machine(directory, identifier)
         namespace = self.values.seed_namespace
         after = [seed.namespaces[namespace]]
         return SecretTarget(seed.cluster.reach, namespace, after=after, cluster=seed.cluster.identifier)
@@ -218,7 +223,7 @@ class Shoot(pulumi.ComponentResource):
             credentials[pki.CA_CLIENT],
             garden.cluster,
             pulumi.ResourceOptions(parent=self, depends_on=garden.project(self.values.project)),
-            signer=None if target is None else (target.kubeconfig, target.namespace),
+            signer=None if target is None else target.place(),
         )
         return credentials
 
@@ -269,7 +274,10 @@ class Shoot(pulumi.ComponentResource):
 
         On a cloud, arbor makes the control-plane machine itself (first_machine.py) and waits for its API there.
         """
-        static = static_control_plane(self.values, sources)
+        machine = self.secret_target
+        # What the credentials wrote on the machine, its static pods' OSC reads there (and keeps as references).
+        held = {**self.credentials.layouts(), **self.encryption.layout()} if machine else None
+        static = static_control_plane(self.values, sources, held, machine.place() if machine else None)
         cas = self._node_cas()
         after: list[pulumi.Resource] = list(self.network.ready)
         kubeconfig = self._arbor_kubeconfig()
@@ -279,7 +287,12 @@ class Shoot(pulumi.ComponentResource):
             after = first_machine.control_plane_machine(
                 name, self.values, infra, self.network, bundle, kubeconfig, parent=self
             )
-        self.access = self._shoot_api(infra, after, kubeconfig)
+        identity = None
+        if machine is not None and machine.directory:
+            # On a machine arbor writes to, the API server reads the PKI its CA and key wrote there first.
+            identity = {DIRECTORY: machine.directory}
+            after += [self.credentials.resources[pki.CA], self.credentials.resources[pki.SERVICE_ACCOUNT_KEY]]
+        self.access = self._shoot_api(infra, after, kubeconfig, identity=identity)
         node_configs = node_configuration(name, self.values, self.access, static, parent=self, cas=cas)
         node_configs += self._join_rbac(name) + node_agent_access(name, self.access, parent=self)
         if first is not None:

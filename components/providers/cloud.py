@@ -260,6 +260,10 @@ class CloudProvider:
         """Nothing: a real machine's kubelet publishes mirror pods of its static pods itself."""
         return []
 
+    def machine_directory(self, values: ClusterValues) -> str | None:
+        """None: a cloud machine gets its credentials at its first boot."""
+        return None
+
     def shoot_api(
         self,
         values: ClusterValues,

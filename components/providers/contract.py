@@ -70,6 +70,15 @@ class InfrastructureProvider(Protocol):
         """
         ...
 
+    def machine_directory(self, values: ClusterValues) -> str | None:
+        """Where a cluster's machine keeps the credentials and keys arbor writes as files, or None.
+
+        Local: beside the cluster, on this machine (a self-hosted shoot's PKI and encryption keys, the garden's
+        encryption keys). A cloud machine is not arbor's to write to: a self-hosted shoot's gets them at its first
+        boot (concerns/first_machine.py).
+        """
+        ...
+
     def shoot_api(
         self,
         values: ClusterValues,

@@ -45,6 +45,8 @@ KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
 # The kubeconfig files of a local machine-controller-manager, in its process directory.
 CONTROL_KUBECONFIG = "control.kubeconfig"
 TARGET_KUBECONFIG = "target.kubeconfig"
+# Under the work directory: each self-hosted shoot's machine directory (hack/local-down.sh removes it).
+MACHINES = "machines"
 # kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 
@@ -293,6 +295,10 @@ class LocalProvider(local_backup.LocalBackups):
             "services": [str(r) for r in plan.services],
         }
         return NetworkAccess(ranges=pulumi.Output.from_input(ranges), subnets=pulumi.Output.from_input({}))
+
+    def machine_directory(self, values: ClusterValues) -> str | None:
+        """`<workdir>/machines/<cluster>`: it outlives the cluster, whose lost or new self is made from it."""
+        return str(Path(self.settings.workdir).resolve() / MACHINES / values.name)
 
     def shoot_api(
         self,

@@ -1,11 +1,12 @@
-"""CaCopy: a CA copied from its signer Secret in one cluster to an object in another, the state keeping neither.
+"""CaCopy: a CA copied from its signer Secret to an object in another cluster, the state keeping neither.
 
-A hosted shoot's client CA (certificate and key) is written by its CertificateAuthority to `ca-client-signer` in
-the seed namespace; the garden keeps it too, as the InternalSecret `<shoot>.ca-client` (where Gardener keeps it,
-and where admin kubeconfigs are issued from). Rather than the key travelling through the program into a second
-resource's inputs, this one reads the signer Secret when it writes the copy: its state keeps where both are, the
-hash of the CA's certificate (a rotated CA is copied again) and the copy's fingerprint in the target cluster
-(`read()` marks a copy edited or deleted there as drift, and the next `up` copies it again).
+A shoot's client CA (certificate and key) is written by its CertificateAuthority to `ca-client-signer` in the seed
+namespace (a hosted shoot's) or the machine directory (a self-hosted local shoot's); the garden keeps it too, as the
+InternalSecret `<shoot>.ca-client` (where Gardener keeps it, and where admin kubeconfigs are issued from). Rather than
+the key travelling through the program into a second resource's inputs, this one reads the signer Secret when it writes
+the copy: its state keeps where both are, the hash of the CA's certificate (a rotated CA is copied again) and the copy's
+fingerprint in the target cluster (`read()` marks a copy edited or deleted there as drift, and the next `up` copies it
+again).
 """
 
 from __future__ import annotations
@@ -20,20 +21,23 @@ from components.reconciler import apply
 from components.reconciler.ca_source import CA_SECRET, ca_hash, with_ca
 from components.reconciler.kube import Kube, KubeError, unless_unreachable
 from components.reconciler.provider import Provider
+from components.reconciler.secret_places import DIRECTORY
 from components.reconciler.secret_set import data_of
 from components.render import objects, pki
 
 PROVIDER_VERSION = "1"
 DRIFTED = ""
-# Inputs that, changed, copy the CA again: another CA, another source Secret or namespace, another target, the logic.
-COMPARED = ("caHash", CA_SECRET, "sourceNamespace", "object", "cluster", "version")
+# The inputs naming where the signer Secret is, by the place's field (reconciler/secret_places.py).
+SOURCE_FIELDS = {"kubeconfig": "sourceKubeconfig", "namespace": "sourceNamespace", DIRECTORY: "sourceDirectory"}
+# Inputs that, changed, copy the CA again: another CA, another source Secret or namespace or directory, another target,
+# the logic.
+COMPARED = ("caHash", CA_SECRET, "sourceNamespace", "sourceDirectory", "object", "cluster", "version")
 
 
 def copy_of(props: Mapping[str, Any]) -> dict[str, Any]:
     """The target object with the CA read from its signer Secret, checked against the certificate's hash."""
-    source = {"kubeconfig": props["sourceKubeconfig"], "namespace": props["sourceNamespace"],
-              CA_SECRET: props[CA_SECRET], "caHash": props["caHash"]}  # fmt: skip
-    found = with_ca(source)
+    source = {field: props[key] for field, key in SOURCE_FIELDS.items() if props.get(key)}
+    found = with_ca({**source, CA_SECRET: props[CA_SECRET], "caHash": props["caHash"]})
     return {**props["object"], "data": data_of({pki.KEY_CA_CERT: found["caCert"], pki.KEY_CA_KEY: found["caKey"]})}
 
 
@@ -88,22 +92,23 @@ class CaCopyProvider(Provider):
 
 
 class CaCopy(Resource, module="arbor", name="CaCopy"):
-    """A CA copied from its signer Secret (`source`: kubeconfig, namespace, Secret) to `target` in another cluster."""
+    """A CA copied from its signer Secret (`secret` where `source` says) to `target` in another cluster."""
 
     def __init__(
         self,
         name: str,
         *,
-        source: tuple[pulumi.Input[str], str, str],
+        source: Mapping[str, Any],
+        secret: str,
         ca_cert: pulumi.Input[str],
         kubeconfig: pulumi.Input[str],
         cluster: str,
         target: dict[str, Any],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`target`: the object to write without its data (apiVersion, kind, metadata, type)."""
+        """`source`: the signer's place (seed `kubeconfig` and `namespace`, or `directory`); `target`: without data."""
         props = {
-            "sourceKubeconfig": source[0], "sourceNamespace": source[1], CA_SECRET: source[2],
+            **{key: source[field] for field, key in SOURCE_FIELDS.items() if field in source}, CA_SECRET: secret,
             # The certificate only as its hash (what the copy is checked against, and what a rotation changes).
             "caHash": pulumi.Output.from_input(ca_cert).apply(ca_hash),
             "kubeconfig": kubeconfig,

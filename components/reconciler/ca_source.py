@@ -1,7 +1,8 @@
 """Where a certificate's issuing CA comes from: given whole, read from its signer Secret, or named by its subject.
 
-A hosted shoot's leaf is issued from the CA its seed namespace holds, so the state keeps no copy of the CA's key; a
-certificate that writes no Secret keeps its CA's subject and a hash of its certificate, not the certificate.
+A written leaf is issued from the CA where it is written (a hosted shoot's seed namespace, a self-hosted shoot's machine
+directory), so the state keeps no copy of the CA's key; a certificate that writes no Secret keeps its CA's subject and a
+hash of its certificate, not the certificate.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from components.naming import short_hash
 from components.reconciler import credential_secrets
 from components.reconciler.kube import KubeError
+from components.reconciler.secret_places import place_of
 from components.reconciler.signing import Issued, issue, named
 from components.render import packed_keys, pki
 
@@ -35,13 +37,13 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
     if not props.get(CA_SECRET):
         return props
     data = credential_secrets.read_secret(props, props[CA_SECRET])
+    where = place_of(props).describe(props[CA_SECRET])
     if data is None or pki.KEY_CA_KEY not in data or pki.KEY_CA_CERT not in data:
-        raise KubeError(f"the CA Secret {props['namespace']}/{props[CA_SECRET]} is missing")
+        raise KubeError(f"the CA's {where} is missing")
     found = {"caCert": data[pki.KEY_CA_CERT], "caKey": data[pki.KEY_CA_KEY]}
     if ca_hash(found["caCert"]) != props.get("caHash"):
         raise KubeError(
-            f"the CA Secret {props['namespace']}/{props[CA_SECRET]} holds another CA than the one this certificate "
-            "is issued from (the CA writes it first)"
+            f"the CA's {where} holds another CA than the one this certificate is issued from (the CA writes it first)"
         )
     return {**props, **found}
 

@@ -1,35 +1,37 @@
-"""The Secrets a credential resource writes itself: a hosted control plane's credentials in its seed namespace.
+"""The Secrets a credential resource writes itself: in a hosted shoot's seed namespace, or a self-hosted one's machine.
 
 A credential's content lives in its resource's outputs; the Secret that carries it to the control plane is
 written from there by the same resource when it is issued, so the state holds the content once and the Secret as a
 hash (`writtenHashes`), not three more copies as a Kubernetes provider Secret would.
 
-The inputs name where and what: `kubeconfig` (the seed's), `namespace`, and `secrets`, the layout of each Secret
-(`{secret: {data key: output field}}`). The hashes written are kept (`writtenHashes`), and `read()` puts those of
-the Secrets the cluster has otherwise beside them (`foundHashes`), so drift is told from hashes alone, without the
-contents (the issuing CA's certificate is not in the state). An edited or deleted Secret is drift: a certificate
-is issued again (Gardener's secrets manager regenerates a leaf whose Secret is gone); a CA, key or token, which must
-never be generated again, writes it again in an update. A dynamic provider cannot preview an update (the engine
-previews its outputs as its inputs), so such a writer's refresh records its public outputs among its inputs
-(`recorded`) and its `check` carries them on (`carry`): what reads them previews as it is. A Secret is removed only
-while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement writes the
-same names first, and the old certificate's deletion must not take the new one's Secret with it.
+The inputs name where and what: `kubeconfig` (the seed's) and `namespace`, or a self-hosted machine's `directory`
+(secret_places.py), and `secrets`, the layout of each Secret (`{secret: {data key: output field}}`). The hashes written
+are kept (`writtenHashes`), and `read()` puts those of the Secrets the place has otherwise beside them (`foundHashes`),
+so drift is told from hashes alone, without the contents (the issuing CA's certificate is not in the state). An edited
+or deleted Secret is drift: a certificate is issued again (Gardener's secrets manager regenerates a leaf whose Secret is
+gone); a CA, key or token, which must never be generated again, writes it again in an update. A dynamic provider cannot
+preview an update (the engine previews its outputs as its inputs), so such a writer's refresh records its public outputs
+among its inputs (`recorded`) and its `check` carries them on (`carry`): what reads them previews as it is. A Secret is
+removed only while it still holds what this resource wrote (a precondition on its resourceVersion): a replacement writes
+the same names first, and the old certificate's deletion must not take the new one's Secret with it.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from components.reconciler import unknowns
-from components.reconciler.kube import Kube, KubeError, secret_path
+from components.reconciler.kube import Kube, KubeError
+from components.reconciler.secret_places import DIRECTORY, Namespace, Place, place_of
 from components.render import objects
 
 # A credential resource's inputs that say where its Secrets go (absent or None where it writes none).
-INPUTS = ("kubeconfig", "namespace", "secrets", "cluster")
+INPUTS = ("kubeconfig", "namespace", DIRECTORY, "secrets", "cluster")
 OUTPUT = "writtenHashes"
 FOUND = "foundHashes"
 # The `checksum/<name>` annotation of each Secret written (components/render/objects.py), for the workloads that
@@ -39,7 +41,7 @@ CHECKSUMS = "checksums"
 OUTPUTS = (OUTPUT, FOUND, CHECKSUMS)
 
 Layout = Mapping[str, Mapping[str, str]]
-# Where a credential writes its Secrets: `kubeconfig`, `namespace` and `secrets` (the INPUTS).
+# Where a credential writes its Secrets: `kubeconfig` and `namespace` or `directory`, and `secrets` (the INPUTS).
 Writes = Mapping[str, Any]
 
 
@@ -52,7 +54,7 @@ def writing(props: dict[str, Any], where: Writes | None) -> dict[str, Any]:
 
 def writes(props: Mapping[str, Any]) -> bool:
     """Whether the resource writes Secrets."""
-    return bool(props.get("kubeconfig") and props.get("secrets"))
+    return bool((props.get("kubeconfig") or props.get(DIRECTORY)) and props.get("secrets"))
 
 
 def string_data(fields: Mapping[str, str], outs: Mapping[str, Any]) -> dict[str, str]:
@@ -80,16 +82,16 @@ def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
 
 
 def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
-    """Another Secret's content in the namespace the resource writes to, decoded (None when it is gone)."""
-    secret = Kube.from_kubeconfig(props["kubeconfig"]).find(secret_path(props["namespace"], name))
-    if secret is None:
+    """Another Secret's content where the resource writes, decoded (None when it is gone)."""
+    data = place_of(props).find(name)
+    if data is None:
         return None
-    return {k: base64.b64decode(v).decode() for k, v in (secret.get("data") or {}).items()}
+    return {k: base64.b64decode(v).decode() for k, v in data.items()}
 
 
 def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str] | None = None) -> dict[str, str]:
-    """Some keys (None: all) of another Secret in the resource's namespace; a KubeError naming it or the key missing."""
-    where = f"Secret {props['namespace']}/{name}"
+    """Some keys (None: all) of another Secret where the resource writes; a KubeError naming it or the key missing."""
+    where = place_of(props).describe(name)
     try:
         data = read_secret(props, name)
     except KubeError as error:
@@ -103,10 +105,9 @@ def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str] | None 
     return {key: data[key] for key in keys}
 
 
-def found_data(kube: Kube, namespace: str, names: Iterable[str]) -> dict[str, dict[str, str] | None]:
-    """Each named Secret's `data` as the cluster has it (None when it is gone)."""
-    found = {name: kube.find(secret_path(namespace, name)) for name in names}
-    return {name: (secret.get("data") or {}) if secret else None for name, secret in found.items()}
+def found_data(place: Place, names: Iterable[str]) -> dict[str, dict[str, str] | None]:
+    """Each named Secret's `data` as its place has it (None when it is gone)."""
+    return {name: place.find(name) for name in names}
 
 
 def hashes_of(found: Mapping[str, Mapping[str, str] | None], layouts: Layout) -> dict[str, str]:
@@ -114,38 +115,31 @@ def hashes_of(found: Mapping[str, Mapping[str, str] | None], layouts: Layout) ->
     return {name: content_hash(data, layouts[name]) if data is not None else "" for name, data in found.items()}
 
 
-def found_hashes(kube: Kube, namespace: str, layouts: Layout) -> dict[str, str]:
-    """Each Secret's hash as the cluster has it ("" when it is gone)."""
-    return hashes_of(found_data(kube, namespace, layouts), layouts)
+def found_hashes(place: Place, layouts: Layout) -> dict[str, str]:
+    """Each Secret's hash as its place has it ("" when it is gone)."""
+    return hashes_of(found_data(place, layouts), layouts)
 
 
 def put_secret(kube: Kube, namespace: str, name: str, data: Mapping[str, str]) -> None:
     """Creates or replaces an Opaque Secret with `data` (base64 values)."""
-    body = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": namespace},
-            "type": "Opaque", "data": dict(data)}  # fmt: skip
-    kube.create_or_replace(secret_path(namespace), body)
+    Namespace(kube, namespace).put(name, data)
 
 
-def remove_held(kube: Kube, namespace: str, layouts: Layout, ours: Mapping[str, str]) -> None:
+def remove_held(place: Place, layouts: Layout, ours: Mapping[str, str]) -> None:
     """Deletes each Secret of `layouts` that still holds what was written (`ours`, its hash); any other stays."""
     for name, fields in layouts.items():
-        path = secret_path(namespace, name)
-        secret = kube.find(path)
-        if secret is None or content_hash(secret.get("data") or {}, fields) != ours.get(name):
-            continue
-        version = secret.get("metadata", {}).get("resourceVersion")
-        try:
-            kube.delete_if(path, version)
-        except KubeError as err:
-            if err.status != 409:  # written again since it was read: no longer ours
-                raise
+        place.remove_if(name, functools.partial(_holds, fields, ours.get(name)))
+
+
+def _holds(fields: Mapping[str, str], ours: str | None, data: Mapping[str, str]) -> bool:
+    """Whether a Secret's `data` still hashes to what was written."""
+    return content_hash(data, fields) == ours
 
 
 def observed(props: Mapping[str, Any]) -> dict[str, Any]:
     """What `read()` adds: the hashes of the Secrets that differ from those written ("" gone), and the checksums."""
     layout: Layout = props["secrets"]
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    found = found_data(kube, props["namespace"], layout)
+    found = found_data(place_of(props), layout)
     hashes = hashes_of(found, layout)
     written, sums = props.get(OUTPUT) or {}, dict(props.get(CHECKSUMS) or {})
     for name, data in found.items():
@@ -164,10 +158,9 @@ def write(props: Mapping[str, Any]) -> dict[str, Any]:
     """Writes each Secret from the outputs in `props`; returns them with the hashes written and the checksums."""
     if not writes(props):
         return dict(props)
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    namespace, layout = props["namespace"], props["secrets"]
+    place, layout = place_of(props), props["secrets"]
     for name, fields in layout.items():
-        put_secret(kube, namespace, name, data_of(fields, props))
+        place.put(name, data_of(fields, props))
     sums = {name: objects.checksum(string_data(fields, props)) for name, fields in layout.items()}
     return {**props, OUTPUT: expected(props), CHECKSUMS: sums}
 
@@ -186,19 +179,18 @@ def remove(props: Mapping[str, Any]) -> None:
     """Deletes each Secret the resource wrote that still holds what it wrote; any other is left alone."""
     if not writes(props):
         return
-    kube = Kube.from_kubeconfig(props["kubeconfig"])
-    remove_held(kube, props["namespace"], props["secrets"], props.get(OUTPUT) or {})
+    remove_held(place_of(props), props["secrets"], props.get(OUTPUT) or {})
 
 
 def moved(olds: Mapping[str, Any], news: Mapping[str, Any]) -> bool:
-    """Whether the Secrets go elsewhere now: another namespace or layout, or another seed.
+    """Whether the Secrets go elsewhere now: another namespace, directory or layout, or another seed.
 
     Where the seed is reached from (the kubeconfig) is not what is written, so it changes nothing; another seed (its
     identity, `cluster`: a control plane moved) is elsewhere.
     """
     if not writes(olds) or not writes(news):
         return False
-    elsewhere = any(olds.get(k) != news.get(k) for k in ("namespace", "secrets"))
+    elsewhere = any(olds.get(k) != news.get(k) for k in ("namespace", DIRECTORY, "secrets"))
     return elsewhere or bool(unknowns.changed(olds, news, ("cluster",)))
 
 

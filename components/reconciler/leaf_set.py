@@ -1,7 +1,8 @@
-"""LeafSet: a hosted shoot's leaf certificates as one resource, written to its seed namespace, kept there only.
+"""LeafSet: a shoot's leaf certificates as one resource, written where its control plane reads them, kept there only.
 
 Gardener's secrets manager keeps a leaf in its Secret and regenerates it when due; so does this resource, for the
-leaves the program does not read (a hosted shoot's control-plane certificates). The state keeps, per leaf, what it
+leaves the program does not read (a shoot's control-plane certificates), in a hosted shoot's seed namespace or a
+self-hosted local shoot's machine directory (secret_places.py). The state keeps, per leaf, what it
 is issued from (its spec and its CA's), when it was issued (`issued`), a checksum per Secret, and the hash of each
 Secret written: no certificate or key. One resource instead of one per leaf: about 25 KiB less per hosted shoot.
 
@@ -29,9 +30,10 @@ from pulumi.dynamic import CheckResult, CreateResult, DiffResult, ReadResult, Re
 
 from components.reconciler import unknowns
 from components.reconciler.ca_source import issue_from, with_ca
-from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, put_secret, remove_held
-from components.reconciler.kube import Kube, KubeError
+from components.reconciler.credential_secrets import content_hash, data_of, found_hashes, remove_held
+from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
+from components.reconciler.secret_places import DIRECTORY, place_of
 from components.render import pki
 
 PROVIDER_VERSION = "1"
@@ -39,8 +41,11 @@ PROVIDER_VERSION = "1"
 ISSUED, CHECKSUMS, WRITTEN, FOUND = "issued", "checksums", "writtenHashes", "foundHashes"
 # The outputs keep each Secret's layout and leaf, not the leaves' specs (their inputs hold those once).
 SECRETS = "secrets"
-# Where the leaves are written: a change of the namespace or the seed (a control plane moved) issues them all again.
-PLACE = ("namespace", "cluster")
+# Where the leaves are written: a change of the namespace, directory or seed (a control plane moved) issues them all
+# again.
+PLACE = ("namespace", DIRECTORY, "cluster")
+# A seed namespace's inputs (a machine's: its `directory`).
+PLACE_INPUTS = ("kubeconfig", "namespace")
 
 
 def _stable(olds: Mapping[str, Any], news: Mapping[str, Any], name: str) -> bool:
@@ -79,7 +84,7 @@ def _issue(props: Mapping[str, Any], name: str, cas: dict[str, dict[str, Any]]) 
     leaf = props["leaves"][name]
     if leaf["ca"] not in cas:
         ca = props["cas"][leaf["ca"]]
-        where = {"kubeconfig": props["kubeconfig"], "namespace": props["namespace"]}
+        where = {k: props[k] for k in (*PLACE_INPUTS, DIRECTORY) if props.get(k)}
         cas[leaf["ca"]] = with_ca({**where, "caSecret": ca["secret"], "caHash": ca["hash"]})
     ca = cas[leaf["ca"]]
     cert = issue_from({**leaf, "caCert": ca["caCert"], "caKey": ca["caKey"]})
@@ -88,14 +93,14 @@ def _issue(props: Mapping[str, Any], name: str, cas: dict[str, dict[str, Any]]) 
 
 def _write(props: Mapping[str, Any], names: list[str]) -> dict[str, str]:
     """Issues and writes the named leaves' Secrets; the hash of each Secret written."""
-    kube, namespace = Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"]
+    place = place_of(props)
     cas: dict[str, dict[str, Any]] = {}
     written = {}
     for name in names:
         fields = _issue(props, name, cas)
         for secret, layout in props["leaves"][name]["secrets"].items():
             data = data_of(layout, fields)
-            put_secret(kube, namespace, secret, data)
+            place.put(secret, data)
             written[secret] = content_hash(data, layout)
     return written
 
@@ -122,7 +127,7 @@ def _remove(props: Mapping[str, Any], secrets: list[str]) -> None:
     """Deletes the named Secrets that still hold what this resource wrote; any other is left alone."""
     if secrets:
         layouts = {name: layout for name, layout in _layouts(props).items() if name in secrets}
-        remove_held(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts, props.get(WRITTEN) or {})
+        remove_held(place_of(props), layouts, props.get(WRITTEN) or {})
 
 
 def _drifted(olds: Mapping[str, Any]) -> set[str]:
@@ -153,7 +158,7 @@ def reissued(olds: Mapping[str, Any], news: Mapping[str, Any]) -> list[str]:
 
 
 class LeafSetProvider(Provider):
-    """Issues a hosted control plane's leaves into its seed namespace and keeps them current."""
+    """Issues a control plane's leaves where it reads them (seed namespace, machine directory), keeps them current."""
 
     def check(self, olds: dict[str, Any], news: dict[str, Any]) -> CheckResult:
         """The inputs with when each leaf is issued and each Secret's checksum, derived from the old inputs."""
@@ -163,7 +168,7 @@ class LeafSetProvider(Provider):
     def create(self, props: dict[str, Any]) -> CreateResult:
         """Issues and writes every leaf."""
         written = _write(props, list(props["leaves"]))
-        return CreateResult(id_=props["namespace"], outs=_outs(props, written))
+        return CreateResult(id_=props.get("namespace") or "machine", outs=_outs(props, written))
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """An update when a leaf is issued again, added or dropped, a Secret drifted, or the logic version changed."""
@@ -194,7 +199,7 @@ class LeafSetProvider(Provider):
         """The hash of each Secret the seed has other than written ("" gone): drift the next `up` repairs."""
         written = props.get(WRITTEN) or {}
         layouts = {s: layout for s, layout in _layouts(props).items() if s in written}
-        hashes = found_hashes(Kube.from_kubeconfig(props["kubeconfig"]), props["namespace"], layouts)
+        hashes = found_hashes(place_of(props), layouts)
         return ReadResult(id_=id_, outs={**props, FOUND: {s: h for s, h in hashes.items() if h != written.get(s)}})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
@@ -207,7 +212,7 @@ class LeafSetProvider(Provider):
 
 
 class LeafSet(Resource, module="arbor", name="LeafSet"):
-    """A hosted shoot's leaves; `checksums` (by Secret name) stand for their content."""
+    """A shoot's control-plane leaves; `checksums` (by Secret name) stand for their content."""
 
     # For type checkers only: the SDK resolves a resource class's annotations at every registration.
     if TYPE_CHECKING:
@@ -217,13 +222,12 @@ class LeafSet(Resource, module="arbor", name="LeafSet"):
         self,
         name: str,
         *,
-        kubeconfig: pulumi.Input[str],
-        namespace: str,
-        cluster: str,
+        place: Mapping[str, Any],
         cas: Mapping[str, Mapping[str, pulumi.Input[str]]],
         leaves: Mapping[str, Mapping[str, Any]],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        props = {"kubeconfig": kubeconfig, "namespace": namespace, "cluster": cluster, "cas": dict(cas),
-                 "leaves": dict(leaves), "version": PROVIDER_VERSION, CHECKSUMS: None}  # fmt: skip
+        """`place`: a seed's `kubeconfig` and `namespace`, or a machine's `directory`, and the `cluster` identity."""
+        props = {**place, "cas": dict(cas), "leaves": dict(leaves), "version": PROVIDER_VERSION,
+                 CHECKSUMS: None}  # fmt: skip
         super().__init__(LeafSetProvider(), name, props, opts)

@@ -5,15 +5,15 @@
 is a secret output. Inputs that name the cluster or its Kubernetes version replace it; the preview says so.
 
 Two optional inputs shape kube-apiserver without replacing anything: `encryptionConfig` (an EncryptionConfiguration,
-secret; or, for a hosted shoot, where its seed namespace holds it, with its digest: `file_in_seed`, read there when
-the file is written) and `extraClientCas` (PEM CAs trusted for client certificates besides kwokctl's own). A new
-content only rewrites the file, which kube-apiserver reloads by itself; adding or removing one restarts the cluster
-with the new flags, its etcd data kept. `read()` reports the files as they are, as hashes (the inputs hold the
-contents), so an edited file is drift that `up` repairs.
+secret; or where a hosted shoot's seed namespace or a self-hosted shoot's machine directory holds it, with its digest:
+`file_in_seed`, `file_in_directory`, read there when the file is written) and `extraClientCas` (PEM CAs trusted for
+client certificates besides kwokctl's own). A new content only rewrites the file, which kube-apiserver reloads by
+itself; adding or removing one restarts the cluster with the new flags, its etcd data kept. `read()` reports the files
+as they are, as hashes (the inputs hold the contents), so an edited file is drift that `up` repairs.
 
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (the shoot's CA and service-account key, which it serves and signs tokens with: secret, or
-for a hosted shoot where its seed namespace holds them, read there when the cluster is made) and
+where its seed namespace or machine directory holds them, read there when the cluster is made) and
 `restore` (secret: the `etcd-backup` data of the shoot's entry, whose newest full snapshot a new cluster starts
 from, and which takes a final snapshot before it is deleted). Neither changes an existing cluster; `restoredFrom`
 names the snapshot it started from.
@@ -35,6 +35,7 @@ from components.reconciler import kwokctl, shoot_cluster, unknowns
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
+from components.reconciler.secret_places import DIRECTORY
 from components.render import packed_keys
 
 # Bump when the provider logic changes, so that every LocalCluster shows a diff and is reconciled again.
@@ -74,12 +75,17 @@ def file_in_seed(kubeconfig: str, namespace: str, secret: str, key: str, sha256:
             "digest": DIGEST + sha256[:16]}  # fmt: skip
 
 
+def file_in_directory(directory: str, secret: str, key: str, sha256: str) -> dict[str, str]:
+    """A file's input naming where a self-hosted shoot's machine directory holds it (secret_places.py)."""
+    return {DIRECTORY: directory, "secret": secret, "key": key, "digest": DIGEST + sha256[:16]}
+
+
 def _content(source: str | dict[str, str] | None) -> str | None:
-    """A file's content: the input's text, or read where a `file_in_seed` says."""
+    """A file's content: the input's text, or read where a `file_in_seed` or `file_in_directory` says."""
     if not isinstance(source, dict):
         return source
     try:
-        return secret_keys(shoot_cluster.seed_namespace(source), source["secret"], [source["key"]])[source["key"]]
+        return secret_keys(shoot_cluster.held_at(source), source["secret"], [source["key"]])[source["key"]]
     except KubeError as error:
         raise kwokctl.KwokError(f"the encryption configuration: {error}") from None
 
@@ -95,7 +101,7 @@ def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
 def digest(content: Any) -> Any:
     """A file's content as the outputs keep it: its SHA-256 (64 bits: an edit tells); None, or a digest, as it is."""
     if isinstance(content, dict) and "digest" in content:
-        return content["digest"]  # a `file_in_seed`
+        return content["digest"]  # a `file_in_seed` or `file_in_directory`
     if not isinstance(content, str) or content.startswith(DIGEST):
         return content
     return DIGEST + short_hash(content, length=16)

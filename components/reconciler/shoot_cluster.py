@@ -35,6 +35,7 @@ from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
 from components.reconciler.kube import KubeError
+from components.reconciler.secret_places import DIRECTORY
 from components.render import backup, packed_keys
 from components.render import pki as credentials
 
@@ -72,14 +73,16 @@ def _restored_file(cluster: kwokctl.Cluster) -> Path:
     return cluster.dir / "arbor" / "restored-from"
 
 
-def seed_namespace(source: dict[str, str]) -> dict[str, str]:
-    """The seed namespace an input names (PKI_SEED, PKI_NAMESPACE), as credential_secrets reads Secrets there."""
+def held_at(source: dict[str, str]) -> dict[str, str]:
+    """Where an input says its content is, as credential_secrets reads it: a seed namespace, or a machine directory."""
+    if source.get(DIRECTORY):
+        return {DIRECTORY: source[DIRECTORY]}
     return {"kubeconfig": source[PKI_SEED], "namespace": source[PKI_NAMESPACE]}
 
 
-def seed_pki(source: dict[str, str]) -> dict[str, str]:
-    """A hosted shoot's PKI as its seed namespace holds it (`source` names the seed and the namespace)."""
-    seed = seed_namespace(source)
+def held_pki(source: dict[str, str]) -> dict[str, str]:
+    """A shoot's PKI where it is held: a hosted shoot's seed namespace, or a self-hosted shoot's machine directory."""
+    seed = held_at(source)
     wanted: dict[str, list[str]] = {}  # each Secret once, with the keys taken from it
     for secret, field in PKI_SOURCES.values():
         wanted.setdefault(secret, []).append(field)
@@ -93,14 +96,15 @@ def seed_pki(source: dict[str, str]) -> dict[str, str]:
 def write_pki(cluster: kwokctl.Cluster, pki: dict[str, str]) -> bool:
     """Gives a cluster about to be made the shoot's PKI in kwokctl's layout; False when it has a PKI already.
 
-    `pki` holds it, or names the seed namespace that does (a hosted shoot's: read there, kept nowhere else).
+    `pki` holds it, or names where it is (a hosted shoot's seed namespace, a self-hosted shoot's machine directory):
+    read there, kept nowhere else.
     Written into a sibling directory and renamed, so kwokctl never finds a half-written `pki/` and keeps it.
     """
     target = cluster.dir / "pki"
     if target.exists():
         return False
-    if PKI_SEED in pki:
-        pki = seed_pki(pki)
+    if PKI_SEED in pki or DIRECTORY in pki:
+        pki = held_pki(pki)
     pki = {k: packed_keys.expanded(v) for k, v in pki.items()}  # kept as their primes (render/packed_keys.py)
     missing = [k for k in PKI_KEYS if not pki.get(k)]
     if missing:

@@ -208,6 +208,7 @@ def credentials(
     hosted: bool = True,
     domains: tuple[str, ...] = (),
     nodes: tuple[str, ...] = (),
+    signers: bool | None = None,
 ) -> tuple[Credential, ...]:
     """Every credential of a shoot whose control plane runs in `namespace`, issuers before what they sign.
 
@@ -219,15 +220,17 @@ def credentials(
     arbor reaches the API there with a client certificate of its own, a leaf renewed as the others. `nodes` are
     machines whose kubelet starts with a client certificate of its own (`system:node:<name>`): a self-hosted cloud
     shoot's first control-plane machine, where no API can sign a bootstrap request before kubelet runs it.
+    `signers` (default: `hosted`): the CAs keep their keys in signer Secrets where the leaves are written.
     """
     api, kcm, sched = KUBE_APISERVER_COMPONENT, KCM_COMPONENT, SCHEDULER_COMPONENT
     # A hosted shoot's CAs keep their keys in the seed namespace (`<ca>-signer`, mounted by no component but
-    # kube-controller-manager's client CA), as Gardener's secrets manager keeps a shoot's CAs: its leaves are issued
-    # from there, so no leaf keeps a copy of its CA's key.
-    ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT), key_in_secret=hosted)
+    # kube-controller-manager's client CA), as Gardener's secrets manager keeps a shoot's CAs, and a self-hosted local
+    # shoot's in its machine directory: its leaves are issued from there, so no leaf keeps a copy of its CA's key.
+    signed = hosted if signers is None else signers
+    ca = _ca(CA, Group.CA, "kubernetes", (kcm, sched, KUBELET_COMPONENT), key_in_secret=signed)
     ca_client = _ca(CA_CLIENT, Group.CA, "kubernetes-client", (api, kcm, KUBELET_COMPONENT), key_in_secret=True)
-    ca_etcd = _ca(CA_ETCD, Group.ETCD_CA, "etcd", (*ETCD_COMPONENTS, api), key_in_secret=hosted)
-    ca_front_proxy = _ca(CA_FRONT_PROXY, Group.FRONT_PROXY_CA, "front-proxy", (api,), key_in_secret=hosted)
+    ca_etcd = _ca(CA_ETCD, Group.ETCD_CA, "etcd", (*ETCD_COMPONENTS, api), key_in_secret=signed)
+    ca_front_proxy = _ca(CA_FRONT_PROXY, Group.FRONT_PROXY_CA, "front-proxy", (api,), key_in_secret=signed)
     api_dns, api_ips = apiserver_sans(namespace, services)
     api_dns += domains
     server, client, both = (Usage.SERVER,), (Usage.CLIENT,), (Usage.SERVER, Usage.CLIENT)

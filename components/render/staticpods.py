@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from components import naming, yaml_text
-from components.plan.osc import File, Inline, Part
+from components.plan.osc import Content, File, Inline, Part, SecretRef
 from components.render.controlplane import Workload
+from components.render.objects import CHECKSUM_ONLY
 
 MANIFESTS_DIR = "/etc/kubernetes/manifests"
 FILES_DIR = "/var/lib/static-pods"
@@ -32,8 +33,11 @@ SECRET_MODE, CONFIG_MAP_MODE, MANIFEST_MODE = 0o600, 0o644, 0o600
 # What each kind of pod volume becomes on the node, and the mode of its files.
 HOST_PATH_TYPE = {"secret": "Directory", "configMap": "Directory", "emptyDir": "DirectoryOrCreate"}
 
-# Sources of Secret and ConfigMap volumes: object name -> key -> content.
+# Sources of Secret and ConfigMap volumes: object name -> key -> content (or a Secret's checksum alone).
 Sources = Mapping[str, Mapping[str, str]]
+# The keys of each Secret written where the machine's files are, by name.
+Held = Mapping[str, Sequence[str]]
+EMPTY: Held = {}
 
 
 class MissingSourceError(KeyError):
@@ -59,7 +63,16 @@ class StaticPod:
         return f"{MANIFESTS_DIR}/{self.name}.yaml"
 
 
-def _volume_files(pod: str, volume: dict[str, Any], sources: Sources) -> tuple[str, list[File]]:
+def _contents(source: str, data: Mapping[str, str], held: Held) -> list[tuple[str, Content]]:
+    """Each key's content: inline, or a reference to the Secret where it is written (given by its checksum)."""
+    if CHECKSUM_ONLY not in data:
+        return [(key, Inline(text)) for key, text in sorted(data.items())]
+    if source not in held:
+        raise MissingSourceError(f"Secret {source} is given by its checksum, but not where it is held")
+    return [(key, SecretRef(source, key, data[CHECKSUM_ONLY])) for key in sorted(held[source])]
+
+
+def _volume_files(pod: str, volume: dict[str, Any], sources: Sources, held: Held) -> tuple[str, list[File]]:
     """The host directory of one volume and the files to write into it."""
     directory = f"{FILES_DIR}/{pod}/{volume['name']}"
     if "secret" in volume or "configMap" in volume:
@@ -68,22 +81,26 @@ def _volume_files(pod: str, volume: dict[str, Any], sources: Sources) -> tuple[s
         if source not in sources:
             raise MissingSourceError(f"{pod}: volume {volume['name']} mounts {kind} {source}, which is not given")
         mode = SECRET_MODE if kind == "secret" else CONFIG_MAP_MODE
-        files = [File(f"{directory}/{key}", Inline(data), mode) for key, data in sorted(sources[source].items())]
+        files = [File(f"{directory}/{key}", content, mode) for key, content in _contents(source, sources[source], held)]
         return directory, files
     if "emptyDir" in volume:
         return directory, []
     raise ValueError(f"{pod}: volume {volume['name']} is neither a Secret, a ConfigMap nor an emptyDir")
 
 
-def static_pod(workload: Workload, sources: Sources) -> StaticPod:
-    """The static pod of a control-plane workload: its manifest with host-path volumes, and their files."""
+def static_pod(workload: Workload, sources: Sources, held: Held = EMPTY) -> StaticPod:
+    """The static pod of a control-plane workload: its manifest with host-path volumes, and their files.
+
+    A Secret given by its checksum alone (written where the machine's files are) becomes a reference per key of
+    `held` (its keys, by Secret name): Gardener's `secretRef` file content, resolved when the OSC is written.
+    """
     name = workload.component
     template = workload.object["spec"]["template"]
     spec = copy.deepcopy(template["spec"])
     files: list[File] = []
     for volume in spec.get("volumes", []):
         kind = next(k for k in HOST_PATH_TYPE if k in volume)
-        directory, written = _volume_files(name, volume, sources)
+        directory, written = _volume_files(name, volume, sources, held)
         files += written
         volume_name = volume["name"]
         volume.clear()
@@ -105,9 +122,9 @@ def static_pod(workload: Workload, sources: Sources) -> StaticPod:
     return StaticPod(name, manifest, tuple(files))
 
 
-def static_pods(workloads: Iterable[Workload], sources: Sources) -> tuple[StaticPod, ...]:
+def static_pods(workloads: Iterable[Workload], sources: Sources, held: Held = EMPTY) -> tuple[StaticPod, ...]:
     """Every workload as a static pod."""
-    return tuple(static_pod(w, sources) for w in workloads)
+    return tuple(static_pod(w, sources, held) for w in workloads)
 
 
 def osc_part(pods: Iterable[StaticPod]) -> Part:

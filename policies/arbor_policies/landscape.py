@@ -19,6 +19,8 @@ DYNAMIC = "pulumi-python:dynamic/arbor:"
 ADMIN_KUBECONFIG = f"{DYNAMIC}AdminKubeconfig"
 CERTIFICATE = f"{DYNAMIC}Certificate"
 AUTHORITY = f"{DYNAMIC}CertificateAuthority"
+# A shoot's control-plane leaves as one resource, each leaf's spec by name under `leaves`.
+LEAF_SET = f"{DYNAMIC}LeafSet"
 LOCAL_CLUSTER = f"{DYNAMIC}LocalCluster"
 # What holds data that cannot be made again: keys and CAs (every credential of a shoot), the clusters whose etcd
 # holds a landscape's objects, and backup buckets. A hosted etcd StatefulSet is not among them: its volume claims
@@ -97,20 +99,30 @@ def admin_kubeconfig_lifetime(r: Resource, config: Mapping[str, Any]) -> list[st
 
 
 def certificate_lifetime(r: Resource, config: Mapping[str, Any]) -> list[str]:
-    """Certificates live at most `maxCertificateDays`, CAs at most `maxAuthorityDays`, so rotation is practised."""
+    """Certificates live at most `maxCertificateDays`, CAs at most `maxAuthorityDays`, so rotation is practised.
+
+    A LeafSet's leaves are certificates each.
+    """
+    if r.type == LEAF_SET:
+        leaves = mapping(r.props.get("leaves"))
+        return [m for name, leaf in sorted(leaves.items())
+                for m in _lifetime(f"{r.name}/{name}", mapping(leaf), "maxCertificateDays", config)]  # fmt: skip
     key = {CERTIFICATE: "maxCertificateDays", AUTHORITY: "maxAuthorityDays"}.get(r.type)
-    if key is None or not config.get(key):
-        return []
-    seconds = r.props.get("validitySeconds")
-    if not isinstance(seconds, int | float):
+    return [] if key is None else _lifetime(r.name, r.props, key, config)
+
+
+def _lifetime(name: str, props: Mapping[str, Any], key: str, config: Mapping[str, Any]) -> list[str]:
+    """The violation of one certificate or CA (`key`: its limit's name) whose validity is longer than allowed."""
+    seconds = props.get("validitySeconds")
+    if not config.get(key) or not isinstance(seconds, int | float):
         return []
     limit = float(config[key])
     if seconds <= limit * DAY:
         return []
-    what = "certificate authority" if r.type == AUTHORITY else "certificate"
-    common_name = r.props.get("commonName")
+    what = "certificate authority" if key == "maxAuthorityDays" else "certificate"
+    common_name = props.get("commonName")
     return [
-        f"{what} {r.name}{f' ({common_name})' if common_name else ''} is valid for {seconds / DAY:g} days, longer "
+        f"{what} {name}{f' ({common_name})' if common_name else ''} is valid for {seconds / DAY:g} days, longer "
         f"than {limit:g}: "
         "shorten its validity in components/render/pki.py, or raise this policy's "
         f"`{key}` if the organisation accepts it"

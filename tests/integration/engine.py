@@ -147,6 +147,10 @@ def cleanup_clusters(prefix: str) -> None:
     for d in processes.glob(f"{prefix}*") if processes.is_dir() else []:
         local_process.stop({"dir": str(d)})
         shutil.rmtree(d, ignore_errors=True)
+    # Their self-hosted shoots' machine directories (the credentials' files).
+    machines = workdir / "machines"
+    for d in machines.glob(f"{prefix}*") if machines.is_dir() else []:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def make_stack(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -202,24 +203,43 @@ def test_kubeconfig_is_secret_in_state(local_stack: Stack) -> None:
     assert "ciphertext" in cluster["outputs"]["kubeconfig"]
 
 
-def test_a_hosted_shoots_private_keys_are_each_kept_once(local_stack: Stack) -> None:
-    """GIVEN the stack's state, its secrets shown WHEN scanned THEN each hosted shoot's private key has one holder.
+def test_every_private_key_is_kept_once(local_stack: Stack) -> None:
+    """GIVEN the stack's state, its secrets shown WHEN scanned THEN each private key and etcd key has one holder.
 
-    Issue 19's rule, checked by hack/secret_copies.py in every encoding arbor keeps a key in: the client CA's
-    garden InternalSecret (`<shoot>-ca-client`) is copied from the seed, so its state holds no key. The object
-    store's root password and its bucket user's key are each kept once too: the store and the bucket write them
-    to the garden and the seed, and nothing else keeps them (not the stack's outputs either).
+    Issue 19's rule, checked by hack/secret_copies.py in every encoding arbor keeps a key in: the client CA's garden
+    InternalSecret (`<shoot>-ca-client`) is copied from where the CA wrote it, so its state holds no key. A self-hosted
+    shoot's credentials write its machine's files: its cluster reads its PKI there, and its control-plane OSC refers to
+    them; the garden's encryption keys write its configuration where its cluster reads it. The object store's root
+    password and its bucket user's key are each kept once too: the store and the bucket write them to the garden and the
+    seed, and nothing else keeps them (not the stack's outputs).
     """
     state = json.loads(local_stack.run("stack", "export", "--show-secrets").stdout)
-    hosted = ("arbor-shoot-dev-web", "arbor-shoot-ops-db")
-    held = [names for names in secret_copies.copies(state) if any(n.startswith(hosted) for n in names)]
-    assert held == []
-    assert len(secret_copies.holders(state)) >= 12  # each hosted shoot's four CAs, its key and arbor's client
+    assert secret_copies.copies(state) == []
+    # Each shoot's CA is there, held by its resource alone.
+    held = {n for names in secret_copies.holders(state).values() for n in names}
+    assert {f"arbor-shoot-{s}-pki-ca" for s in ("dev-web", "ops-db", "ops-root")} <= held, held
     passwords = {key: names for key, names in secret_copies.holders(state).items() if key.startswith("password:")}
     assert sorted(sorted(names) for names in passwords.values()) == [
         ["arbor-seed-local-1-backup"],
         ["local-object-store"],
     ]
+
+
+def test_a_self_hosted_shoots_machine_files_deleted_are_written_again(local_stack: Stack) -> None:
+    """GIVEN the self-hosted shoot's machine directory WHEN its files are deleted THEN drift; `up` writes them again.
+
+    The same credentials: a CA or key is never generated anew (its leaves are issued again, as Gardener does).
+    """
+    machine = Path(os.environ["KWOK_WORKDIR"]) / "machines" / f"{local_stack.name}-shoot-ops-root"
+    signer = machine / "ca-signer" / "ca.key"
+    key = signer.read_text()
+    shutil.rmtree(machine)
+    preview = local_stack.preview_json("--refresh")
+    updated = {s["urn"].rsplit("::", 1)[-1] for s in preview["steps"] if s["op"] == "update"}
+    assert {"arbor-shoot-ops-root-pki-ca", "arbor-shoot-ops-root-encryption-keys"} <= updated, updated
+    local_stack.up()
+    assert signer.read_text() == key and (machine / "etcd-encryption-secret").is_dir()
+    assert steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
 
 
 def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -16,8 +17,8 @@ from components.reconciler import ca_copy, signing
 from components.reconciler.ca_source import ca_hash
 from components.reconciler.kube import Kube, KubeError, secret_path
 from components.reconciler.object_set import TYPE as OBJECT_SET
+from components.reconciler.secret_places import Directory
 from tests.unit.landscape_mocks import OUTPUTS, registered
-from tests.unit.object_sets import expanded
 from tests.unit.spec_cases import base
 from tests.unit.test_system_objects import Cluster
 
@@ -81,6 +82,22 @@ def test_the_copy_holds_the_signers_ca_and_the_state_keeps_no_key(
     assert copied(clusters) == {"ca.crt": ca.cert, "ca.key": ca.key}
     assert "PRIVATE KEY" not in json.dumps(outs) and "CERTIFICATE" not in json.dumps(outs)
     assert not PROVIDER.diff("id", PROVIDER.read("id", outs).outs or {}, inputs(ca)).changes
+
+
+def test_a_self_hosted_shoots_copy_is_read_from_its_machine_directory(
+    clusters: dict[str, Garden], ca: signing.Issued, tmp_path: Path
+) -> None:
+    """GIVEN the signer in a machine directory WHEN copied THEN the garden holds the CA; the inputs name the directory.
+
+    A later change of the directory copies again.
+    """
+    data = {"ca.crt": ca.cert, "ca.key": ca.key}
+    Directory(str(tmp_path)).put(SIGNER, {k: base64.b64encode(v.encode()).decode() for k, v in data.items()})
+    props = {k: v for k, v in inputs(ca).items() if k not in ("sourceKubeconfig", "sourceNamespace")}
+    props["sourceDirectory"] = str(tmp_path)
+    outs = PROVIDER.create(props).outs or {}
+    assert copied(clusters) == data and "PRIVATE KEY" not in json.dumps(outs)
+    assert PROVIDER.diff("id", outs, {**props, "sourceDirectory": str(tmp_path / "other")}).changes
 
 
 @pytest.mark.parametrize("change", ["deleted", "edited"])
@@ -169,25 +186,23 @@ def test_delete_removes_the_copy_and_an_unreachable_garden_took_it(
             PROVIDER.delete("id", outs)
 
 
-def test_under_mocks_a_hosted_shoot_copies_its_client_ca_and_a_self_hosted_one_applies_it() -> None:
-    """GIVEN the local landscape WHEN registered THEN hosted shoots copy the CA from their seed; no key in inputs."""
+def test_under_mocks_every_local_shoot_copies_its_client_ca_and_keeps_no_key() -> None:
+    """GIVEN the local landscape WHEN registered THEN each shoot copies its CA from where it is; no key in inputs.
+
+    Hosted shoots from their seed namespace, the self-hosted one from its machine directory.
+    """
     built, mocks = registered(plan_landscape(parse_landscape(base()), "local"))
-    for shoot, namespace in (("dev-web", "shoot--dev--web"), ("ops-db", "shoot--ops--db")):
+    for shoot, namespace in (("dev-web", "shoot--dev--web"), ("ops-db", "shoot--ops--db"), ("ops-root", None)):
         name = f"arbor-shoot-{shoot}-ca-client"
         assert mocks.types[name] == "pulumi-python:dynamic/arbor:CaCopy", name
         # An older arbor's ObjectSet of that name becomes the copy: the InternalSecret is never deleted.
         aliases = built.options[name].aliases or []
         assert [a.type_ for a in aliases if isinstance(a, pulumi.Alias)] == [OBJECT_SET]
         kept = mocks.inputs[name]
-        assert (kept["sourceNamespace"], kept["caSecret"]) == (namespace, SIGNER)
+        assert (kept.get("sourceNamespace"), kept["caSecret"]) == (namespace, SIGNER)
         assert MOCK_KEY not in json.dumps(kept)
         assert kept["caHash"] == ca_hash(OUTPUTS[CERTIFICATE_AUTHORITY]["cert"])
-    # A self-hosted shoot's CA writes no Secret (no seed): its InternalSecret is applied from the CA's outputs.
-    assert mocks.types["arbor-shoot-ops-root-ca-client"] == OBJECT_SET
-    name = "arbor-shoot-ops-root-ca-client"
-    applied = expanded({(OBJECT_SET, name): mocks.inputs[name]})
-    secret = applied[("kubernetes:arbor.dev/v1alpha1:InternalSecret", f"{name}/internalsecret-root.ca-client")]
-    assert base64.b64decode(secret["data"]["ca.key"]).decode() == MOCK_KEY
+    assert mocks.inputs["arbor-shoot-ops-root-ca-client"]["sourceDirectory"].endswith("/machines/local-shoot-ops-root")
 
 
 @pytest.mark.parametrize(("status", "fails"), [(0, False), (404, False), (403, True)])

@@ -164,7 +164,8 @@ def test_a_set_whose_secrets_others_write_is_never_read_as_gone(cluster: Cluster
 def test_a_hosted_shoots_encryption_key_is_held_by_its_keys_alone() -> None:
     """GIVEN the local landscape WHEN registered THEN a hosted shoot's keys write the Secret; nothing else holds it.
 
-    Its local cluster is given where the Secret is; a self-hosted shoot's (no seed) the configuration itself.
+    Its local cluster is given where the Secret is. A self-hosted local shoot's keys write it in its machine's
+    directory, and its cluster is given where it is there too (its static pods' OSC still carries the text).
     """
     built, mocks = registered(plan_landscape(parse_landscape(base()), "local"))
     prefix = "arbor-shoot-dev-web"
@@ -177,5 +178,13 @@ def test_a_hosted_shoots_encryption_key_is_held_by_its_keys_alone() -> None:
     given = mocks.inputs[f"{prefix}-cluster"]["encryptionConfig"]
     assert given["secret"] == SECRET and given["namespace"] == "shoot--dev--web"
     assert given["digest"] == local_cluster.DIGEST + "c0" * 8
-    text = mocks.inputs["arbor-shoot-ops-root-cluster"]["encryptionConfig"]["value"]  # a secret
-    assert isinstance(text, str) and mock_secret in text
+    machine = mocks.inputs["arbor-shoot-ops-root-encryption-keys"]["directory"]
+    assert (
+        machine.endswith("/machines/local-shoot-ops-root")
+        and "kubeconfig" not in mocks.inputs["arbor-shoot-ops-root-encryption-keys"]
+    )
+    given = mocks.inputs["arbor-shoot-ops-root-cluster"]["encryptionConfig"]
+    assert (
+        given["directory"] == machine and given["secret"] == SECRET and given["digest"].startswith(local_cluster.DIGEST)
+    )
+    assert "arbor-shoot-ops-root-cluster" not in holders, holders

@@ -46,7 +46,7 @@ def _mandatory_violations(mocks: Recording, built: Any) -> dict[str, list[str]]:
         provider = opts.provider._name if isinstance(opts.provider, pulumi.ProviderResource) else ""
         resources.append(Resource(typ, inputs, name, providers.get(provider, {}), bool(opts.protect)))
     # The rules read the landscape itself: arbor's workloads, bindings, records and certificates are all there.
-    assert {"Deployment", "StatefulSet", "Pod", "ClusterRoleBinding", "Shoot", "Certificate"} <= {
+    assert {"Deployment", "StatefulSet", "Pod", "ClusterRoleBinding", "Shoot", "LeafSet"} <= {
         each.kind for r in resources for each in expanded(r)
     }
     config = load_config()

@@ -152,6 +152,15 @@ def test_kube_dns_in_the_kubelet_config_restarts_kubelet_without_a_roll() -> Non
     }
     expected = "- `arbor-shoot-dev-web` pool `pool-a`: restarts kubelet.service"
     assert preview_summary.node_restarts([change]) == [expected]
+    # A configuration made from what the same update changes: its hashes unknown in the preview, its key known.
+    pending = {**inputs(after), "unitHashes": preview_summary.UNKNOWN, "fileHashes": preview_summary.UNKNOWN}
+    unknown = {**change, "newState": {"type": osc, "inputs": pending}}
+    assert preview_summary.node_restarts([unknown]) == [
+        "- `arbor-shoot-dev-web` pool `pool-a`: known after `up` (its configuration is made from what the update "
+        "changes)"
+    ]
+    rolled = {**change, "newState": {"type": osc, "inputs": {**pending, "secretName": "gardener-node-agent-x"}}}
+    assert "**rolls**" in preview_summary.node_restarts([rolled])[0]
 
 
 def test_credential_rotations_logged_by_the_program_are_a_section() -> None:

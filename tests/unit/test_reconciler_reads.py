@@ -70,6 +70,9 @@ def test_osc_check_derives_the_secrets_name_and_hashes_from_its_content() -> Non
     assert {k: checked[k] for k in osc_secret.DERIVED} == {k: whole[k] for k in osc_secret.DERIVED}
     pending = provider.check({}, {**sent, "secret": rpc.UNKNOWN}).inputs
     assert all(pending[k] == rpc.UNKNOWN for k in osc_secret.DERIVED)
+    # The pool key the program gives stays known: whether the pool rolls is known in the preview.
+    named = provider.check({}, {**sent, "secret": rpc.UNKNOWN, "secretName": "s"}).inputs
+    assert named["secretName"] == "s" and named["oscHash"] == rpc.UNKNOWN
 
 
 @pytest.mark.parametrize(("live", "drift"), [("units: [a]\n", False), ("units: [edited]\n", True)])

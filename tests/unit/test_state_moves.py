@@ -312,3 +312,28 @@ def test_a_hosted_shoots_leaves_only_its_secrets_hold_are_handed_over_to_its_lea
     handed = state_moves.moved([*shoots, *hosted, published, self_hosted])
     assert set(handed) == {c["urn"] for c in hosted}
     assert set(handed.values()) == {"the shoot's leaves (`<shoot>-pki-leaves`)"}
+
+
+def test_a_self_hosted_local_shoots_leaves_are_handed_over_to_its_leaf_set_and_a_cloud_ones_stay() -> None:
+    """GIVEN self-hosted shoots' leaves, writing nothing, one beside a local cluster WHEN read THEN only those go.
+
+    A leaf that writes its Secrets in a seed (a hosted shoot's published client) stays too, and so do the shoot's CAs
+    and anything protected: a state move never drops data from the state.
+    """
+    certificate = "pulumi-python:dynamic/arbor:Certificate"
+    local, cloud = (f"{P}$arbor:shoot:Shoot::arbor-shoot-{n}" for n in ("ops-root", "ops-edge"))
+    shoots = [resource("arbor:shoot:Shoot", f"arbor-shoot-{n}", P) for n in ("ops-root", "ops-edge", "dev-web")]
+    cluster = resource(state_moves.LOCAL_CLUSTER, "arbor-shoot-ops-root-cluster", local)
+    leaves = [resource(certificate, f"arbor-shoot-ops-root-pki-{leaf}", local, inputs={"commonName": leaf})
+              for leaf in ("etcd-peer", "kube-apiserver")]  # fmt: skip
+    stays = [
+        resource(certificate, "arbor-shoot-ops-edge-pki-kube-apiserver", cloud, inputs={"commonName": "x"}),
+        # Its CAs: another type (whose name starts with the certificate's), and protected.
+        resource(f"{certificate}Authority", "arbor-shoot-ops-root-pki-ca", local, inputs={"commonName": "x"}),
+        resource(certificate, "arbor-shoot-ops-root-pki-protected", local, inputs={}, protect=True),
+        resource(certificate, "arbor-shoot-dev-web-pki-arbor-client", SHOOT,
+                 inputs={"published": True, "kubeconfig": "seed"}),
+        resource(state_moves.LOCAL_CLUSTER, "arbor-shoot-dev-web-cluster", SHOOT),
+    ]  # fmt: skip
+    handed = state_moves.moved([*shoots, cluster, *leaves, *stays])
+    assert set(handed) == {c["urn"] for c in leaves}
