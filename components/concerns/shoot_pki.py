@@ -100,12 +100,12 @@ class SecretTarget:
     # The certificates the program reads (arbor's own client): the state keeps their content. Of the rest, only
     # their Secrets do (the resource manager's process reads its serving certificate there).
     published: frozenset[str] = frozenset({pki.ARBOR_CLIENT})
-    # A self-hosted machine's directory, in place of a seed namespace.
+    # A machine's directory (a self-hosted shoot's, the local garden's), in place of a seed namespace.
     directory: str | None = None
 
     @staticmethod
     def on_machine(directory: str, cluster: str) -> SecretTarget:
-        """A self-hosted shoot's machine directory (`cluster`: the shoot's own identity)."""
+        """A cluster's machine directory (`cluster`: that cluster's identity)."""
         return SecretTarget(None, "", cluster=cluster, directory=directory)
 
     def place(self) -> dict[str, Any]:
@@ -177,8 +177,7 @@ def _issue(
         ca = CertificateAuthority(resource_name, common_name=credential.common_name,
                                   validity_s=credential.validity_seconds, rotation=rotation, writes=writes,
                                   opts=opts)  # fmt: skip
-        sums = _written(ca, writes)
-        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=sums), ca
+        return CredentialOutputs(credential, key=ca.key, cert=ca.cert, ca=ca.cert, checksums=_written(ca, writes)), ca
     if credential.kind is pki.Kind.CERT:
         issuer = issued[credential.issuer or ""]
         assert issuer.cert is not None  # a CA always has its certificate
