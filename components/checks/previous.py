@@ -231,6 +231,25 @@ def _pool_versions(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> lis
     return lines
 
 
+def _control_plane_image(i: int, shoot: ShootValues, before: Mapping[str, Any]) -> list[str]:
+    """A self-hosted cloud shoot's control-plane machine keeps the image it was made with: nothing replaces it.
+
+    It holds the shoot's only etcd member, as a Gardener self-hosted shoot's one control-plane node does (its
+    validation allows minimum and maximum 1), and a new image would need a new machine; a machine type rolls in place.
+    """
+    if shoot.control_plane_machine is None or not isinstance(before, Mapping):
+        return []
+    for j, pool in enumerate(shoot.workers):
+        old = before.get(pool.name)
+        if pool.control_plane and isinstance(old, list) and len(old) == 2 and old != [pool.image, pool.image_version]:
+            return [
+                f"landscape.shoots[{i}].workers[{j}].machine.image: the control-plane machine of a self-hosted shoot "
+                f"on {shoot.cluster.provider.value} runs {old[0]} {old[1]} and is not replaced (it holds the shoot's "
+                f"only etcd member): keep {old[0]} {old[1]}"
+            ]
+    return []
+
+
 def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any], seeds: Mapping[str, SeedValues]) -> list[str]:
     """A hosting-mode or seed change of one shoot, which would rebuild its control plane with an empty etcd."""
     at = f"landscape.shoots[{i}]"
@@ -248,12 +267,13 @@ def _placement(i: int, shoot: ShootValues, before: Mapping[str, Any], seeds: Map
 
 
 def shoot_changes(plan: LandscapePlan, previous: Mapping[str, Any]) -> list[str]:
-    """Version, hosting, seed, network plugin and etcd volume changes the previous outputs (`shoot_outputs`) forbid."""
+    """Changes the previous outputs (`shoot_outputs`) forbid: versions, placement, images, etcd volumes, plugin."""
     lines, seeds = [], {s.name: s for s in plan.seeds}
     for i, shoot, before in _recorded(plan, previous):
         if isinstance(old := before.get("kubernetesVersion"), str):
             lines += version_change(f"landscape.shoots[{i}].kubernetes.version", old, shoot.kubernetes_version)
         lines += _pool_versions(i, shoot, before.get("workers") or {})
+        lines += _control_plane_image(i, shoot, before.get("images") or {})
         lines += _placement(i, shoot, before, seeds)
         lines += _etcd_volume_changes(i, shoot, before)
         lines += _network_type(i, shoot, before.get("networkType"))

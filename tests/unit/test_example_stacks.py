@@ -8,6 +8,7 @@ resource graph puts them in, the user data machines boot from, and the pull-requ
 from __future__ import annotations
 
 import base64
+import dataclasses
 import gzip
 import json
 import re
@@ -21,6 +22,7 @@ import pytest
 import yaml
 
 from components import checks
+from components.checks import previous, records
 from components.plan import network
 from components.plan.values import LandscapePlan
 from components.providers.registry import provider_for
@@ -406,3 +408,27 @@ def test_the_self_hosted_graph_boots_the_machine_before_anything_reaches_its_api
     assert (OSC, f"{p}-osc-control-plane") in example.waits_for(
         "pulumi-python:dynamic/arbor:ShootStatus", f"{p}-status"
     )
+
+
+def test_a_new_image_for_the_self_hosted_control_plane_machine_is_refused(example: Example) -> None:
+    """GIVEN the self-hosted shoot recorded WHEN its control-plane pool's image changes THEN refused with the old one.
+
+    Nothing would replace that machine (it holds the only etcd member); another pool's image rolls as any pool's.
+    """
+    before = records(example.plan)["shoots"]
+    i, shoot = next((i, s) for i, s in enumerate(example.plan.shoots) if s.name == "edge")
+    j, pool = next((j, p) for j, p in enumerate(shoot.workers) if p.control_plane)
+    newer = dataclasses.replace(pool, image_version="9999.0.0")
+    workers = tuple(newer if p is pool else p for p in shoot.workers)
+    shoots = tuple(dataclasses.replace(s, workers=workers) if s is shoot else s for s in example.plan.shoots)
+    changed = dataclasses.replace(example.plan, shoots=shoots)
+    assert previous.shoot_changes(changed, before) == [
+        f"landscape.shoots[{i}].workers[{j}].machine.image: the control-plane machine of a self-hosted shoot on "
+        f"{example.provider} runs {pool.image} {pool.image_version} and is not replaced (it holds the shoot's only "
+        f"etcd member): keep {pool.image} {pool.image_version}"
+    ]
+    assert previous.shoot_changes(example.plan, before) == []
+    hosted = next(s for s in example.plan.shoots if not s.self_hosted)
+    other = dataclasses.replace(hosted.workers[0], image_version="9999.0.0")
+    moved = tuple(dataclasses.replace(s, workers=(other, *s.workers[1:])) if s is hosted else s for s in shoots)
+    assert len(previous.shoot_changes(dataclasses.replace(changed, shoots=moved), before)) == 1
