@@ -81,12 +81,12 @@ def _plan(olds: dict[str, Any], news: dict[str, Any]) -> dict[str, list[str]]:
 
 
 def _inline(ref: dict[str, str], place: Place | None) -> dict[str, Any]:
-    """A `secretRef` file content read where it is: inline, base64 as the Secret's data holds it."""
+    """A `secretRef` file content read where it is: inline and plain, as the program writes a credential's file."""
     data = place.find(ref["name"]) if place is not None else None
     if data is None or ref["dataKey"] not in data:
         where = place.describe(ref["name"]) if place is not None else f"Secret {ref['name']} (no place given)"
         raise KubeError(f"the OSC's file content {where}, key {ref['dataKey']}, is missing")
-    return {"inline": {"encoding": "b64", "data": data[ref["dataKey"]]}}
+    return {"inline": {"encoding": "", "data": base64.b64decode(data[ref["dataKey"]]).decode()}}
 
 
 def resolved(secret: dict[str, Any], place: Place | None) -> dict[str, Any]:
