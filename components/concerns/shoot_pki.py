@@ -17,8 +17,10 @@ from typing import Any
 
 import pulumi
 
+from components import naming
 from components.concerns.gather import gathered
-from components.plan.values import ShootValues
+from components.plan.values import ClusterValues, ShootValues
+from components.providers.contract import InfrastructureProvider
 from components.reconciler.ca_source import ca_hash
 from components.reconciler.leaf_set import LeafSet
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
@@ -104,9 +106,13 @@ class SecretTarget:
     directory: str | None = None
 
     @staticmethod
-    def on_machine(directory: str, cluster: str) -> SecretTarget:
-        """A cluster's machine directory (`cluster`: that cluster's identity)."""
-        return SecretTarget(None, "", cluster=cluster, directory=directory)
+    def on_machine(infra: InfrastructureProvider, cluster: ClusterValues) -> SecretTarget | None:
+        """A cluster's machine directory, where the provider has one arbor writes to (local); None elsewhere."""
+        directory = infra.machine_directory(cluster)
+        if directory is None:
+            return None
+        identifier = naming.cluster_identifier(cluster.provider.value, cluster.name)
+        return SecretTarget(None, "", cluster=identifier, directory=directory)
 
     def place(self) -> dict[str, Any]:
         """The inputs that name the place (reconciler/credential_secrets.py INPUTS), without the layout."""

@@ -49,9 +49,7 @@ class Garden(pulumi.ComponentResource):
     ) -> None:
         super().__init__("arbor:garden:Garden", name, None, opts)
         # On a machine arbor writes to (local), the keys write the configuration where the API server reads it.
-        directory = infra.machine_directory(values.cluster)
-        identifier = naming.cluster_identifier(values.cluster.provider.value, values.cluster.name)
-        target = SecretTarget.on_machine(directory, identifier) if directory else None
+        target = SecretTarget.on_machine(infra, values.cluster)
         encryption = etcd_encryption(name, values.encryption, self, target) if values.encryption else None
         config = encryption.source() if encryption else None
         cluster = infra.cluster(values.cluster, parent=self, encryption_config=config)

@@ -184,9 +184,7 @@ class Shoot(pulumi.ComponentResource):
     def _secret_target(self, infra: InfrastructureProvider, seed: SeedAccess | None) -> SecretTarget | None:
         """Where the credentials and encryption keys write their Secrets: a seed namespace, a local machine or none."""
         if seed is None:
-            directory = infra.machine_directory(self.values.cluster)
-            identifier = naming.cluster_identifier(self.values.cluster.provider.value, self.values.cluster.name)
-            return None if directory is None else SecretTarget.on_machine(directory, identifier)
+            return SecretTarget.on_machine(infra, self.values.cluster)
         namespace = self.values.seed_namespace
         after = [seed.namespaces[namespace]]
         return SecretTarget(seed.cluster.reach, namespace, after=after, cluster=seed.cluster.identifier)

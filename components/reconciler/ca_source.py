@@ -36,8 +36,9 @@ def with_ca(props: dict[str, Any]) -> dict[str, Any]:
     """
     if not props.get(CA_SECRET):
         return props
-    data = credential_secrets.read_secret(props, props[CA_SECRET])
-    where = place_of(props).describe(props[CA_SECRET])
+    place = place_of(props)
+    data = credential_secrets.decoded(place, props[CA_SECRET])
+    where = place.describe(props[CA_SECRET])
     if data is None or pki.KEY_CA_KEY not in data or pki.KEY_CA_CERT not in data:
         raise KubeError(f"the CA's {where} is missing")
     found = {"caCert": data[pki.KEY_CA_CERT], "caKey": data[pki.KEY_CA_KEY]}

@@ -83,7 +83,12 @@ def expected(props: Mapping[str, Any]) -> dict[str, str] | None:
 
 def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
     """Another Secret's content where the resource writes, decoded (None when it is gone)."""
-    data = place_of(props).find(name)
+    return decoded(place_of(props), name)
+
+
+def decoded(place: Place, name: str) -> dict[str, str] | None:
+    """A Secret's content at `place`, decoded (None when it is gone)."""
+    data = place.find(name)
     if data is None:
         return None
     return {k: base64.b64decode(v).decode() for k, v in data.items()}
@@ -91,18 +96,22 @@ def read_secret(props: Mapping[str, Any], name: str) -> dict[str, str] | None:
 
 def secret_keys(props: Mapping[str, Any], name: str, keys: Sequence[str] | None = None) -> dict[str, str]:
     """Some keys (None: all) of another Secret where the resource writes; a KubeError naming it or the key missing."""
-    where = place_of(props).describe(name)
     try:
         data = read_secret(props, name)
     except KubeError as error:
-        raise KubeError(f"reading {where}: {error}", error.status) from None
+        raise KubeError(f"reading {_where(props, name)}: {error}", error.status) from None
     if data is None:
-        raise KubeError(f"{where} is missing", 404)
+        raise KubeError(f"{_where(props, name)} is missing", 404)
     if keys is None:
         return data
     if missing := [key for key in keys if key not in data]:
-        raise KubeError(f"{where} has no {', '.join(missing)}")
+        raise KubeError(f"{_where(props, name)} has no {', '.join(missing)}")
     return {key: data[key] for key in keys}
+
+
+def _where(props: Mapping[str, Any], name: str) -> str:
+    """A Secret as an error names it (its place made only for the error)."""
+    return place_of(props).describe(name)
 
 
 def found_data(place: Place, names: Iterable[str]) -> dict[str, dict[str, str] | None]:

@@ -44,8 +44,6 @@ SECRETS = "secrets"
 # Where the leaves are written: a change of the namespace, directory or seed (a control plane moved) issues them all
 # again.
 PLACE = ("namespace", DIRECTORY, "cluster")
-# A seed namespace's inputs (a machine's: its `directory`).
-PLACE_INPUTS = ("kubeconfig", "namespace")
 
 
 def _stable(olds: Mapping[str, Any], news: Mapping[str, Any], name: str) -> bool:
@@ -84,8 +82,9 @@ def _issue(props: Mapping[str, Any], name: str, cas: dict[str, dict[str, Any]]) 
     leaf = props["leaves"][name]
     if leaf["ca"] not in cas:
         ca = props["cas"][leaf["ca"]]
-        where = {k: props[k] for k in (*PLACE_INPUTS, DIRECTORY) if props.get(k)}
-        cas[leaf["ca"]] = with_ca({**where, "caSecret": ca["secret"], "caHash": ca["hash"]})
+        # Read where the set writes (its own inputs name the place).
+        found = with_ca({**props, "caSecret": ca["secret"], "caHash": ca["hash"]})
+        cas[leaf["ca"]] = {k: found[k] for k in ("caCert", "caKey")}
     ca = cas[leaf["ca"]]
     cert = issue_from({**leaf, "caCert": ca["caCert"], "caKey": ca["caKey"]})
     return {"caCert": ca["caCert"], "cert": cert.cert, "key": cert.key}

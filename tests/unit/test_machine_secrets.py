@@ -42,7 +42,7 @@ SHOOT = "arbor-shoot-ops-root"
 
 def _ca_inputs(directory: Path) -> dict[str, Any]:
     """The shoot CA's inputs as the program sends them, writing its Secrets (signer among them) in `directory`."""
-    target = SecretTarget.on_machine(str(directory), "local:local-shoot-ops-root")
+    target = SecretTarget(None, "", cluster="local:local-shoot-ops-root", directory=str(directory))
     ca = next(
         c
         for c in credentials.credentials("ns", ("10.0.0.0/16",), (), hosted=False, signers=True)
