@@ -15,6 +15,7 @@ from components.plan.catalogue import profiles as catalogue_profiles
 from components.plan.network import NetworkValues, plan_network
 from components.plan.nodes import with_nodes
 from components.plan.values import (
+    STS_AUDIENCE,
     BackupValues,
     ClusterValues,
     CredentialsValues,
@@ -63,7 +64,21 @@ def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | No
         return None
     domain = garden.dns.domain if garden.dns else ""
     bucket = spec.backup.bucket or naming.backup_bucket(spec.name, domain, stack)
-    return BackupValues(spec.backup.provider, spec.backup.region or spec.region, bucket, spec.name)
+    region = spec.backup.region or spec.region
+    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec))
+
+
+def _backup_audience(spec: SeedSpec) -> str | None:
+    """Workload identity for a seed's bucket where its role can trust the seed's token issuer, else None (a key).
+
+    An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
+    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens. An existing seed's issuer is unknown,
+    and a bucket in another cloud than its seed's would need that cloud to trust the seed: those keep a key.
+    """
+    assert spec.backup is not None
+    created = spec.cluster.kubeconfig_secret is None
+    same = spec.backup.provider == spec.provider == ProviderType.AWS
+    return STS_AUDIENCE if created and same else None
 
 
 def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:

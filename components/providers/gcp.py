@@ -120,7 +120,9 @@ class GcpProvider(cloud.CloudProvider):
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)
 
-    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(
+        self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource
+    ) -> BackupAccess:
         """The seed's bucket with Gardener's safety settings and an identity for that bucket alone.
 
         The cloud's key is the identity's output, which writes no Secret: the seed writes `holder` from `data`.

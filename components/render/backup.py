@@ -28,6 +28,15 @@ STORE_REGION = "us-east-1"
 # The partition of ARNs an S3-compatible store reads in policies.
 STORE_PARTITION = "aws"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"
+# Workload identity (etcd-backup-restore's S3 store): the role to assume, and the file beside the Secret's keys
+# holding the ServiceAccount token it assumes the role with (a projected token here, not a Secret key).
+KEY_ROLE_ARN = "roleARN"
+KEY_TOKEN = "token"
+# The ServiceAccount whose tokens the bucket's role trusts: etcd main's in a shoot's seed namespace, and the one in
+# the seed's `garden` namespace arbor's own reads of the seed's bucket Secret use.
+SERVICE_ACCOUNT = "etcd-backup"
+# A projected token's lifetime; the kubelet renews it at 80 %, and etcd-backup-restore reads the file again.
+TOKEN_SECONDS = 3600
 # Where a seed holds its bucket's credentials, as gardenlet does for a BackupBucket: `garden/bucket-<bucket>`.
 SEED_GARDEN_NAMESPACE = "garden"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
@@ -41,6 +50,17 @@ GCP_BUCKET_ROLE = "roles/storage.objectAdmin"
 GCP_SOFT_DELETE_DAYS = 7
 # The labels and tags every backup resource carries (the seed it belongs to).
 OWNER_TAG = "arbor.dev/seed"
+
+
+def service_account(namespace: str) -> dict[str, Any]:
+    """The ServiceAccount `etcd-backup` of a namespace: an identity for the bucket's role alone, no API token."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+            "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace}}  # fmt: skip
+
+
+def web_identity_subjects() -> list[str]:
+    """The token subjects the bucket's role trusts: `etcd-backup` of every shoot's seed namespace and of `garden`."""
+    return [f"system:serviceaccount:{ns}:{SERVICE_ACCOUNT}" for ns in ("shoot--*", SEED_GARDEN_NAMESPACE)]
 
 
 def bucket_secret(bucket: str) -> str:

@@ -102,6 +102,22 @@ def add_sidecar(
             {"name": VOLUME, "mountPath": mount_dir, "readOnly": True},
         ],
     }
-    pod["volumes"] = [*pod.get("volumes", []), {"name": VOLUME, "secret": {"secretName": backup.ETCD_BACKUP_SECRET}}]
+    pod["volumes"] = [*pod.get("volumes", []), _credentials_volume(shoot.backup.audience)]
+    if shoot.backup.audience is not None:
+        # The bucket's role trusts this ServiceAccount's tokens (workload identity); etcd needs no API token.
+        pod.update(serviceAccountName=backup.SERVICE_ACCOUNT, automountServiceAccountToken=False)
     pod["containers"] = [*pod["containers"], sidecar]
     return sidecar
+
+
+def _credentials_volume(audience: str | None) -> Object:
+    """The `etcd-backup` Secret's keys; with workload identity, and the pod's token for the bucket's role beside them.
+
+    etcd-backup-restore assumes the role named by `roleARN` with the file `token` of the same directory, which the
+    kubelet renews before it expires (a projected ServiceAccount token: no Secret holds it).
+    """
+    secret = {"name": backup.ETCD_BACKUP_SECRET}
+    if audience is None:
+        return {"name": VOLUME, "secret": {"secretName": backup.ETCD_BACKUP_SECRET}}
+    token = {"audience": audience, "expirationSeconds": backup.TOKEN_SECONDS, "path": backup.KEY_TOKEN}
+    return {"name": VOLUME, "projected": {"sources": [{"secret": secret}, {"serviceAccountToken": token}]}}

@@ -28,7 +28,7 @@ BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
     "gcp": {"serviceaccount.json", "bucketName", "storePrefix"},
-    "aws": {"accessKeyID", "secretAccessKey", "bucketName", "region", "storePrefix"},
+    "aws": {"roleARN", "bucketName", "region", "storePrefix"},
 }
 
 
@@ -124,10 +124,10 @@ def test_aws_buckets_are_private_encrypted_versioned_and_refuse_plain_http(examp
 
 
 def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version(examples: dict[str, Example]) -> None:
-    """GIVEN an aws seed's backup user WHEN its policy is read THEN each grant is its bucket's, no version deleted."""
+    """GIVEN an aws seed's backup role WHEN its policy is read THEN each grant is its bucket's, no version deleted."""
     example = examples["aws"]
     for planned in _backups(example):
-        policy = json.loads(_one(example, "aws:iam/userPolicy:UserPolicy", f"arbor-seed-{planned.seed}-backup-policy")
+        policy = json.loads(_one(example, "aws:iam/rolePolicy:RolePolicy", f"arbor-seed-{planned.seed}-backup-policy")
                             ["policy"])  # fmt: skip
         arn = f"arn:aws:s3:::{planned.bucket}"
         for statement in policy["Statement"]:
@@ -138,7 +138,44 @@ def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version
                 continue
             assert statement["Effect"] == "Allow"
             assert not [a for a in actions if "*" in a or "Version" in a or a.startswith("s3:PutBucket")]
-        assert _one(example, "aws:iam/user:User", f"arbor-seed-{planned.seed}-backup-user")["name"] == planned.bucket
+
+
+def test_an_eks_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examples: dict[str, Example]) -> None:
+    """GIVEN the aws example's EKS seeds WHEN registered THEN each bucket's role trusts its seed's etcd-backup tokens.
+
+    As Gardener's BackupBucket credentials can be a WorkloadIdentity: the role `<bucket>` is assumed with the
+    ServiceAccount `etcd-backup`'s tokens (audience sts.amazonaws.com) through the seed's own IAM OIDC provider, so
+    no access key exists anywhere, and the seed's Secret of the bucket names the role.
+    """
+    example = examples["aws"]
+    assert not example.of("aws:iam/accessKey:AccessKey", "arbor-seed")
+    for planned in _backups(example):
+        assert planned.audience == "sts.amazonaws.com"
+        role = _one(example, "aws:iam/role:Role", f"arbor-seed-{planned.seed}-backup-role")
+        assert role["name"] == planned.bucket
+        trust = json.loads(role["assumeRolePolicy"])["Statement"]
+        oidc = _one(example, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"arbor-seed-{planned.seed}-oidc")
+        host = oidc["url"].removeprefix("https://")
+        assert trust == [{
+            "Effect": "Allow", "Principal": {"Federated": oidc["arn"]}, "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {"StringEquals": {f"{host}:aud": "sts.amazonaws.com"}, "StringLike": {f"{host}:sub": [
+                "system:serviceaccount:shoot--*:etcd-backup", "system:serviceaccount:garden:etcd-backup"]}},
+        }]  # fmt: skip
+        held = unwrapped(_one(example, SECRET_SET, f"arbor-seed-{planned.seed}-bucket-secret")["secrets"])
+        assert held[f"bucket-{planned.bucket}"] == {
+            "bucketName": planned.bucket, "region": planned.region, "roleARN": role["arn"]
+        }  # fmt: skip
+        seed = next(s for s in example.plan.seeds if s.name == planned.seed)
+        accounts = example.of("kubernetes:core/v1:ServiceAccount", f"arbor-seed-{planned.seed}")
+        assert {a["metadata"]["namespace"] for a in accounts.values() if a["metadata"]["name"] == "etcd-backup"} == {
+            "garden", *seed.shoot_namespaces
+        }  # fmt: skip
+        assert all(a["automountServiceAccountToken"] is False for a in accounts.values())
+    # A shoot's reads of its entry ask a token of its namespace's account: its etcd-backup Secret waits for it.
+    for shoot, prefix in SHOOTS.items():
+        values = next(s for s in example.plan.shoots if s.name == shoot)
+        account = ("kubernetes:core/v1:ServiceAccount", f"arbor-seed-{values.seed}-{values.seed_namespace}-etcd-backup")
+        assert account in example.waits_for(ENTRY_SECRET, f"{prefix}-etcd-backup")
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
-from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot, shoot_migration
+from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot, kube, shoot_migration
 from components.reconciler.kube import KubeError
 from components.render import backup
 
@@ -145,6 +145,74 @@ def test_an_s3_entry_is_chosen_for_aws_and_the_local_store() -> None:
     aws = {"accessKeyID": "a", "secretAccessKey": "s", backup.KEY_REGION: "eu-west-1", backup.KEY_BUCKET: "b"}
     store = entry_store.entry_store(aws)
     assert isinstance(store, entry_store.S3Entry) and store.client._base_url.host == entry_store.AWS_S3
+
+
+STS_ANSWER = """<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIATEMP</AccessKeyId>
+<SecretAccessKey>temporary</SecretAccessKey><SessionToken>session</SessionToken>
+<Expiration>2099-01-01T00:00:00Z</Expiration></Credentials></AssumeRoleWithWebIdentityResult>
+</AssumeRoleWithWebIdentityResponse>"""
+
+
+class StsHandler(BaseHTTPRequestHandler):
+    """AWS STS's AssumeRoleWithWebIdentity for one role and one token; every query it was sent."""
+
+    queries: ClassVar[list[dict[str, str]]] = []
+
+    def do_POST(self) -> None:
+        """Temporary credentials for the known token, else AccessDenied."""
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        self.queries.append(query)
+        known = query.get("WebIdentityToken") == "sa-token" and query.get("RoleArn") == "arn:aws:iam::1:role/b"
+        denied = b"<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"
+        body = STS_ANSWER.encode() if known else denied
+        self.send_response(200 if known else 403)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        """Quiet."""
+
+
+def test_a_role_is_assumed_as_the_namespaces_etcd_backup_account(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN `etcd-backup` data naming a role WHEN its S3 store signs THEN it holds the role's temporary credentials.
+
+    As etcd-backup-restore does with its projected token: a token of the ServiceAccount `etcd-backup` of the
+    namespace that holds the Secret, for sts.amazonaws.com, exchanged at STS for the role (AssumeRoleWithWebIdentity).
+    A role STS refuses, or data by value (no namespace to ask a token of), is a StoreError naming the role.
+    """
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StsHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    requested: list[tuple[str, dict[str, Any]]] = []
+
+    class Seed:
+        def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+            requested.append((path, body))
+            return {"status": {"token": "sa-token", "expirationTimestamp": "2099-01-01T00:00:00Z"}}
+
+    monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    sts = f"http://127.0.0.1:{server.server_port}"
+    data = {"bucketName": "b", "region": "eu-west-1", "roleARN": "arn:aws:iam::1:role/b", "endpoint": sts}
+    where = {"kubeconfig": "k", "namespace": "shoot--dev--web", "name": "etcd-backup"}
+    try:
+        got = entry_store.s3_credentials(data, where)["credentials"].retrieve()
+        assert (got.access_key, got.secret_key, got.session_token) == ("ASIATEMP", "temporary", "session")
+        assert requested == [("/api/v1/namespaces/shoot--dev--web/serviceaccounts/etcd-backup/token", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["sts.amazonaws.com"], "expirationSeconds": 600}})]  # fmt: skip
+        assert StsHandler.queries[-1]["Action"] == "AssumeRoleWithWebIdentity"
+        assert StsHandler.queries[-1]["RoleSessionName"] == "arbor"
+        refused = entry_store.s3_credentials({**data, "roleARN": "arn:aws:iam::1:role/other"}, where)
+        with pytest.raises(entry_store.StoreError, match="assuming role arn:aws:iam::1:role/other: "):
+            refused["credentials"].retrieve()
+    finally:
+        server.shutdown()
+    with pytest.raises(entry_store.StoreError, match="role arn:aws:iam::1:role/b: assumed as a namespace's"):
+        entry_store.s3_client(data)
+    aws = entry_store.s3_client({k: v for k, v in data.items() if k != "endpoint"}, where)
+    assert aws._base_url.host == entry_store.AWS_S3
+    assert aws._provider._sts_endpoint == "https://sts.eu-west-1.amazonaws.com"  # type: ignore[union-attr]
 
 
 @given(st.lists(st.tuples(st.integers(0, 99_999_999), st.integers(1_600_000_000, 2_000_000_000)), max_size=8))

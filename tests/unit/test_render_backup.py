@@ -140,6 +140,39 @@ def test_only_etcd_main_is_backed_up_from_its_secret(provider: str) -> None:
     assert data in sidecar["volumeMounts"]
 
 
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_etcd_main_assumes_the_buckets_role_with_its_own_token_where_the_seed_is_trusted(provider: str) -> None:
+    """GIVEN a shoot on an EKS seed with an S3 bucket WHEN etcd main is rendered THEN its token sits beside the keys.
+
+    etcd-backup-restore's S3 store assumes `roleARN` with the file `token` of its credentials directory: the pod runs
+    as `etcd-backup` (no API token mounted) and projects that ServiceAccount's token for sts.amazonaws.com next to
+    the Secret's keys. A seed the bucket's cloud cannot trust (here gcp) mounts the Secret's key alone.
+    """
+    web = backed_up(provider)
+    pod = controlplane.etcd(web, "main", web.topology).pod_spec
+    volume = next(v for v in pod["volumes"] if v["name"] == "etcd-backup")
+    if provider == "gcp":
+        assert web.backup is not None and web.backup.audience is None
+        assert volume == {"name": "etcd-backup", "secret": {"secretName": "etcd-backup"}}
+        assert "serviceAccountName" not in pod
+        return
+    token = {"audience": "sts.amazonaws.com", "expirationSeconds": 3600, "path": "token"}
+    assert volume["projected"]["sources"] == [{"secret": {"name": "etcd-backup"}}, {"serviceAccountToken": token}]
+    assert pod["serviceAccountName"] == "etcd-backup" and pod["automountServiceAccountToken"] is False
+    sidecar = pod["containers"][1]
+    assert {"name": "AWS_APPLICATION_CREDENTIALS", "value": "/var/etcd-backup"} in sidecar["env"]
+    assert {"name": "etcd-backup", "mountPath": "/var/etcd-backup", "readOnly": True} in sidecar["volumeMounts"]
+
+
+def test_an_existing_seeds_bucket_keeps_a_key() -> None:
+    """GIVEN an aws seed given by kubeconfig WHEN planned THEN its bucket has no audience: its issuer is unknown."""
+    raw = on_provider(base(), "aws")
+    raw["seeds"][0]["backup"] = {"provider": "aws"}
+    raw["seeds"][0]["cluster"] = {"kubeconfigSecret": "seedKubeconfig"}
+    seed = plan_landscape(parse_landscape(raw), "s").seeds[0]
+    assert seed.backup is not None and seed.backup.audience is None
+
+
 def test_full_snapshots_of_a_seeds_shoots_are_spread_over_the_hour() -> None:
     """GIVEN twenty shoots WHEN their schedules are computed THEN they fall on more than ten different minutes."""
     web = backed_up("aws")
