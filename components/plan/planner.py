@@ -33,6 +33,7 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
     garden_accounts,
+    gcp_audience,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
@@ -65,20 +66,22 @@ def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | No
     domain = garden.dns.domain if garden.dns else ""
     bucket = spec.backup.bucket or naming.backup_bucket(spec.name, domain, stack)
     region = spec.backup.region or spec.region
-    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec))
+    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec, bucket))
 
 
-def _backup_audience(spec: SeedSpec) -> str | None:
-    """Workload identity for a seed's bucket where its role can trust the seed's token issuer, else None (a key).
+def _backup_audience(spec: SeedSpec, bucket: str) -> str | None:
+    """Workload identity for a seed's bucket where its cloud can trust the seed's token issuer, else None (a key).
 
     An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
-    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens. An existing seed's issuer is unknown,
-    and a bucket in another cloud than its seed's would need that cloud to trust the seed: those keep a key.
+    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and a
+    workload identity pool of the bucket trusts it. An existing seed's issuer is unknown, and a bucket in another
+    cloud than its seed's would need that cloud to trust the seed: those keep a key.
     """
     assert spec.backup is not None
-    created = spec.cluster.kubeconfig_secret is None
-    same = spec.backup.provider == spec.provider == ProviderType.AWS
-    return STS_AUDIENCE if created and same else None
+    if spec.cluster.kubeconfig_secret is not None or spec.backup.provider != spec.provider:
+        return None
+    audiences = {ProviderType.AWS: STS_AUDIENCE, ProviderType.GCP: gcp_audience(bucket)}
+    return audiences.get(spec.provider)
 
 
 def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:

@@ -68,6 +68,11 @@ class GardenValues:
 STS_AUDIENCE = "sts.amazonaws.com"
 
 
+def gcp_audience(bucket: str) -> str:
+    """The audience of the tokens a gcp bucket's workload identity pool accepts: that trust relationship's own."""
+    return f"arbor-backup:{bucket}"
+
+
 @dataclass(frozen=True)
 class BackupValues:
     """A seed's backup bucket: in which provider's object store and region, under which name."""

@@ -27,7 +27,7 @@ ENTRY_SECRET = "pulumi-python:dynamic/arbor:EntrySecret"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
-    "gcp": {"serviceaccount.json", "bucketName", "storePrefix"},
+    "gcp": {"serviceaccount.json", "projectID", "bucketName", "storePrefix"},
     "aws": {"roleARN", "bucketName", "region", "storePrefix"},
 }
 
@@ -91,10 +91,54 @@ def test_gcp_buckets_are_private_versioned_and_expire_old_versions(examples: dic
         assert binding["bucket"] == planned.bucket and binding["role"] == "roles/storage.objectAdmin"
         account = ("gcp:serviceaccount/account:Account", f"arbor-seed-{planned.seed}-backup-account")
         assert binding["member"] == f"serviceAccount:{_one(example, *account)['email']}"
-        # Nothing else is granted to it: the seed's backup makes one binding, on its bucket.
+        # Nothing else is granted to it: one binding names it, on its bucket.
         prefix = f"arbor-seed-{planned.seed}-backup"
-        granted = [(t, n) for (t, n) in example.mocks.typed if ("IAM" in t or "iam" in t) and n.startswith(prefix)]
+        granted = [(t, n) for (t, n), o in example.mocks.typed.items()
+                   if n.startswith(prefix) and o.get("member") == binding["member"]]  # fmt: skip
         assert granted == [("gcp:storage/bucketIAMMember:BucketIAMMember", binding_name(planned))]
+
+
+def test_a_gke_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examples: dict[str, Example]) -> None:
+    """GIVEN the gcp example's GKE seeds WHEN registered THEN a pool trusts each seed's etcd-backup tokens, no key.
+
+    As Gardener's provider-gcp with a WorkloadIdentity: the bucket's pool has an OIDC provider for the seed's GKE
+    issuer that accepts the bucket's own audience and only the `etcd-backup` subjects, and its identities may act as
+    the bucket's service account; the `etcd-backup` data is an external account reading the token file etcd-druid's
+    directory holds, with `projectID` beside it, so no service account key exists.
+    """
+    example = examples["gcp"]
+    assert not example.of("gcp:serviceaccount/key:Key", "arbor-seed")
+    for planned in _backups(example):
+        prefix = f"arbor-seed-{planned.seed}-backup"
+        assert planned.audience == f"arbor-backup:{planned.bucket}"
+        pool = _one(example, "gcp:iam/workloadIdentityPool:WorkloadIdentityPool", f"{prefix}-pool")
+        provider = _one(example, "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+                        f"{prefix}-pool-provider")  # fmt: skip
+        seed = next(s for s in example.plan.seeds if s.name == planned.seed)
+        issuer = f"https://container.googleapis.com/v1/projects/my-project/locations/{seed.region}/clusters/{seed.cluster.name}"
+        assert provider["oidc"]["issuerUri"] == issuer
+        assert provider["oidc"]["allowedAudiences"] == [planned.audience]
+        assert provider["attributeMapping"] == {"google.subject": "assertion.sub"}
+        assert provider["attributeCondition"] == (
+            "assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:etcd-backup$') || "
+            "assertion.sub == 'system:serviceaccount:garden:etcd-backup'"
+        )
+        account = _one(example, "gcp:serviceaccount/account:Account", f"{prefix}-account")
+        acting = _one(example, "gcp:serviceaccount/iAMMember:IAMMember", f"{prefix}-pool-acts-as")
+        assert acting["role"] == "roles/iam.workloadIdentityUser" and acting["serviceAccountId"] == account["name"]
+        assert pool["name"].endswith(f"/workloadIdentityPools/{pool['workloadIdentityPoolId']}")
+        assert acting["member"] == f"principalSet://iam.googleapis.com/{pool['name']}/*"
+        held = unwrapped(_one(example, SECRET_SET, f"arbor-seed-{planned.seed}-bucket-secret")["secrets"])
+        data = held[f"bucket-{planned.bucket}"]
+        assert set(data) == {"bucketName", "projectID", "serviceaccount.json"} and data["projectID"] == "my-project"
+        assert json.loads(data["serviceaccount.json"]) == {
+            "universe_domain": "googleapis.com", "type": "external_account",
+            "audience": f"//iam.googleapis.com/{provider['name']}",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": "https://sts.googleapis.com/v1/token",
+            "service_account_impersonation_url": "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/"
+            f"{account['email']}:generateAccessToken",
+            "credential_source": {"file": "/var/.gcp/token", "format": {"type": "text"}},
+        }  # fmt: skip
 
 
 def test_aws_buckets_are_private_encrypted_versioned_and_refuse_plain_http(examples: dict[str, Example]) -> None:

@@ -38,6 +38,7 @@ class FakeGcs(BaseHTTPRequestHandler):
     public_key: Any = None
     PAGE = 2
     assertions: ClassVar[list[dict[str, Any]]] = []
+    exchanges: ClassVar[list[dict[str, Any]]] = []
 
     def log_message(self, *_: Any) -> None:
         """Quiet."""
@@ -58,6 +59,16 @@ class FakeGcs(BaseHTTPRequestHandler):
             self.public_key.verify(raw, signed.encode(), padding.PKCS1v15(), hashes.SHA256())
             self.assertions.append(json.loads(base64.urlsafe_b64decode(signed.split(".")[1] + "==")))
             return self._answer(200, json.dumps({"access_token": TOKEN, "expires_in": 3599}).encode())
+        if self.path == "/sts":  # workload identity: the seed's token for a federated one
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            self.exchanges.append(form)
+            known = form["subject_token"] == "sa-token" and form["audience"] == "//iam.googleapis.com/pool-provider"
+            return self._answer(200 if known else 403, json.dumps({"access_token": "federated"}).encode())
+        if self.path == "/impersonate":  # and the federated token for the service account's
+            if self.headers["Authorization"] != "Bearer federated":
+                return self._answer(403)
+            self.exchanges.append(json.loads(body))
+            return self._answer(200, json.dumps({"accessToken": TOKEN}).encode())
         if self.headers["Authorization"] != f"Bearer {TOKEN}":
             return self._answer(401)
         message = message_from_bytes(f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
@@ -126,6 +137,44 @@ def test_a_gcp_entry_writes_and_reads_objects_with_the_accounts_token(gcs: tuple
     (claims,) = FakeGcs.assertions
     assert claims["scope"] == entry_store.GCS_SCOPE and claims["iss"].startswith("seed-backup@")
     assert claims["aud"] == f"{url}/token" and claims["exp"] - claims["iat"] == 3600
+
+
+def test_a_gcp_entry_acts_as_its_service_account_with_the_namespaces_token(
+    gcs: tuple[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN an external account's `etcd-backup` data WHEN its entry reads THEN as the seed's etcd-backup account.
+
+    As Google's external account credentials: a token of the namespace's `etcd-backup` ServiceAccount for the
+    bucket's pool audience, exchanged at STS, then for the service account's access token (Cloud Storage's scope).
+    A refused exchange, or no namespace to ask a token in, is a StoreError naming the bucket.
+    """
+    url, _ = gcs
+    FakeGcs.exchanges = []
+    requested: list[dict[str, Any]] = []
+
+    class Seed:
+        def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+            assert path == "/api/v1/namespaces/shoot--dev--web/serviceaccounts/etcd-backup/token"
+            requested.append(body["spec"])
+            return {"status": {"token": "sa-token"}}
+
+    monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    account = {**backup.gcp_external_account("pool-provider", "bk@p.iam.gserviceaccount.com"),
+               "token_url": f"{url}/sts", "service_account_impersonation_url": f"{url}/impersonate"}  # fmt: skip
+    where = {"kubeconfig": "k", "namespace": "shoot--dev--web", "name": "etcd-backup"}
+    store = entry_store.GcsEntry(account, "arbor-seed-gcp-1", where, api=url)
+    store.put("e/x", b"snapshot", {})
+    assert store.get("e/x") == (b"snapshot", {})
+    assert requested == [{"audiences": ["arbor-backup:arbor-seed-gcp-1"], "expirationSeconds": 600}]
+    exchange, impersonation = FakeGcs.exchanges
+    assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert exchange["subject_token_type"] == "urn:ietf:params:oauth:token-type:jwt"
+    assert impersonation == {"scope": [entry_store.GCS_SCOPE]}
+    refused = entry_store.GcsEntry({**account, "audience": "//iam.googleapis.com/other"}, "b", where, api=url)
+    with pytest.raises(entry_store.StoreError, match="bucket b: STS refused the seed's token"):
+        refused.get("e/x")
+    with pytest.raises(entry_store.StoreError, match="bucket b: an external account needs the Secret's namespace"):
+        entry_store.GcsEntry(account, "b", api=url).get("e/x")
 
 
 def test_a_gcp_entry_that_is_refused_says_which_object_in_one_line(gcs: tuple[str, dict[str, str]]) -> None:
