@@ -16,6 +16,15 @@ import pulumi_kubernetes as k8s
 
 
 @dataclass(frozen=True)
+class Issuer:
+    """A cluster's ServiceAccount token issuer, as a cloud's identity trusts it (workload identity)."""
+
+    url: pulumi.Output[str]
+    # The IAM OIDC provider's ARN that names the issuer to AWS roles (None where none is made).
+    provider: pulumi.Output[str] | None = None
+
+
+@dataclass(frozen=True)
 class ClusterAccess:
     """A cluster as the layers use it: its key, API endpoint, admin kubeconfig (secret) and a provider."""
 
@@ -31,6 +40,8 @@ class ClusterAccess:
     identifier: str = ""
     # A reference to a kubeconfig file the cluster holds itself (a local cluster's), else None.
     kubeconfig_file: pulumi.Output[str] | None = None
+    # Its ServiceAccount token issuer where a cloud can trust it (a seed arbor made on EKS), else None.
+    issuer: Issuer | None = None
 
     @property
     def reach(self) -> pulumi.Output[str]:
@@ -140,6 +151,8 @@ class SeedAccess:
     etcd_storage: Sequence[pulumi.Resource] = ()
     # Where its shoots' etcd backups go (None: the seed has no backup bucket).
     backup: BackupAccess | None = None
+    # The `etcd-backup` ServiceAccount of each shoot's namespace, where the bucket's role trusts its tokens.
+    backup_accounts: Mapping[str, pulumi.Resource] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

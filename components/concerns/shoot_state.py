@@ -162,8 +162,14 @@ def entry_secret(
     return EntrySecret(
         f"{name}-etcd-backup", source=bucket_reference(seed, data), kubeconfig=seed.cluster.reach,
         namespace=values.seed_namespace, cluster=seed.cluster.identifier,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[seed.namespaces[values.seed_namespace]]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=_namespace_ready(seed, values.seed_namespace)),
     )  # fmt: skip
+
+
+def _namespace_ready(seed: SeedAccess, namespace: str) -> list[pulumi.Resource]:
+    """The shoot's seed namespace and, where the bucket's role trusts its tokens, its `etcd-backup` ServiceAccount."""
+    account = seed.backup_accounts.get(namespace)
+    return [seed.namespaces[namespace], *([account] if account is not None else [])]
 
 
 @overload

@@ -72,10 +72,17 @@ class Seed(pulumi.ComponentResource):
         ]
         install_extensions(name, values, cluster, garden, self)
         bucket = self._backup(name, values, backups, garden, cluster)
+        accounts = {
+            ns: KubeObject(f"{name}-{ns}-{backup.SERVICE_ACCOUNT}", backup.service_account(ns),
+                           opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[made]))
+            for ns, made in namespaces.items()
+            if values.backup is not None and values.backup.audience is not None
+        }  # fmt: skip
         self.access = SeedAccess(
             values.name,
             cluster,
             namespaces,
+            backup_accounts=accounts,
             machine_crds=crds,
             resource_crds=resource_crds,
             etcd_storage=etcd_storage,
@@ -105,8 +112,15 @@ class Seed(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=list(cluster.ready)),
         )
         secret = backup.bucket_secret(values.backup.bucket)
-        holder = HeldSecret(cluster.reach, backup.SEED_GARDEN_NAMESPACE, secret, cluster.identifier, [namespace])
-        access = backups.backup_bucket(values.backup, holder, parent=self)
+        after: list[pulumi.Resource] = [namespace]
+        if values.backup.audience is not None:
+            # arbor's own reads of the bucket through this Secret assume its role as this ServiceAccount.
+            account = backup.service_account(backup.SEED_GARDEN_NAMESPACE)
+            on_namespace = pulumi.ResourceOptions(parent=self, provider=cluster.provider, depends_on=[namespace])
+            after.append(KubeObject(f"{name}-{backup.SEED_GARDEN_NAMESPACE}-{backup.SERVICE_ACCOUNT}", account,
+                                    opts=on_namespace))  # fmt: skip
+        holder = HeldSecret(cluster.reach, backup.SEED_GARDEN_NAMESPACE, secret, cluster.identifier, after)
+        access = backups.backup_bucket(values.backup, cluster, holder, parent=self)
         KubeObject(
             f"{name}-backup-record",
             api.backup_bucket_record(values.backup),
@@ -123,6 +137,6 @@ class Seed(pulumi.ComponentResource):
             secrets={} if written else access.data.apply(lambda data: {secret: data}),
             others=[secret] if written else [],
             cluster=cluster.identifier,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[namespace, *access.ready]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*after, *access.ready]),
         )
         return access if written else dataclasses.replace(access, held=holder.reference(held))

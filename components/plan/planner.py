@@ -15,6 +15,7 @@ from components.plan.catalogue import profiles as catalogue_profiles
 from components.plan.network import NetworkValues, plan_network
 from components.plan.nodes import with_nodes
 from components.plan.values import (
+    STS_AUDIENCE,
     BackupValues,
     ClusterValues,
     CredentialsValues,
@@ -32,6 +33,7 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
     garden_accounts,
+    gcp_audience,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
@@ -63,7 +65,23 @@ def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | No
         return None
     domain = garden.dns.domain if garden.dns else ""
     bucket = spec.backup.bucket or naming.backup_bucket(spec.name, domain, stack)
-    return BackupValues(spec.backup.provider, spec.backup.region or spec.region, bucket, spec.name)
+    region = spec.backup.region or spec.region
+    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec, bucket))
+
+
+def _backup_audience(spec: SeedSpec, bucket: str) -> str | None:
+    """Workload identity for a seed's bucket where its cloud can trust the seed's token issuer, else None (a key).
+
+    An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
+    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and a
+    workload identity pool of the bucket trusts it. An existing seed's issuer is unknown, and a bucket in another
+    cloud than its seed's would need that cloud to trust the seed: those keep a key.
+    """
+    assert spec.backup is not None
+    if spec.cluster.kubeconfig_secret is not None or spec.backup.provider != spec.provider:
+        return None
+    audiences = {ProviderType.AWS: STS_AUDIENCE, ProviderType.GCP: gcp_audience(bucket)}
+    return audiences.get(spec.provider)
 
 
 def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:

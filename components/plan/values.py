@@ -64,6 +64,15 @@ class GardenValues:
     encryption: EncryptionValues | None = None
 
 
+# The audience of the ServiceAccount tokens an IAM role trusts through an OIDC provider (AssumeRoleWithWebIdentity).
+STS_AUDIENCE = "sts.amazonaws.com"
+
+
+def gcp_audience(bucket: str) -> str:
+    """The audience of the tokens a gcp bucket's workload identity pool accepts: that trust relationship's own."""
+    return f"arbor-backup:{bucket}"
+
+
 @dataclass(frozen=True)
 class BackupValues:
     """A seed's backup bucket: in which provider's object store and region, under which name."""
@@ -72,6 +81,9 @@ class BackupValues:
     region: str
     bucket: str
     seed: str
+    # Workload identity: the audience of the seed's ServiceAccount tokens the bucket's role trusts, so no key
+    # exists; None where the bucket's identity has a key.
+    audience: str | None = None
 
 
 @dataclass(frozen=True)

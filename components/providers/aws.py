@@ -115,13 +115,13 @@ class AwsProvider(cloud.CloudProvider):
                 lambda a: exec_kubeconfig(name, a[0], a[1] or "", "aws", ["eks", "get-token", "--cluster-name", name])
             )
         )
+        if not values.key.startswith("seed/"):
+            return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes])
         # A seed's etcd volumes need the EBS CSI driver: objects on the seed wait for it (a garden has no etcd volumes).
-        ready = (
-            [nodes, aws_storage.ebs_csi_driver(cluster, nodes, values.region, parent)]
-            if values.key.startswith("seed/")
-            else [nodes]
-        )
-        return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=ready)
+        # Its issuer is trusted by the driver's role and by the seed's backup bucket's (workload identity).
+        issuer = aws_storage.issuer(cluster, parent)
+        driver = aws_storage.ebs_csi_driver(cluster, issuer, nodes, values.region, parent)
+        return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes, driver], issuer=issuer)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's VPC, subnets, gateways, routes, nodes security group and instance profile."""
@@ -156,12 +156,15 @@ class AwsProvider(cloud.CloudProvider):
         """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
         return aws_credentials.machine_credentials(shoot, network, parent)
 
-    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(
+        self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource
+    ) -> BackupAccess:
         """The seed's bucket with Gardener's safety settings and an identity for that bucket alone.
 
-        The cloud's key is the identity's output, which writes no Secret: the seed writes `holder` from `data`.
+        A role the seed's `etcd-backup` ServiceAccounts assume (workload identity: no key), else a user's key, an
+        output that writes no Secret: the seed writes `holder` from `data`.
         """
-        return aws_backup.backup_bucket(values, parent)
+        return aws_backup.backup_bucket(values, seed.issuer, parent)
 
     def build_control_plane_machine(
         self,

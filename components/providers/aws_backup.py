@@ -1,9 +1,13 @@
-"""A seed's backup bucket on S3, with Gardener's safety settings, and an IAM user that may use that bucket alone.
+"""A seed's backup bucket on S3, with Gardener's safety settings, and an IAM identity that may use that bucket alone.
 
 The bucket is private (owner-enforced: no ACLs), encrypted (SSE-S3), versioned, behind a public access block
 and a policy that refuses plain HTTP and TLS before 1.2; its lifecycle aborts stale multipart uploads and expires
 noncurrent versions (components/render/backup.py). It is protected and retained: deleting the seed removes it
 from the stack but not from the account, so no shoot's backups go with a seed.
+
+On a seed whose token issuer AWS can trust (an EKS seed arbor makes), the identity is the role `<bucket>` that the
+`etcd-backup` ServiceAccounts assume with their tokens (workload identity, as Gardener's BackupBucket credentials can
+be): no key exists, and the `etcd-backup` Secret names the role. Elsewhere it is the user `<bucket>` and its key.
 """
 
 from __future__ import annotations
@@ -14,14 +18,14 @@ from typing import Any, cast
 import pulumi
 import pulumi_aws as aws
 
-from components.bundles import BackupAccess
+from components.bundles import BackupAccess, Issuer
 from components.plan.values import BackupValues
 from components.providers.aws_credentials import user_with_key
-from components.render import backup
+from components.render import backup, cloud_credentials
 
 
-def backup_bucket(values: BackupValues, parent: pulumi.Resource) -> BackupAccess:
-    """The bucket `values.bucket` in its region, its settings, and the user `<bucket>` with an access key."""
+def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Resource) -> BackupAccess:
+    """The bucket `values.bucket` in its region, its settings, and the role (or user) `<bucket>` that may use it."""
     name, region, tags = f"{parent._name}-backup", values.region, {backup.OWNER_TAG: values.seed}
     kept = pulumi.ResourceOptions(parent=parent, protect=True, retain_on_delete=True)
     bucket = aws.s3.Bucket(name, bucket=values.bucket, region=region, force_destroy=False, tags=tags, opts=kept)
@@ -54,6 +58,34 @@ def backup_bucket(values: BackupValues, parent: pulumi.Resource) -> BackupAccess
         ),
     ]  # fmt: skip
     rights = partition.apply(lambda p: json.dumps(backup.aws_identity_policy(p, values.bucket), sort_keys=True))
+    if values.audience is not None:
+        role, ready = web_identity_role(name, values, issuer, rights, tags, parent)
+        data = role.apply(lambda arn: backup.etcd_backup_data(values.provider, values.bucket, region,
+                                                              {backup.KEY_ROLE_ARN: arn}))  # fmt: skip
+        return BackupAccess(values.bucket, data, ready=[bucket, *settings, *ready])
     identity = user_with_key(name, values.bucket, rights, tags, parent)
     data = identity.data.apply(lambda keys: backup.etcd_backup_data(values.provider, values.bucket, region, keys))
     return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[bucket, *settings, *identity.ready])
+
+
+def web_identity_role(
+    name: str,
+    values: BackupValues,
+    issuer: Issuer | None,
+    rights: pulumi.Output[str],
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
+    """The role `<bucket>` with the bucket's rights inline, trusting the seed's `etcd-backup` tokens; its ARN."""
+    if issuer is None or issuer.provider is None or values.audience is None:
+        raise ValueError(f"seed {values.seed}: its bucket's role needs the seed's token issuer, which it has not")
+    audience = values.audience
+    trust = pulumi.Output.all(issuer.provider, issuer.url).apply(
+        lambda got: json.dumps(cloud_credentials.aws_web_identity_trust(
+            got[0], got[1], backup.web_identity_subjects(), audience), sort_keys=True)
+    )  # fmt: skip
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(f"{name}-role", name=values.bucket, assume_role_policy=trust, tags=tags, opts=opts)
+    # What assumes the role may use it at once: the Secret that names it is written after its rights.
+    rights_attached = aws.iam.RolePolicy(f"{name}-policy", role=role.name, policy=rights, opts=opts)
+    return role.arn, [role, rights_attached]

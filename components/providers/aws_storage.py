@@ -13,33 +13,37 @@ import json
 import pulumi
 import pulumi_aws as aws
 
+from components.bundles import Issuer
+from components.plan.values import STS_AUDIENCE
+from components.render import cloud_credentials
+
 ADDON = "aws-ebs-csi-driver"
 SERVICE_ACCOUNT = "system:serviceaccount:kube-system:ebs-csi-controller-sa"
 POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
-AUDIENCE = "sts.amazonaws.com"
 
 
 def web_identity_policy(provider_arn: str, issuer: str) -> str:
     """A trust policy that lets the EBS CSI controller's service account assume a role through `issuer`."""
-    host = issuer.removeprefix("https://")
-    statement = {
-        "Effect": "Allow",
-        "Principal": {"Federated": provider_arn},
-        "Action": "sts:AssumeRoleWithWebIdentity",
-        "Condition": {"StringEquals": {f"{host}:sub": SERVICE_ACCOUNT, f"{host}:aud": AUDIENCE}},
-    }
-    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+    return json.dumps(cloud_credentials.aws_web_identity_trust(provider_arn, issuer, [SERVICE_ACCOUNT], STS_AUDIENCE))
+
+
+def issuer(cluster: aws.eks.Cluster, parent: pulumi.Resource) -> Issuer:
+    """The cluster's ServiceAccount token issuer, and the IAM OIDC provider by which roles trust its tokens (IRSA)."""
+    url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)  # type: ignore[index]
+    oidc = aws.iam.OpenIdConnectProvider(
+        f"{parent._name}-oidc", url=url, client_id_lists=[STS_AUDIENCE], opts=pulumi.ResourceOptions(parent=parent)
+    )
+    return Issuer(url=url, provider=oidc.arn)
 
 
 def ebs_csi_driver(
-    cluster: aws.eks.Cluster, nodes: pulumi.Resource, region: str, parent: pulumi.Resource
+    cluster: aws.eks.Cluster, seed: Issuer, nodes: pulumi.Resource, region: str, parent: pulumi.Resource
 ) -> aws.eks.Addon:
-    """The cluster's OIDC provider, the driver's role with AmazonEBSCSIDriverPolicy, and the add-on on the nodes."""
+    """The driver's role with AmazonEBSCSIDriverPolicy, trusted through the seed's issuer, and its add-on."""
     prefix = parent._name
     opts = pulumi.ResourceOptions(parent=parent)
-    issuer = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)  # type: ignore[index]
-    oidc = aws.iam.OpenIdConnectProvider(f"{prefix}-oidc", url=issuer, client_id_lists=[AUDIENCE], opts=opts)
-    trust = pulumi.Output.all(oidc.arn, issuer).apply(lambda a: web_identity_policy(a[0], a[1]))
+    assert seed.provider is not None  # an EKS cluster's issuer has its IAM OIDC provider
+    trust = pulumi.Output.all(seed.provider, seed.url).apply(lambda a: web_identity_policy(a[0], a[1]))
     role = aws.iam.Role(f"{prefix}-ebs-csi-role", assume_role_policy=trust, opts=opts)
     attached = aws.iam.RolePolicyAttachment(f"{prefix}-ebs-csi-policy", role=role.name, policy_arn=POLICY, opts=opts)
     # Its controller runs on the nodes and needs its permissions from the start: after both.

@@ -13,6 +13,7 @@ from components import naming
 from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
+    Issuer,
     NetworkAccess,
     ResourceManagerServing,
     SeedAccess,
@@ -36,6 +37,7 @@ def access(
     kubeconfig: pulumi.Output[str],
     endpoint: pulumi.Output[str],
     ready: Sequence[pulumi.Resource] = (),
+    issuer: Issuer | None = None,
 ) -> ClusterAccess:
     """A Kubernetes provider for the cluster, identified by `<provider>:<name>`, and its access bundle.
 
@@ -53,7 +55,7 @@ def access(
         enable_secret_mutable=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(ready)),
     )
-    return ClusterAccess(values.key, endpoint, kubeconfig, provider, ready, identifier=identifier)
+    return ClusterAccess(values.key, endpoint, kubeconfig, provider, ready, identifier=identifier, issuer=issuer)
 
 
 def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:

@@ -163,12 +163,15 @@ class InfrastructureProvider(Protocol):
         """
         ...
 
-    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(
+        self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource
+    ) -> BackupAccess:
         """A seed's backup bucket in this provider's object store, and an identity that may use that bucket alone.
 
         The bucket is protected and outlives its seed in the cloud (retained): backups are never deleted with it.
-        An identity that writes the seed's Secret of its credentials itself (`holder`) says so by `held`; for any
-        other the seed writes it from `data`.
+        Where `values.audience` is set, the identity is a role the `etcd-backup` ServiceAccounts of `seed` assume
+        through its issuer (workload identity), so no key exists. An identity that writes the seed's Secret of its
+        credentials itself (`holder`) says so by `held`; for any other the seed writes it from `data`.
         """
         ...
 

@@ -19,6 +19,7 @@ from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
     HeldSecret,
+    Issuer,
     MachineCredentials,
     NetworkAccess,
 )
@@ -34,6 +35,11 @@ GKE_NAME_MAX = 40
 MACHINE_TYPE = "e2-standard-4"
 
 
+def gke_issuer(project: str, location: str, cluster: str) -> str:
+    """A GKE cluster's ServiceAccount token issuer (public: its discovery document and keys are served there)."""
+    return f"https://container.googleapis.com/v1/projects/{project}/locations/{location}/clusters/{cluster}"
+
+
 class GcpProvider(cloud.CloudProvider):
     """InfrastructureProvider on Google Cloud (project and credentials from the `gcp:` config, as usual)."""
 
@@ -43,7 +49,7 @@ class GcpProvider(cloud.CloudProvider):
         self, values: ClusterValues, parent: pulumi.Resource, depends_on: Sequence[pulumi.Resource]
     ) -> ClusterAccess:
         """A GKE cluster with its node pool, or an existing cluster."""
-        name = naming.capped(values.name, GKE_NAME_MAX)
+        name, region = naming.capped(values.name, GKE_NAME_MAX), values.region
         # Protected as well as deletion-protected: it holds the cluster's etcd data.
         opts = pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True)
         cluster = gcp.container.Cluster(
@@ -89,7 +95,14 @@ class GcpProvider(cloud.CloudProvider):
                 lambda a: exec_kubeconfig(name, a[0], a[1] or "", "gke-gcloud-auth-plugin", [])
             )
         )
-        return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool])
+        # A seed's tokens are trusted by its bucket's workload identity pool: GKE publishes each cluster's issuer.
+        issuer = None
+        if values.key.startswith("seed/"):
+            project = gcp.organizations.get_client_config_output().project
+            issuer = Issuer(
+                pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
+            )
+        return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's network, subnets, Cloud Router and NAT, and firewall rules."""
@@ -120,12 +133,15 @@ class GcpProvider(cloud.CloudProvider):
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)
 
-    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(
+        self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource
+    ) -> BackupAccess:
         """The seed's bucket with Gardener's safety settings and an identity for that bucket alone.
 
-        The cloud's key is the identity's output, which writes no Secret: the seed writes `holder` from `data`.
+        A service account the seed's `etcd-backup` ServiceAccounts act as through a pool (workload identity: no
+        key), else its key, an output that writes no Secret: the seed writes `holder` from `data`.
         """
-        return gcp_backup.backup_bucket(values, parent)
+        return gcp_backup.backup_bucket(values, seed.issuer, parent)
 
     def build_control_plane_machine(
         self,

@@ -138,7 +138,9 @@ class LocalBackups:
         """Seeds' buckets go into another stack's store: a sharded landscape's one store, run by its garden stack."""
         self._reach = shared_reach(access, garden)
 
-    def backup_bucket(self, values: BackupValues, holder: HeldSecret, parent: pulumi.Resource) -> BackupAccess:
+    def backup_bucket(
+        self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource
+    ) -> BackupAccess:
         """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
         assert self._reach is not None, "the landscape makes or shares the store before any seed's bucket"
         return store_bucket(values, self._reach, holder, self._after, parent)

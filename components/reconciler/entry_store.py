@@ -2,8 +2,10 @@
 
 S3 for the local store (MinIO on loopback over TLS: `endpoint` and `trustedCaCert` name it) and aws (S3 in the
 bucket's region), Cloud Storage's JSON API for gcp (the service account's key, `serviceaccount.json`, exchanged for
-an access token as Google's client libraries do). Each with the seed's key, which can touch that bucket's objects
-and nothing else. `EntryStore` is what arbor itself writes and reads there (a shoot's state).
+an access token as Google's client libraries do). Each as the seed's identity, which can touch that bucket's objects
+and nothing else: its key, or (workload identity) a token of the `etcd-backup` ServiceAccount of the namespace
+whose Secret names the identity, exchanged at the cloud's STS for the role (aws) or the service account (gcp).
+`EntryStore` is what arbor itself writes and reads there (a shoot's state).
 
 A resource that reaches the entry only while the shoot's seed namespace exists keeps a reference to that
 namespace's `etcd-backup` Secret instead of its data (`reference`, resolved by `entry_data`): the state then holds
@@ -24,18 +26,27 @@ import urllib3
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from minio import Minio, S3Error
+from minio.credentials.credentials import Credentials
+from minio.credentials.providers import WebIdentityProvider
 from minio.deleteobjects import DeleteObject
 
 from components.naming import json_hash
+from components.plan.values import STS_AUDIENCE, gcp_audience
 from components.reconciler.credential_secrets import secret_keys
-from components.reconciler.kube import KubeError
+from components.reconciler.kube import Kube, KubeError
 from components.reconciler.store_bucket import trusting
 from components.render import backup
 
 AWS_S3 = "s3.amazonaws.com"
 GCS_API = "https://storage.googleapis.com"
 GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
+GCP_CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
+EXTERNAL_ACCOUNT = "external_account"
 GCS_TIMEOUT_S = 120
+# The session name CloudTrail records for arbor's own use of a bucket's role, and its token's lifetime (the shortest
+# a TokenRequest takes).
+ROLE_SESSION = "arbor"
+TOKEN_SECONDS = 600
 # An object's metadata arbor writes and reads, by name (S3 sends it as `x-amz-meta-<name>`).
 Metadata = dict[str, str]
 
@@ -64,14 +75,54 @@ class EntryStore(Protocol):
         """The keys of the objects under a prefix (their current versions)."""
 
 
-def s3_client(data: dict[str, str]) -> Minio:
-    """The bucket's S3 store as the seed's user; a local store is trusted by its own CA only."""
-    keys = (data["accessKeyID"], data["secretAccessKey"])
+def s3_client(data: dict[str, str], where: dict[str, Any] | None = None) -> Minio:
+    """The bucket's S3 store as the seed's identity; a local store is trusted by its own CA only.
+
+    The identity is a key, or a role (`roleARN`) assumed as the `etcd-backup` ServiceAccount of the namespace that
+    holds the Secret (`where`), as etcd-backup-restore assumes it there.
+    """
+    credentials = s3_credentials(data, where)
     if endpoint := data.get(backup.KEY_ENDPOINT):
         # No total timeout: an upload takes as long as its size.
         http = trusting(data[backup.KEY_TRUSTED_CA])
-        return Minio(endpoint.removeprefix("https://"), *keys, secure=True, http_client=http)
-    return Minio(AWS_S3, *keys, region=data.get(backup.KEY_REGION), secure=True)
+        return Minio(endpoint.removeprefix("https://"), **credentials, secure=True, http_client=http)
+    return Minio(AWS_S3, **credentials, region=data.get(backup.KEY_REGION), secure=True)
+
+
+class RoleCredentials(WebIdentityProvider):
+    """A role's temporary credentials for a ServiceAccount's token (AssumeRoleWithWebIdentity); errors named."""
+
+    def retrieve(self) -> Credentials:
+        """The credentials, asked of STS again when they expire."""
+        try:
+            return super().retrieve()
+        except (ValueError, KeyError, urllib3.exceptions.HTTPError) as error:
+            raise StoreError(f"assuming role {self._role_arn}: {error}") from None
+
+
+def s3_credentials(data: dict[str, str], where: dict[str, Any] | None) -> dict[str, Any]:
+    """Minio's credential arguments: the key, or the role assumed with the namespace's ServiceAccount token."""
+    role = data.get(backup.KEY_ROLE_ARN)
+    if not role:
+        return {"access_key": data["accessKeyID"], "secret_key": data["secretAccessKey"]}
+    if not where:
+        raise StoreError(f"role {role}: assumed as a namespace's ServiceAccount, and no Secret's namespace is named")
+    sts = data.get(backup.KEY_ENDPOINT) or f"https://sts.{data[backup.KEY_REGION]}.amazonaws.com"
+    return {"credentials": RoleCredentials(jwt_provider_func=lambda: service_account_token(where), sts_endpoint=sts,
+                                           role_arn=role, role_session_name=ROLE_SESSION)}  # fmt: skip
+
+
+def service_account_token(where: dict[str, Any], audience: str = STS_AUDIENCE) -> dict[str, str]:
+    """A short-lived token of the `etcd-backup` ServiceAccount of the namespace `where` names, for `audience`."""
+    namespace = where["namespace"]
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{backup.SERVICE_ACCOUNT}/token"
+    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": [audience], "expirationSeconds": TOKEN_SECONDS}}  # fmt: skip
+    try:
+        status = Kube.from_kubeconfig(where["kubeconfig"]).create(path, body)["status"]
+    except KubeError as error:
+        raise StoreError(f"a token of ServiceAccount {namespace}/{backup.SERVICE_ACCOUNT}: {error}") from None
+    return {"access_token": str(status["token"]), "expires_in": str(TOKEN_SECONDS)}
 
 
 @dataclass(frozen=True)
@@ -153,6 +204,8 @@ class GcsEntry:
 
     account: dict[str, Any]
     bucket: str
+    # Where its Secret is (a reference's `secretRef`): an external account's token is asked of that namespace.
+    where: dict[str, Any] | None = None
     api: str = GCS_API
     http: urllib3.PoolManager = field(
         default_factory=lambda: urllib3.PoolManager(timeout=urllib3.Timeout(total=GCS_TIMEOUT_S),
@@ -163,14 +216,48 @@ class GcsEntry:
     def _call(self, method: str, url: str, **kw: Any) -> urllib3.BaseHTTPResponse:
         """A call with the access token, made on first use."""
         if self._token is None:
-            form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
-                    "assertion": service_account_assertion(self.account, int(time.time()))}  # fmt: skip
-            got = self.http.request("POST", self.account["token_uri"], fields=form, encode_multipart=False)
-            if got.status != 200:
-                raise StoreError(f"service account {self.account.get('client_email')}: no token ({got.status})")
-            self._token = str(json.loads(got.data)["access_token"])
+            external = self.account.get("type") == EXTERNAL_ACCOUNT
+            self._token = self._impersonated() if external else self._signed()
         headers = {**kw.pop("headers", {}), "Authorization": f"Bearer {self._token}"}
         return self.http.request(method, url, headers=headers, **kw)
+
+    def _signed(self) -> str:
+        """The service account's access token for an assertion signed with its key."""
+        form = {"grant_type": "urn:ietf:params:oauth:grant-type:jwt-bearer",
+                "assertion": service_account_assertion(self.account, int(time.time()))}  # fmt: skip
+        got = self.http.request("POST", self.account["token_uri"], fields=form, encode_multipart=False)
+        if got.status != 200:
+            raise StoreError(f"service account {self.account.get('client_email')}: no token ({got.status})")
+        return str(json.loads(got.data)["access_token"])
+
+    def _impersonated(self) -> str:
+        """The service account's access token for the pool's token of the namespace's `etcd-backup` account.
+
+        As Google's external account credentials do: STS exchanges the ServiceAccount token for a federated one,
+        which IAM Credentials exchanges for the service account's (workload identity).
+        """
+        if not self.where:
+            raise StoreError(
+                f"bucket {self.bucket}: an external account needs the Secret's namespace to ask a token in"
+            )
+        subject = service_account_token(self.where, gcp_audience(self.bucket))["access_token"]
+        form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "audience": self.account["audience"],
+                "scope": GCP_CLOUD_PLATFORM, "requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
+                "subject_token_type": self.account["subject_token_type"], "subject_token": subject}  # fmt: skip
+        try:
+            got = self.http.request("POST", self.account["token_url"], fields=form, encode_multipart=False)
+            if got.status != 200:
+                raise StoreError(f"bucket {self.bucket}: STS refused the seed's token ({got.status})")
+            federated = str(json.loads(got.data)["access_token"])
+            url = self.account["service_account_impersonation_url"]
+            got = self.http.request("POST", url, body=json.dumps({"scope": [GCS_SCOPE]}),
+                                    headers={"Authorization": f"Bearer {federated}",
+                                             "Content-Type": "application/json"})  # fmt: skip
+        except urllib3.exceptions.HTTPError as error:
+            raise StoreError(f"bucket {self.bucket}: no token for its service account: {error}") from None
+        if got.status != 200:
+            raise StoreError(f"bucket {self.bucket}: acting as its service account was refused ({got.status})")
+        return str(json.loads(got.data)["accessToken"])
 
     def _object(self, key: str) -> str:
         """An object's URL in the JSON API."""
@@ -234,8 +321,8 @@ def entry_store(value: dict[str, Any]) -> EntryStore:
     data = entry_data(value)
     bucket = data[backup.KEY_BUCKET]
     if account := data.get(backup.KEY_SERVICE_ACCOUNT):
-        return GcsEntry(json.loads(account), bucket)
-    return S3Entry(s3_client(data), bucket)
+        return GcsEntry(json.loads(account), bucket, value.get(SECRET_REF))
+    return S3Entry(s3_client(data, value.get(SECRET_REF)), bucket)
 
 
 # The key of a reference to a seed namespace's `etcd-backup` Secret, in place of its data.

@@ -28,6 +28,22 @@ STORE_REGION = "us-east-1"
 # The partition of ARNs an S3-compatible store reads in policies.
 STORE_PARTITION = "aws"
 KEY_SERVICE_ACCOUNT = "serviceaccount.json"
+# Workload identity (etcd-backup-restore's S3 store): the role to assume, and the file beside the Secret's keys
+# holding the ServiceAccount token it assumes the role with (a projected token here, not a Secret key).
+KEY_ROLE_ARN = "roleARN"
+KEY_TOKEN = "token"
+# The ServiceAccount whose tokens the bucket's role trusts: etcd main's in a shoot's seed namespace, and the one in
+# the seed's `garden` namespace arbor's own reads of the seed's bucket Secret use.
+SERVICE_ACCOUNT = "etcd-backup"
+# A projected token's lifetime; the kubelet renews it at 80 %, and etcd-backup-restore reads the file again.
+TOKEN_SECONDS = 3600
+# gcp: where etcd-backup-restore reads the `etcd-backup` Secret (etcd-druid's directory); with workload identity its
+# `serviceaccount.json` is an external account whose token is the file `token` there, and `projectID` beside it.
+GCP_CREDENTIALS_DIR = "/var/.gcp"
+KEY_PROJECT = "projectID"
+GCP_STS = "https://sts.googleapis.com/v1/token"
+GCP_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
+GCP_WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
 # Where a seed holds its bucket's credentials, as gardenlet does for a BackupBucket: `garden/bucket-<bucket>`.
 SEED_GARDEN_NAMESPACE = "garden"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
@@ -41,6 +57,37 @@ GCP_BUCKET_ROLE = "roles/storage.objectAdmin"
 GCP_SOFT_DELETE_DAYS = 7
 # The labels and tags every backup resource carries (the seed it belongs to).
 OWNER_TAG = "arbor.dev/seed"
+
+
+def service_account(namespace: str) -> dict[str, Any]:
+    """The ServiceAccount `etcd-backup` of a namespace: an identity for the bucket's role alone, no API token."""
+    return {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+            "metadata": {"name": SERVICE_ACCOUNT, "namespace": namespace}}  # fmt: skip
+
+
+def web_identity_subjects() -> list[str]:
+    """The token subjects the bucket's role trusts: `etcd-backup` of every shoot's seed namespace and of `garden`."""
+    return [f"system:serviceaccount:{ns}:{SERVICE_ACCOUNT}" for ns in ("shoot--*", SEED_GARDEN_NAMESPACE)]
+
+
+def gcp_attribute_condition() -> str:
+    """The CEL condition of a gcp bucket's pool provider: the subjects `web_identity_subjects` names, exactly."""
+    shoots = f"assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:{SERVICE_ACCOUNT}$')"
+    return f"{shoots} || assertion.sub == 'system:serviceaccount:{SEED_GARDEN_NAMESPACE}:{SERVICE_ACCOUNT}'"
+
+
+def gcp_external_account(provider: str, account: str) -> dict[str, Any]:
+    """The `serviceaccount.json` of workload identity: the pool provider `provider` (its resource name), `account`.
+
+    Google's external account credentials, as Gardener's provider-gcp writes them for etcd-backup-restore: the token
+    in the file `token` beside it is exchanged at STS and then for the service account's access token.
+    """
+    impersonation = f"https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/{account}:generateAccessToken"
+    return {
+        "universe_domain": "googleapis.com", "type": "external_account", "audience": f"//iam.googleapis.com/{provider}",
+        "subject_token_type": GCP_TOKEN_TYPE, "token_url": GCP_STS, "service_account_impersonation_url": impersonation,
+        "credential_source": {"file": f"{GCP_CREDENTIALS_DIR}/{KEY_TOKEN}", "format": {"type": "text"}},
+    }  # fmt: skip
 
 
 def bucket_secret(bucket: str) -> str:

@@ -27,7 +27,11 @@ SERVER_PORT = 8080
 STORAGE_PROVIDERS = {ProviderType.GCP: "GCS", ProviderType.AWS: "S3", ProviderType.LOCAL: "S3"}
 _S3_CREDENTIALS = ("/var/etcd-backup", "AWS_APPLICATION_CREDENTIALS", "/var/etcd-backup")
 CREDENTIALS = {
-    ProviderType.GCP: ("/var/.gcp", "GOOGLE_APPLICATION_CREDENTIALS", f"/var/.gcp/{backup.KEY_SERVICE_ACCOUNT}"),
+    ProviderType.GCP: (
+        backup.GCP_CREDENTIALS_DIR,
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        f"{backup.GCP_CREDENTIALS_DIR}/{backup.KEY_SERVICE_ACCOUNT}",
+    ),
     ProviderType.AWS: _S3_CREDENTIALS,
     ProviderType.LOCAL: _S3_CREDENTIALS,
 }
@@ -102,6 +106,23 @@ def add_sidecar(
             {"name": VOLUME, "mountPath": mount_dir, "readOnly": True},
         ],
     }
-    pod["volumes"] = [*pod.get("volumes", []), {"name": VOLUME, "secret": {"secretName": backup.ETCD_BACKUP_SECRET}}]
+    pod["volumes"] = [*pod.get("volumes", []), _credentials_volume(shoot.backup.audience)]
+    if shoot.backup.audience is not None:
+        # The bucket's role trusts this ServiceAccount's tokens (workload identity); etcd needs no API token.
+        pod.update(serviceAccountName=backup.SERVICE_ACCOUNT, automountServiceAccountToken=False)
     pod["containers"] = [*pod["containers"], sidecar]
     return sidecar
+
+
+def _credentials_volume(audience: str | None) -> Object:
+    """The `etcd-backup` Secret's keys; with workload identity, and the pod's token for the bucket's role beside them.
+
+    etcd-backup-restore assumes the role named by `roleARN` (aws), or exchanges the token for the service account's
+    (gcp: `serviceaccount.json` an external account), with the file `token` of the same directory, which the kubelet
+    renews before it expires (a projected ServiceAccount token: no Secret holds it).
+    """
+    secret = {"name": backup.ETCD_BACKUP_SECRET}
+    if audience is None:
+        return {"name": VOLUME, "secret": {"secretName": backup.ETCD_BACKUP_SECRET}}
+    token = {"audience": audience, "expirationSeconds": backup.TOKEN_SECONDS, "path": backup.KEY_TOKEN}
+    return {"name": VOLUME, "projected": {"sources": [{"secret": secret}, {"serviceAccountToken": token}]}}

@@ -126,3 +126,19 @@ def aws_first_boot_policy(secret_arn: str) -> dict[str, Any]:
 def control_plane_name(technical_id: str) -> str:
     """`<technical id>-control-plane`: the identity, secret and load balancer of a self-hosted cloud shoot's API."""
     return f"{technical_id}-control-plane"
+
+
+def aws_web_identity_trust(provider_arn: str, issuer: str, subjects: list[str], audience: str) -> dict[str, Any]:
+    """A role's trust policy: tokens of `issuer` for `audience`, whose subject is one of `subjects` (`*` a wildcard).
+
+    IAM names an OIDC provider's claims by its issuer's host and path; a pattern needs StringLike.
+    """
+    host = issuer.removeprefix("https://")
+    subject = {f"{host}:sub": subjects[0] if len(subjects) == 1 else subjects}
+    if any("*" in s for s in subjects):
+        condition = {"StringLike": subject, "StringEquals": {f"{host}:aud": audience}}
+    else:
+        condition = {"StringEquals": {**subject, f"{host}:aud": audience}}
+    statement = {"Effect": "Allow", "Principal": {"Federated": provider_arn},
+                 "Action": "sts:AssumeRoleWithWebIdentity", "Condition": condition}  # fmt: skip
+    return {"Version": "2012-10-17", "Statement": [statement]}

@@ -366,6 +366,9 @@ def mounted(workload: Workload) -> tuple[str, ...]:
             names.append(volume["secret"]["secretName"])
         elif "configMap" in volume:
             names.append(volume["configMap"]["name"])
+        # A projected volume's Secrets and ConfigMaps (its ServiceAccount token is no object).
+        for source in volume.get("projected", {}).get("sources", []):
+            names += [source[kind]["name"] for kind in ("secret", "configMap") if kind in source]
     return tuple(names)
 
 

@@ -27,8 +27,8 @@ ENTRY_SECRET = "pulumi-python:dynamic/arbor:EntrySecret"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
-    "gcp": {"serviceaccount.json", "bucketName", "storePrefix"},
-    "aws": {"accessKeyID", "secretAccessKey", "bucketName", "region", "storePrefix"},
+    "gcp": {"serviceaccount.json", "projectID", "bucketName", "storePrefix"},
+    "aws": {"roleARN", "bucketName", "region", "storePrefix"},
 }
 
 
@@ -91,10 +91,54 @@ def test_gcp_buckets_are_private_versioned_and_expire_old_versions(examples: dic
         assert binding["bucket"] == planned.bucket and binding["role"] == "roles/storage.objectAdmin"
         account = ("gcp:serviceaccount/account:Account", f"arbor-seed-{planned.seed}-backup-account")
         assert binding["member"] == f"serviceAccount:{_one(example, *account)['email']}"
-        # Nothing else is granted to it: the seed's backup makes one binding, on its bucket.
+        # Nothing else is granted to it: one binding names it, on its bucket.
         prefix = f"arbor-seed-{planned.seed}-backup"
-        granted = [(t, n) for (t, n) in example.mocks.typed if ("IAM" in t or "iam" in t) and n.startswith(prefix)]
+        granted = [(t, n) for (t, n), o in example.mocks.typed.items()
+                   if n.startswith(prefix) and o.get("member") == binding["member"]]  # fmt: skip
         assert granted == [("gcp:storage/bucketIAMMember:BucketIAMMember", binding_name(planned))]
+
+
+def test_a_gke_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examples: dict[str, Example]) -> None:
+    """GIVEN the gcp example's GKE seeds WHEN registered THEN a pool trusts each seed's etcd-backup tokens, no key.
+
+    As Gardener's provider-gcp with a WorkloadIdentity: the bucket's pool has an OIDC provider for the seed's GKE
+    issuer that accepts the bucket's own audience and only the `etcd-backup` subjects, and its identities may act as
+    the bucket's service account; the `etcd-backup` data is an external account reading the token file etcd-druid's
+    directory holds, with `projectID` beside it, so no service account key exists.
+    """
+    example = examples["gcp"]
+    assert not example.of("gcp:serviceaccount/key:Key", "arbor-seed")
+    for planned in _backups(example):
+        prefix = f"arbor-seed-{planned.seed}-backup"
+        assert planned.audience == f"arbor-backup:{planned.bucket}"
+        pool = _one(example, "gcp:iam/workloadIdentityPool:WorkloadIdentityPool", f"{prefix}-pool")
+        provider = _one(example, "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
+                        f"{prefix}-pool-provider")  # fmt: skip
+        seed = next(s for s in example.plan.seeds if s.name == planned.seed)
+        issuer = f"https://container.googleapis.com/v1/projects/my-project/locations/{seed.region}/clusters/{seed.cluster.name}"
+        assert provider["oidc"]["issuerUri"] == issuer
+        assert provider["oidc"]["allowedAudiences"] == [planned.audience]
+        assert provider["attributeMapping"] == {"google.subject": "assertion.sub"}
+        assert provider["attributeCondition"] == (
+            "assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:etcd-backup$') || "
+            "assertion.sub == 'system:serviceaccount:garden:etcd-backup'"
+        )
+        account = _one(example, "gcp:serviceaccount/account:Account", f"{prefix}-account")
+        acting = _one(example, "gcp:serviceaccount/iAMMember:IAMMember", f"{prefix}-pool-acts-as")
+        assert acting["role"] == "roles/iam.workloadIdentityUser" and acting["serviceAccountId"] == account["name"]
+        assert pool["name"].endswith(f"/workloadIdentityPools/{pool['workloadIdentityPoolId']}")
+        assert acting["member"] == f"principalSet://iam.googleapis.com/{pool['name']}/*"
+        held = unwrapped(_one(example, SECRET_SET, f"arbor-seed-{planned.seed}-bucket-secret")["secrets"])
+        data = held[f"bucket-{planned.bucket}"]
+        assert set(data) == {"bucketName", "projectID", "serviceaccount.json"} and data["projectID"] == "my-project"
+        assert json.loads(data["serviceaccount.json"]) == {
+            "universe_domain": "googleapis.com", "type": "external_account",
+            "audience": f"//iam.googleapis.com/{provider['name']}",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:jwt", "token_url": "https://sts.googleapis.com/v1/token",
+            "service_account_impersonation_url": "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/"
+            f"{account['email']}:generateAccessToken",
+            "credential_source": {"file": "/var/.gcp/token", "format": {"type": "text"}},
+        }  # fmt: skip
 
 
 def test_aws_buckets_are_private_encrypted_versioned_and_refuse_plain_http(examples: dict[str, Example]) -> None:
@@ -124,10 +168,10 @@ def test_aws_buckets_are_private_encrypted_versioned_and_refuse_plain_http(examp
 
 
 def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version(examples: dict[str, Example]) -> None:
-    """GIVEN an aws seed's backup user WHEN its policy is read THEN each grant is its bucket's, no version deleted."""
+    """GIVEN an aws seed's backup role WHEN its policy is read THEN each grant is its bucket's, no version deleted."""
     example = examples["aws"]
     for planned in _backups(example):
-        policy = json.loads(_one(example, "aws:iam/userPolicy:UserPolicy", f"arbor-seed-{planned.seed}-backup-policy")
+        policy = json.loads(_one(example, "aws:iam/rolePolicy:RolePolicy", f"arbor-seed-{planned.seed}-backup-policy")
                             ["policy"])  # fmt: skip
         arn = f"arn:aws:s3:::{planned.bucket}"
         for statement in policy["Statement"]:
@@ -138,7 +182,44 @@ def test_aws_backup_identity_may_use_its_bucket_alone_and_never_delete_a_version
                 continue
             assert statement["Effect"] == "Allow"
             assert not [a for a in actions if "*" in a or "Version" in a or a.startswith("s3:PutBucket")]
-        assert _one(example, "aws:iam/user:User", f"arbor-seed-{planned.seed}-backup-user")["name"] == planned.bucket
+
+
+def test_an_eks_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examples: dict[str, Example]) -> None:
+    """GIVEN the aws example's EKS seeds WHEN registered THEN each bucket's role trusts its seed's etcd-backup tokens.
+
+    As Gardener's BackupBucket credentials can be a WorkloadIdentity: the role `<bucket>` is assumed with the
+    ServiceAccount `etcd-backup`'s tokens (audience sts.amazonaws.com) through the seed's own IAM OIDC provider, so
+    no access key exists anywhere, and the seed's Secret of the bucket names the role.
+    """
+    example = examples["aws"]
+    assert not example.of("aws:iam/accessKey:AccessKey", "arbor-seed")
+    for planned in _backups(example):
+        assert planned.audience == "sts.amazonaws.com"
+        role = _one(example, "aws:iam/role:Role", f"arbor-seed-{planned.seed}-backup-role")
+        assert role["name"] == planned.bucket
+        trust = json.loads(role["assumeRolePolicy"])["Statement"]
+        oidc = _one(example, "aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"arbor-seed-{planned.seed}-oidc")
+        host = oidc["url"].removeprefix("https://")
+        assert trust == [{
+            "Effect": "Allow", "Principal": {"Federated": oidc["arn"]}, "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {"StringEquals": {f"{host}:aud": "sts.amazonaws.com"}, "StringLike": {f"{host}:sub": [
+                "system:serviceaccount:shoot--*:etcd-backup", "system:serviceaccount:garden:etcd-backup"]}},
+        }]  # fmt: skip
+        held = unwrapped(_one(example, SECRET_SET, f"arbor-seed-{planned.seed}-bucket-secret")["secrets"])
+        assert held[f"bucket-{planned.bucket}"] == {
+            "bucketName": planned.bucket, "region": planned.region, "roleARN": role["arn"]
+        }  # fmt: skip
+        seed = next(s for s in example.plan.seeds if s.name == planned.seed)
+        accounts = example.of("kubernetes:core/v1:ServiceAccount", f"arbor-seed-{planned.seed}")
+        assert {a["metadata"]["namespace"] for a in accounts.values() if a["metadata"]["name"] == "etcd-backup"} == {
+            "garden", *seed.shoot_namespaces
+        }  # fmt: skip
+        assert all(a["automountServiceAccountToken"] is False for a in accounts.values())
+    # A shoot's reads of its entry ask a token of its namespace's account: its etcd-backup Secret waits for it.
+    for shoot, prefix in SHOOTS.items():
+        values = next(s for s in example.plan.shoots if s.name == shoot)
+        account = ("kubernetes:core/v1:ServiceAccount", f"arbor-seed-{values.seed}-{values.seed_namespace}-etcd-backup")
+        assert account in example.waits_for(ENTRY_SECRET, f"{prefix}-etcd-backup")
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)

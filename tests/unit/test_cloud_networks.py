@@ -62,6 +62,9 @@ GCP_SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
 
 
+GCP_PROJECT_NUMBER = "123456789012"
+
+
 def cloud_computed(typ: str, inputs: dict[str, Any]) -> dict[str, Any]:
     """What the cloud adds to a resource's inputs: the IPv6 blocks it assigns."""
     if typ == VPC and (inputs.get("assignGeneratedIpv6CidrBlock") or inputs.get("ipv6IpamPoolId")):
@@ -70,6 +73,14 @@ def cloud_computed(typ: str, inputs: dict[str, Any]) -> dict[str, Any]:
         if inputs.get("ipv6AccessType") == "EXTERNAL":
             return {"externalIpv6Prefix": GCP_NODES_IPV6, "ipv6CidrRange": GCP_NODES_IPV6}
         return {"internalIpv6Prefix": GCP_SERVICES_IPV6, "ipv6CidrRange": GCP_SERVICES_IPV6}
+    # A workload identity pool's and its provider's resource names (under the project's number).
+    pools = f"projects/{GCP_PROJECT_NUMBER}/locations/global/workloadIdentityPools"
+    if typ == "gcp:iam/workloadIdentityPool:WorkloadIdentityPool":
+        return {"name": f"{pools}/{inputs['workloadIdentityPoolId']}"}
+    if typ == "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider":
+        return {
+            "name": f"{pools}/{inputs['workloadIdentityPoolId']}/providers/{inputs['workloadIdentityPoolProviderId']}"
+        }
     return {}
 
 

@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pulumi.runtime import rpc
 
-from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot, shoot_migration
+from components.reconciler import credential_secrets, entry_status, entry_store, etcd_snapshot, kube, shoot_migration
 from components.reconciler.kube import KubeError
 from components.render import backup
 
@@ -38,6 +38,7 @@ class FakeGcs(BaseHTTPRequestHandler):
     public_key: Any = None
     PAGE = 2
     assertions: ClassVar[list[dict[str, Any]]] = []
+    exchanges: ClassVar[list[dict[str, Any]]] = []
 
     def log_message(self, *_: Any) -> None:
         """Quiet."""
@@ -58,6 +59,16 @@ class FakeGcs(BaseHTTPRequestHandler):
             self.public_key.verify(raw, signed.encode(), padding.PKCS1v15(), hashes.SHA256())
             self.assertions.append(json.loads(base64.urlsafe_b64decode(signed.split(".")[1] + "==")))
             return self._answer(200, json.dumps({"access_token": TOKEN, "expires_in": 3599}).encode())
+        if self.path == "/sts":  # workload identity: the seed's token for a federated one
+            form = dict(urllib.parse.parse_qsl(body.decode()))
+            self.exchanges.append(form)
+            known = form["subject_token"] == "sa-token" and form["audience"] == "//iam.googleapis.com/pool-provider"
+            return self._answer(200 if known else 403, json.dumps({"access_token": "federated"}).encode())
+        if self.path == "/impersonate":  # and the federated token for the service account's
+            if self.headers["Authorization"] != "Bearer federated":
+                return self._answer(403)
+            self.exchanges.append(json.loads(body))
+            return self._answer(200, json.dumps({"accessToken": TOKEN}).encode())
         if self.headers["Authorization"] != f"Bearer {TOKEN}":
             return self._answer(401)
         message = message_from_bytes(f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + body)
@@ -128,6 +139,44 @@ def test_a_gcp_entry_writes_and_reads_objects_with_the_accounts_token(gcs: tuple
     assert claims["aud"] == f"{url}/token" and claims["exp"] - claims["iat"] == 3600
 
 
+def test_a_gcp_entry_acts_as_its_service_account_with_the_namespaces_token(
+    gcs: tuple[str, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN an external account's `etcd-backup` data WHEN its entry reads THEN as the seed's etcd-backup account.
+
+    As Google's external account credentials: a token of the namespace's `etcd-backup` ServiceAccount for the
+    bucket's pool audience, exchanged at STS, then for the service account's access token (Cloud Storage's scope).
+    A refused exchange, or no namespace to ask a token in, is a StoreError naming the bucket.
+    """
+    url, _ = gcs
+    FakeGcs.exchanges = []
+    requested: list[dict[str, Any]] = []
+
+    class Seed:
+        def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+            assert path == "/api/v1/namespaces/shoot--dev--web/serviceaccounts/etcd-backup/token"
+            requested.append(body["spec"])
+            return {"status": {"token": "sa-token"}}
+
+    monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    account = {**backup.gcp_external_account("pool-provider", "bk@p.iam.gserviceaccount.com"),
+               "token_url": f"{url}/sts", "service_account_impersonation_url": f"{url}/impersonate"}  # fmt: skip
+    where = {"kubeconfig": "k", "namespace": "shoot--dev--web", "name": "etcd-backup"}
+    store = entry_store.GcsEntry(account, "arbor-seed-gcp-1", where, api=url)
+    store.put("e/x", b"snapshot", {})
+    assert store.get("e/x") == (b"snapshot", {})
+    assert requested == [{"audiences": ["arbor-backup:arbor-seed-gcp-1"], "expirationSeconds": 600}]
+    exchange, impersonation = FakeGcs.exchanges
+    assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
+    assert exchange["subject_token_type"] == "urn:ietf:params:oauth:token-type:jwt"
+    assert impersonation == {"scope": [entry_store.GCS_SCOPE]}
+    refused = entry_store.GcsEntry({**account, "audience": "//iam.googleapis.com/other"}, "b", where, api=url)
+    with pytest.raises(entry_store.StoreError, match="bucket b: STS refused the seed's token"):
+        refused.get("e/x")
+    with pytest.raises(entry_store.StoreError, match="bucket b: an external account needs the Secret's namespace"):
+        entry_store.GcsEntry(account, "b", api=url).get("e/x")
+
+
 def test_a_gcp_entry_that_is_refused_says_which_object_in_one_line(gcs: tuple[str, dict[str, str]]) -> None:
     """GIVEN a token the API refuses WHEN an object is written or read THEN a StoreError naming it and the status."""
     url, data = gcs
@@ -145,6 +194,74 @@ def test_an_s3_entry_is_chosen_for_aws_and_the_local_store() -> None:
     aws = {"accessKeyID": "a", "secretAccessKey": "s", backup.KEY_REGION: "eu-west-1", backup.KEY_BUCKET: "b"}
     store = entry_store.entry_store(aws)
     assert isinstance(store, entry_store.S3Entry) and store.client._base_url.host == entry_store.AWS_S3
+
+
+STS_ANSWER = """<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+<AssumeRoleWithWebIdentityResult><Credentials><AccessKeyId>ASIATEMP</AccessKeyId>
+<SecretAccessKey>temporary</SecretAccessKey><SessionToken>session</SessionToken>
+<Expiration>2099-01-01T00:00:00Z</Expiration></Credentials></AssumeRoleWithWebIdentityResult>
+</AssumeRoleWithWebIdentityResponse>"""
+
+
+class StsHandler(BaseHTTPRequestHandler):
+    """AWS STS's AssumeRoleWithWebIdentity for one role and one token; every query it was sent."""
+
+    queries: ClassVar[list[dict[str, str]]] = []
+
+    def do_POST(self) -> None:
+        """Temporary credentials for the known token, else AccessDenied."""
+        query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+        self.queries.append(query)
+        known = query.get("WebIdentityToken") == "sa-token" and query.get("RoleArn") == "arn:aws:iam::1:role/b"
+        denied = b"<ErrorResponse><Error><Code>AccessDenied</Code></Error></ErrorResponse>"
+        body = STS_ANSWER.encode() if known else denied
+        self.send_response(200 if known else 403)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: Any) -> None:
+        """Quiet."""
+
+
+def test_a_role_is_assumed_as_the_namespaces_etcd_backup_account(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN `etcd-backup` data naming a role WHEN its S3 store signs THEN it holds the role's temporary credentials.
+
+    As etcd-backup-restore does with its projected token: a token of the ServiceAccount `etcd-backup` of the
+    namespace that holds the Secret, for sts.amazonaws.com, exchanged at STS for the role (AssumeRoleWithWebIdentity).
+    A role STS refuses, or data by value (no namespace to ask a token of), is a StoreError naming the role.
+    """
+    server = ThreadingHTTPServer(("127.0.0.1", 0), StsHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    requested: list[tuple[str, dict[str, Any]]] = []
+
+    class Seed:
+        def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+            requested.append((path, body))
+            return {"status": {"token": "sa-token", "expirationTimestamp": "2099-01-01T00:00:00Z"}}
+
+    monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
+    sts = f"http://127.0.0.1:{server.server_port}"
+    data = {"bucketName": "b", "region": "eu-west-1", "roleARN": "arn:aws:iam::1:role/b", "endpoint": sts}
+    where = {"kubeconfig": "k", "namespace": "shoot--dev--web", "name": "etcd-backup"}
+    try:
+        got = entry_store.s3_credentials(data, where)["credentials"].retrieve()
+        assert (got.access_key, got.secret_key, got.session_token) == ("ASIATEMP", "temporary", "session")
+        assert requested == [("/api/v1/namespaces/shoot--dev--web/serviceaccounts/etcd-backup/token", {
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+            "spec": {"audiences": ["sts.amazonaws.com"], "expirationSeconds": 600}})]  # fmt: skip
+        assert StsHandler.queries[-1]["Action"] == "AssumeRoleWithWebIdentity"
+        assert StsHandler.queries[-1]["RoleSessionName"] == "arbor"
+        refused = entry_store.s3_credentials({**data, "roleARN": "arn:aws:iam::1:role/other"}, where)
+        with pytest.raises(entry_store.StoreError, match="assuming role arn:aws:iam::1:role/other: "):
+            refused["credentials"].retrieve()
+    finally:
+        server.shutdown()
+    with pytest.raises(entry_store.StoreError, match="role arn:aws:iam::1:role/b: assumed as a namespace's"):
+        entry_store.s3_client(data)
+    aws = entry_store.s3_client({k: v for k, v in data.items() if k != "endpoint"}, where)
+    assert aws._base_url.host == entry_store.AWS_S3
+    assert aws._provider._sts_endpoint == "https://sts.eu-west-1.amazonaws.com"  # type: ignore[union-attr]
 
 
 @given(st.lists(st.tuples(st.integers(0, 99_999_999), st.integers(1_600_000_000, 2_000_000_000)), max_size=8))

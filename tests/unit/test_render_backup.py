@@ -140,6 +140,41 @@ def test_only_etcd_main_is_backed_up_from_its_secret(provider: str) -> None:
     assert data in sidecar["volumeMounts"]
 
 
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_etcd_main_uses_the_buckets_identity_with_its_own_token_where_the_seed_is_trusted(provider: str) -> None:
+    """GIVEN a shoot on a seed arbor made, its bucket in that cloud WHEN etcd main is rendered THEN a token file.
+
+    etcd-backup-restore assumes `roleARN` (S3) or exchanges the external account's token (GCS) with the file `token`
+    of its credentials directory: the pod runs as `etcd-backup` (no API token mounted) and projects that
+    ServiceAccount's token for the bucket's audience next to the Secret's keys.
+    """
+    web = backed_up(provider)
+    assert web.backup is not None
+    audience = {"aws": "sts.amazonaws.com", "gcp": f"arbor-backup:{web.backup.bucket}"}[provider]
+    assert web.backup.audience == audience
+    pod = controlplane.etcd(web, "main", web.topology).pod_spec
+    volume = next(v for v in pod["volumes"] if v["name"] == "etcd-backup")
+    token = {"audience": audience, "expirationSeconds": 3600, "path": "token"}
+    assert volume["projected"]["sources"] == [{"secret": {"name": "etcd-backup"}}, {"serviceAccountToken": token}]
+    assert pod["serviceAccountName"] == "etcd-backup" and pod["automountServiceAccountToken"] is False
+    sidecar = pod["containers"][1]
+    directory = {"aws": "/var/etcd-backup", "gcp": "/var/.gcp"}[provider]
+    assert {"name": "etcd-backup", "mountPath": directory, "readOnly": True} in sidecar["volumeMounts"]
+
+
+@pytest.mark.parametrize("provider", ["gcp", "aws"])
+def test_an_existing_seeds_bucket_keeps_a_key(provider: str) -> None:
+    """GIVEN a seed given by kubeconfig WHEN planned and etcd rendered THEN no audience: the Secret's key alone."""
+    raw = on_provider(base(), provider)
+    raw["seeds"][0]["backup"] = {"provider": provider}
+    raw["seeds"][0]["cluster"] = {"kubeconfigSecret": "seedKubeconfig"}
+    web = plan_landscape(parse_landscape(raw), "s").shoots[0]
+    assert web.backup is not None and web.backup.audience is None
+    pod = controlplane.etcd(web, "main", web.topology).pod_spec
+    assert {"name": "etcd-backup", "secret": {"secretName": "etcd-backup"}} in pod["volumes"]
+    assert "serviceAccountName" not in pod
+
+
 def test_full_snapshots_of_a_seeds_shoots_are_spread_over_the_hour() -> None:
     """GIVEN twenty shoots WHEN their schedules are computed THEN they fall on more than ten different minutes."""
     web = backed_up("aws")
