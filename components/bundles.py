@@ -7,7 +7,8 @@ outputs). They live below every component, so layers sit side by side and depend
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,8 @@ class ClusterAccess:
     key: str
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
-    provider: k8s.Provider
+    # Makes its Kubernetes provider, on first use (`provider`): a cluster only reconcilers reach keeps none.
+    make_provider: Callable[[], k8s.Provider]
     # What must exist before objects are applied to the cluster (its nodes, say); empty when nothing.
     ready: Sequence[pulumi.Resource] = ()
     # The names of the nodes arbor made, by worker pool (local shoots; a cloud's machines name themselves).
@@ -42,6 +44,11 @@ class ClusterAccess:
     kubeconfig_file: pulumi.Output[str] | None = None
     # Its ServiceAccount token issuer where a cloud can trust it (a seed arbor made on EKS), else None.
     issuer: Issuer | None = None
+
+    @functools.cached_property
+    def provider(self) -> k8s.Provider:
+        """The cluster's Kubernetes provider, registered the first time a resource asks for it."""
+        return self.make_provider()
 
     @property
     def reach(self) -> pulumi.Output[str]:

@@ -158,6 +158,14 @@ MOVES = (
         rf"({CONTROL_PLANE})-.+-\d+",
         "its node's static pods (`<shoot>-static-pods-<pool>-<index>`)",
     ),
+    # node-agent's ServiceAccount in the shoot (`<shoot>-node-agent-serviceaccount`): its AccessToken makes it now,
+    # as Gardener's token-requestor does, so a hosted shoot keeps no Kubernetes provider of its own in the state.
+    Move(
+        "kubernetes:core/v1:ServiceAccount",
+        SHOOT,
+        r"node-agent-serviceaccount",
+        "its token (`<shoot>-node-agent-token`)",
+    ),
 )
 
 

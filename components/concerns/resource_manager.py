@@ -45,7 +45,7 @@ def resource_manager(
     prefix, ns = f"{name}-grm", shoot.seed_namespace
     # Each cluster's objects as one resource that keeps them once (reconciler/object_set.py).
     after_seed = [seed.namespaces[ns], *seed.resource_crds, *seed.cluster.ready]
-    in_shoot = [shoot_api.provider, *shoot_api.ready]
+    in_shoot = list(shoot_api.ready)
     identities: list[pulumi.Resource] = [
         ObjectSet(f"{prefix}-source", kubeconfig=seed.cluster.reach, cluster=seed.cluster.identifier,
                   manifests=[grm.service_account(ns), *grm.source_rights(ns)],

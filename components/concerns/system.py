@@ -23,7 +23,7 @@ def system_components(
             f"{name}-system",
             kubeconfig=access.reach,
             values=resolved.apply(lambda v: v.to_object()),
-            # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[access.provider, *access.ready]),
+            # After what objects in the shoot wait for (its provider waits for the same): its API, and its records.
+            opts=pulumi.ResourceOptions(parent=parent, depends_on=list(access.ready)),
         )
     ]

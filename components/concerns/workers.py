@@ -146,8 +146,8 @@ class Workers(pulumi.ComponentResource):
             kubeconfig=shoot_api.reach,
             cluster=shoot_api.identifier,
             manifests=list(machines.shoot_objects(shoot)),
-            # After what objects in the shoot wait for: its provider waits for the API's records, where it has any.
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[shoot_api.provider, *shoot_api.ready]),
+            # After what objects in the shoot wait for (its provider waits for the same): its API, and its records.
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(shoot_api.ready)),
         )
         return [*processes, rights]
 

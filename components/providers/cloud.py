@@ -55,7 +55,9 @@ def access(
         enable_secret_mutable=True,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(ready)),
     )
-    return ClusterAccess(values.key, endpoint, kubeconfig, provider, ready, identifier=identifier, issuer=issuer)
+    return ClusterAccess(
+        values.key, endpoint, kubeconfig, lambda: provider, ready, identifier=identifier, issuer=issuer
+    )
 
 
 def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:

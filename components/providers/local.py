@@ -197,17 +197,17 @@ class LocalProvider(local_backup.LocalBackups):
             # empty; a shoot with an entry comes back from the final snapshot its deletion takes.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
-        provider = _provider(values, parent, cluster.kubeconfig, [cluster])
+        provider = functools.cache(lambda: _provider(values, parent, cluster.kubeconfig, [cluster]))
         labels = {naming.label("cluster"): values.key.replace("/", "."), "type": "kwok"}
         ready: list[pulumi.Resource] = []
         by_pool: dict[str, list[str]] = {}
         # A shoot's node stands for a machine of its pool's zone, named and labelled as one.
         for machine in machines:
             ready += self._node(prefix, machine.key, machine.name, labels | machine.labels, machine.network, cluster,
-                                provider, parent)  # fmt: skip
+                                provider(), parent)  # fmt: skip
             by_pool.setdefault(machine.pool, []).append(machine.name)
         for i in range(len(machines), values.nodes):
-            ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider, parent)
+            ready += self._node(prefix, str(i), f"{values.name}-node-{i}", labels, None, cluster, provider(), parent)
         identifier = naming.cluster_identifier(values.provider.value, values.name)
         return ClusterAccess(
             values.key, cluster.endpoint, cluster.kubeconfig, provider, [cluster, *ready], by_pool, identifier,
@@ -226,7 +226,7 @@ class LocalProvider(local_backup.LocalBackups):
         self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]
     ) -> ClusterAccess:
         """A local cluster another stack of this landscape registered (its garden, for a seed stack)."""
-        provider = _provider(values, parent, kubeconfig, [])
+        provider = functools.cache(lambda: _provider(values, parent, kubeconfig, []))
         identifier = naming.cluster_identifier(values.provider.value, values.name)
         endpoint = pulumi.Output.unsecret(kubeconfig.apply(server_of))
         return ClusterAccess(values.key, endpoint, kubeconfig, provider, identifier=identifier, kubeconfig_file=reach)

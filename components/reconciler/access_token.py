@@ -11,6 +11,10 @@ with `gardener.cloud/operation: renew-garden-access-secrets` (components/reconci
 authenticates makes the next `up` write a new token in place. The token itself is never an output: the state
 keeps its times and a hash. `delete()` removes the Secret (the token expires by itself).
 
+With `makesServiceAccount`, it also makes the ServiceAccount where it is missing (no token mounted: nothing runs
+as it), as Gardener's token-requestor does for the accounts its Secrets name, and removes it with the token; a
+ServiceAccount deleted behind its back makes the token fail its review, so the next `up` makes both again.
+
 The Secret may live in another cluster than the ServiceAccount (`secretKubeconfig`, `secretNamespace`), with labels
 and annotations of its own (`secretMetadata`): an extension's garden access token is requested in the garden and
 kept in the extension's seed namespace, as gardener-resource-manager's token requestor of class `garden` keeps it.
@@ -67,6 +71,7 @@ INPUTS = (
     "expirationSeconds",
     "version",
     "renewAfter",
+    "makesServiceAccount",
 )
 # What read() finds in the Secret; anything but VALID asks the next `up` for a new token.
 VALID, MISSING, CHANGED, REJECTED = "valid", "missing", "changed", "rejected"
@@ -195,10 +200,26 @@ def _forget(props: dict[str, Any]) -> None:
             raise
 
 
+def _account_path(props: dict[str, Any]) -> str:
+    """The ServiceAccount's API path."""
+    return f"/api/v1/namespaces/{props['namespace']}/serviceaccounts/{props['serviceAccount']}"
+
+
+def _ensure_account(kube: Kube, props: dict[str, Any]) -> None:
+    """Makes the ServiceAccount where the token's resource makes it and it is missing."""
+    if not props.get("makesServiceAccount") or kube.find(_account_path(props)) is not None:
+        return
+    account = {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+               "metadata": {"name": props["serviceAccount"], "namespace": props["namespace"]}}  # fmt: skip
+    kube.create(f"/api/v1/namespaces/{props['namespace']}/serviceaccounts", account)
+
+
 def _issue(props: dict[str, Any]) -> dict[str, Any]:
     """Requests a token and keeps it (file or Secret); the outputs without the token."""
     issued_at = clock()
-    token, expires_at = _request_token(Kube.from_kubeconfig(props["kubeconfig"]), props)
+    kube = Kube.from_kubeconfig(props["kubeconfig"])
+    _ensure_account(kube, props)
+    token, expires_at = _request_token(kube, props)
     renewal = renew_at(issued_at, expires_at)
     _store(props, token, renewal)
     return {
@@ -274,8 +295,14 @@ class AccessTokenProvider(Provider):
         return ReadResult(id_=id_, outs={**props, "tokenState": token_state(props)})
 
     def delete(self, _id: str, props: dict[str, Any]) -> None:
-        """Removes the file or Secret; the token expires by itself."""
+        """Removes the file or Secret (the token expires by itself), and the ServiceAccount it made."""
         _forget(props)
+        if props.get("makesServiceAccount"):
+            try:
+                Kube.from_kubeconfig(props["kubeconfig"]).delete(_account_path(props))
+            except KubeError as err:
+                if err.status != 0:  # an unreachable cluster is gone with its accounts
+                    raise
 
 
 class AccessToken(Resource, module="arbor", name="AccessToken"):
@@ -300,6 +327,7 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
         secret_metadata: dict[str, dict[str, str]] | None = None,
         seed: str | None = None,
         token_file: str | None = None,
+        makes_service_account: bool = False,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         if problem := expiration_problem(expiration_s):
@@ -311,6 +339,7 @@ class AccessToken(Resource, module="arbor", name="AccessToken"):
             "secretName": secret_name, "expirationSeconds": expiration_s, "version": PROVIDER_VERSION,
             "secretKubeconfig": secret_kubeconfig, "secretNamespace": secret_namespace,
             "secretMetadata": secret_metadata, "tokenFile": token_file, "seed": seed,
+            "makesServiceAccount": makes_service_account or None,
             "renewAfter": None, "renewal": None,
             "issuedAt": None, "expiresAt": None, "renewAt": None, "tokenHash": None, "tokenState": None,
         }  # fmt: skip

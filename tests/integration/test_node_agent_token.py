@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,27 @@ def test_a_deleted_secret_is_back_with_a_valid_token_after_up(local_stack: Stack
     assert "pulumi-python:dynamic/arbor:AccessToken" not in steps_by_type(local_stack.preview_json())
     state = json.dumps(local_stack.export())
     assert not any(token in state for token in {*before.values(), *after.values()})
+
+
+def test_a_deleted_service_account_is_made_again_by_its_token_after_up(local_stack: Stack, tmp_path: Path) -> None:
+    """GIVEN one shoot's node-agent ServiceAccount deleted WHEN `up` runs again THEN it is back, with a valid token.
+
+    The token's resource makes the account (as Gardener's token-requestor does), so no Kubernetes provider resource
+    of the shoot holds it: the old token no longer authenticates (its account is gone), the review fails at refresh,
+    and `up` makes the account and a token of it again.
+    """
+    kubeconfig = local_stack.outputs()["kubeconfigs"][SHOOTS[0]]
+    before = stored_token(kubeconfig, tmp_path)[0]
+    kubectl(kubeconfig, tmp_path, "-n", "kube-system", "delete", "serviceaccount", "gardener-node-agent")
+    # The API server's authenticator reads accounts from its informer's cache: the token fails once that has seen it.
+    deadline = time.monotonic() + 30
+    while reviewed_user(kubeconfig, tmp_path, before) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert reviewed_user(kubeconfig, tmp_path, before) == ""
+    local_stack.up()
+    account = json.loads(kubectl(kubeconfig, tmp_path, "-n", "kube-system", "get", "serviceaccount",
+                                 "gardener-node-agent", "-o", "json"))  # fmt: skip
+    assert account["automountServiceAccountToken"] is False
+    after = stored_token(kubeconfig, tmp_path)[0]
+    assert after != before and reviewed_user(kubeconfig, tmp_path, after) == ACCOUNT
+    assert "pulumi-python:dynamic/arbor:AccessToken" not in steps_by_type(local_stack.preview_json())

@@ -180,6 +180,26 @@ def test_delete_removes_the_secret(api: FakeApi) -> None:
     assert not api.secrets
 
 
+def test_a_token_that_makes_its_service_account_makes_it_where_missing_and_removes_it(api: FakeApi) -> None:
+    """GIVEN `makesServiceAccount` WHEN created, updated, deleted THEN the account is made once, kept, and removed.
+
+    As Gardener's token-requestor makes the ServiceAccount its Secret names: no token mounted (nothing runs as it);
+    one already there is left as it is; a token without the flag makes none.
+    """
+    account = f"/api/v1/namespaces/{NS}/serviceaccounts/{SA}"
+    making = {**props(), "makesServiceAccount": True}
+    outs = outputs(AccessTokenProvider().create(making))
+    assert api.secrets[account] == {"apiVersion": "v1", "kind": "ServiceAccount", "automountServiceAccountToken": False,
+                                    "metadata": {"name": SA, "namespace": NS}}  # fmt: skip
+    api.secrets[account] = {**api.secrets[account], "secrets": ["kept"]}
+    outs = outputs(AccessTokenProvider().update("id", outs, making))
+    assert api.secrets[account]["secrets"] == ["kept"]
+    AccessTokenProvider().delete("id", outs)
+    assert not api.secrets
+    created(api)
+    assert account not in api.secrets
+
+
 def test_a_lifetime_below_10_minutes_or_over_24_hours_is_refused_naming_the_input() -> None:
     """GIVEN 599s or 24h and a second WHEN checked THEN a failure on expirationSeconds; 600s and 24h pass."""
     for seconds in (599, 24 * 3600 + 1):

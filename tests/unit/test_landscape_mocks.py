@@ -55,7 +55,9 @@ def test_cluster_inputs(mocks: Mocks) -> pulumi.Output[None]:
             "v1.34.4",
         )
         assert mocks.inputs["arbor-garden-k8s"]["clusterIdentifier"] == "local:local-garden"
-        assert mocks.inputs["arbor-shoot-dev-web-k8s"]["clusterIdentifier"] == "local:local-shoot-dev-web"
+        assert mocks.inputs["arbor-shoot-ops-root-k8s"]["clusterIdentifier"] == "local:local-shoot-ops-root"
+        # A hosted shoot's cluster is reached by reconcilers alone: no Kubernetes provider of its own is made.
+        assert "arbor-shoot-dev-web-k8s" not in mocks.inputs
         node = mocks.inputs["arbor-garden-node-0"]
         assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake", "pulumi.com/patchForce": "true"}
         assert node["metadata"]["name"] == "local-garden-node-0"

@@ -337,3 +337,16 @@ def test_a_self_hosted_local_shoots_leaves_are_handed_over_to_its_leaf_set_and_a
     ]  # fmt: skip
     handed = state_moves.moved([*shoots, cluster, *leaves, *stays])
     assert set(handed) == {c["urn"] for c in leaves}
+
+
+def test_node_agents_service_account_is_handed_over_to_its_token() -> None:
+    """GIVEN an older shoot's node-agent ServiceAccount resource WHEN the moves are read THEN its token takes it.
+
+    The AccessToken makes that account now, so the object stays in the shoot (its tokens stay valid) while the
+    resource leaves the state; another ServiceAccount of the shoot (the garden's, say) stays.
+    """
+    account = resource("kubernetes:core/v1:ServiceAccount", "arbor-shoot-dev-web-node-agent-serviceaccount", SHOOT)
+    other = resource("kubernetes:core/v1:ServiceAccount", "arbor-shoot-dev-web-garden-serviceaccount", SHOOT)
+    token = resource("pulumi-python:dynamic/arbor:AccessToken", "arbor-shoot-dev-web-node-agent-token", SHOOT)
+    handed = state_moves.moved([*old_state()[:2], account, other, token])
+    assert handed == {account["urn"]: "its token (`<shoot>-node-agent-token`)"}

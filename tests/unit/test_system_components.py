@@ -191,7 +191,7 @@ def _registered(provider: ProviderType) -> tuple[dict[str, list[str]], dict[str,
         parent = pulumi.ComponentResource("arbor:shoot:Shoot", "dev-web")
         network = NETWORKS[provider](shoot.network_plan, parent)
         empty = pulumi.Output.from_input("")
-        access = ClusterAccess("shoot/dev/web", empty, empty, k8s.Provider("shoot-k8s"))
+        access = ClusterAccess("shoot/dev/web", empty, empty, lambda: k8s.Provider("shoot-k8s"))
         created = system_components("dev-web", shoot, access, network, parent)
         return pulumi.Output.all(network.ranges, *[r.urn for r in created]).apply(lambda a: out.update(a[0]))
 

@@ -110,11 +110,16 @@ def register(
         cluster = k8s.Provider("seed-k8s", kubeconfig="seed")
         seed = SeedAccess(
             name="seed",
-            cluster=ClusterAccess("seed/s", pulumi.Output.from_input(""), pulumi.Output.from_input(""), cluster),
+            cluster=ClusterAccess(
+                "seed/s", pulumi.Output.from_input(""), pulumi.Output.from_input(""), lambda: cluster
+            ),
             namespaces={shoot.seed_namespace: k8s.core.v1.Namespace("ns", opts=pulumi.ResourceOptions(parent=parent))},
         )
         api = ClusterAccess(
-            "shoot/dev/web", pulumi.Output.from_input(""), pulumi.Output.from_input(""), k8s.Provider("shoot-k8s")
+            "shoot/dev/web",
+            pulumi.Output.from_input(""),
+            pulumi.Output.from_input(""),
+            lambda: k8s.Provider("shoot-k8s"),
         )
         sources = {
             machines.MCM_NAME: pulumi.Output.from_input({pki.KEY_CERT: "cert", pki.KEY_KEY: "key"}),
