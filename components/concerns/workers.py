@@ -76,7 +76,9 @@ class Workers(pulumi.ComponentResource):
             parent=self, provider=seed.cluster.provider, depends_on=_namespace(seed, shoot)
         )
         # Pasted credentials when the spec names them; else those arbor makes (none on local), applied after them.
-        managed = None if shoot.cloud_credentials_secret else infra.machine_credentials(shoot, network, self)
+        managed = (
+            None if shoot.cloud_credentials_secret else infra.machine_credentials(shoot, network, seed.cluster, self)
+        )
         after_key = pulumi.ResourceOptions.merge(
             in_seed, pulumi.ResourceOptions(depends_on=list(managed.ready) if managed else [])
         )

@@ -214,6 +214,7 @@ def _shoot(
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
         cloud_credentials=spec.cloud_credentials,
+        machine_audience=_machine_audience(spec, seed, networking.provider),
         network_type=spec.networking.type.value,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
@@ -225,6 +226,19 @@ def _shoot(
         topology=topology.static() if spec.self_hosted else topology.hosted(technical_id),
     )
     return with_nodes(shoot)
+
+
+def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: ProviderType) -> str | None:
+    """Workload identity for the machines' identity arbor makes, where its role can trust the seed's issuer.
+
+    As for a bucket (`_backup_audience`): MCM runs in the seed, so an aws shoot on an EKS seed arbor made gets a role
+    its ServiceAccount assumes. A self-hosted shoot's MCM runs behind its own API, whose issuer no cloud can fetch;
+    pasted credentials are the user's; gcp machines keep their key for now.
+    """
+    hosted = seed is not None and not spec.self_hosted and seed.cluster.kubeconfig_secret is None
+    made = spec.cloud_credentials_secret is None
+    aws = provider == ProviderType.AWS and seed is not None and seed.provider == ProviderType.AWS
+    return STS_AUDIENCE if hosted and made and aws else None
 
 
 def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValues | None:

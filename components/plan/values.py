@@ -225,6 +225,9 @@ class ShootValues:
     cloud_credentials_secret: str | None = None
     # `cloudCredentials` as written (None: arbor creates them on a cloud unless a secret config key is named).
     cloud_credentials: CloudCredentials | None = None
+    # Workload identity of the machines' identity: the audience of MCM's ServiceAccount tokens its role trusts
+    # through the seed's issuer (None: a key, pasted or made).
+    machine_audience: str | None = None
     # The network plugin in the shoot (kinds.NetworkType's value).
     network_type: str = "calico"
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).

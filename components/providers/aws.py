@@ -151,10 +151,10 @@ class AwsProvider(cloud.CloudProvider):
         return machine_providers.aws_provider_spec(d, values, image)
 
     def machine_credentials(
-        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+        self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials:
-        """An IAM user with a policy scoped to the shoot's network and nodes' role, and its access key."""
-        return aws_credentials.machine_credentials(shoot, network, parent)
+        """A role MCM assumes through the seed's issuer (or a user and key), scoped to the shoot's network and nodes."""
+        return aws_credentials.machine_credentials(shoot, network, seed.issuer, parent)
 
     def backup_bucket(
         self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource

@@ -1,11 +1,12 @@
 """A shoot's machine credentials on AWS: an IAM user with an inline policy scoped to the shoot, and its access key.
 
 machine-controller-manager-provider-aws reads `accessKeyID` and `secretAccessKey` from the `cloudprovider` Secret,
-which needs nothing in MCM's pod. (It can also assume `roleARN` with a web identity token from
-`workloadIdentityTokenFile`, Gardener's workload identity; that needs a projected token in MCM's Deployment and
-an IAM OIDC provider trusting the seed's issuer, which arbor does not make yet.) The policy
-(components/render/cloud_credentials.py) names the shoot's nodes subnets, security group and nodes' role; the key's
-secret stays a secret output from the provider into the Secret.
+or assumes `roleARN` with the web identity token in `workloadIdentityTokenFile` (Gardener's workload identity). On
+an EKS seed arbor made (its IAM OIDC provider trusts the seed's issuer), the shoot's identity is such a role, which
+MCM's ServiceAccount in the shoot's seed namespace assumes with the token its Deployment projects: no key exists.
+Elsewhere it is an IAM user and its access key, whose secret stays a secret output from the provider into the
+Secret. The policy (components/render/cloud_credentials.py) names the shoot's nodes subnets, security group and
+nodes' role.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.bundles import MachineCredentials, NetworkAccess
+from components.bundles import Issuer, MachineCredentials, NetworkAccess
 from components.plan.values import ShootValues
-from components.render import cloud_credentials
+from components.render import cloud_credentials, machines
 from components.render.cloud_credentials import AwsScope
 
 
@@ -64,8 +65,26 @@ def machine_policy(shoot: ShootValues, network: NetworkAccess) -> pulumi.Output[
     return pulumi.Output.all(identity.account_id, partition.partition, network.subnets, network.nodes).apply(scoped)
 
 
-def machine_credentials(shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource) -> MachineCredentials:
-    """The IAM user `<technical id>-machines` of a shoot, its policy and access key, under `parent`."""
+def machine_credentials(
+    shoot: ShootValues, network: NetworkAccess, issuer: Issuer | None, parent: pulumi.Resource
+) -> MachineCredentials:
+    """The IAM role (or user and key) `<technical id>-machines` of a shoot and its policy, under `parent`."""
     tags = {cloud_credentials.aws_cluster_tag(shoot.technical_id): cloud_credentials.AWS_OWNED_VALUE}
     name = cloud_credentials.machines_name(shoot.technical_id)
-    return user_with_key(f"{parent._name}-machines", name, machine_policy(shoot, network), tags, parent)
+    if shoot.machine_audience is None:
+        return user_with_key(f"{parent._name}-machines", name, machine_policy(shoot, network), tags, parent)
+    if issuer is None or issuer.provider is None:
+        raise ValueError(f"{shoot.technical_id}: its machines' role needs the seed's token issuer, which it has not")
+    subject = f"system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
+    audience = shoot.machine_audience
+    trust = pulumi.Output.all(issuer.provider, issuer.url).apply(
+        lambda got: json.dumps(cloud_credentials.aws_web_identity_trust(got[0], got[1], [subject], audience),
+                               sort_keys=True)
+    )  # fmt: skip
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(f"{parent._name}-machines-role", name=name, assume_role_policy=trust, tags=tags, opts=opts)
+    rights = aws.iam.RolePolicy(
+        f"{parent._name}-machines-policy", role=role.name, policy=machine_policy(shoot, network), opts=opts
+    )
+    data = role.arn.apply(lambda arn: {"roleARN": arn, "workloadIdentityTokenFile": machines.IDENTITY_TOKEN_FILE})
+    return MachineCredentials(data=data, ready=[role, rights])

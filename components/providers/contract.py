@@ -115,11 +115,12 @@ class InfrastructureProvider(Protocol):
         ...
 
     def machine_credentials(
-        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+        self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials | None:
         """The identity the provider's sidecar creates machines with, made by arbor with least privilege.
 
-        None where machines need nothing of a cloud (local).
+        Where `shoot.machine_audience` is set, one MCM's ServiceAccount in `seed` uses with its tokens (workload
+        identity: no key). None where machines need nothing of a cloud (local).
         """
         ...
 

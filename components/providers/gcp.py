@@ -128,7 +128,7 @@ class GcpProvider(cloud.CloudProvider):
         return machine_providers.gcp_provider_spec(d, values, image)
 
     def machine_credentials(
-        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+        self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials:
         """A service account with the compute rights machines need, scoped bindings, and its key."""
         return gcp_credentials.machine_credentials(shoot, network, parent)

@@ -330,7 +330,7 @@ class LocalProvider(local_backup.LocalBackups):
         return machine_providers.sidecar_local(namespace)
 
     def machine_credentials(
-        self, shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource
+        self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials | None:
         """None: kwok machines call no cloud."""
         return None

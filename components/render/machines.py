@@ -35,6 +35,12 @@ PROVIDER_METRICS_PORT = 10259
 MCM_USER = pki.MCM_USER
 KUBECONFIG = f"{MCM_NAME}-kubeconfig"
 TARGET_KUBECONFIG = f"{controlplane.MOUNT_ROOT}/{KUBECONFIG}/kubeconfig"
+# Workload identity: where Gardener's provider extensions mount the sidecar's token (provider-gcp's sidecar accepts
+# this path only), and its lifetime (the kubelet renews it at 80 %).
+IDENTITY_VOLUME = "workload-identity"
+IDENTITY_DIR = "/var/run/secrets/gardener.cloud/workload-identity"
+IDENTITY_TOKEN_FILE = f"{IDENTITY_DIR}/token"
+IDENTITY_TOKEN_SECONDS = 3600
 # Both containers reach the shoot's API with the same credentials: the kubeconfig and the files it points at.
 TARGET_VOLUMES = ((KUBECONFIG, "configMap"), (MCM_NAME, "secret"), (pki.CA, "secret"))
 MCM_FLAGS = (
@@ -138,6 +144,16 @@ def _mcm_container(shoot: ShootValues) -> Object:
     }
 
 
+def _with_identity_token(container: Object) -> Object:
+    """The sidecar with MCM's ServiceAccount token where Gardener's provider webhooks mount it (workload identity).
+
+    The `cloudprovider` Secret then names a role and this file (`workloadIdentityTokenFile`) instead of a key; the
+    kubelet renews the token, and the sidecar reads the file again whenever it asks STS.
+    """
+    mount = {"name": IDENTITY_VOLUME, "mountPath": IDENTITY_DIR, "readOnly": True}
+    return {**container, "volumeMounts": [*container.get("volumeMounts", []), mount]}
+
+
 def _with_target_mounts(container: Object) -> Object:
     """The container with the shoot kubeconfig and its credentials mounted read-only under /srv/kubernetes."""
     mounts = [{"name": n, "mountPath": f"{controlplane.MOUNT_ROOT}/{n}", "readOnly": True} for n, _ in TARGET_VOLUMES]
@@ -154,7 +170,10 @@ def _target_volumes() -> list[Object]:
 
 def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
     """MCM's Deployment in its namespace with the provider's sidecar injected beside it."""
-    containers = [_reaching_shoot(_mcm_container(shoot), shoot), _reaching_shoot(sidecar.container, shoot)]
+    provider = _reaching_shoot(sidecar.container, shoot)
+    if shoot.machine_audience is not None:
+        provider = _with_identity_token(provider)
+    containers = [_reaching_shoot(_mcm_container(shoot), shoot), provider]
     labels = _labels()
     pod: Object = {"serviceAccountName": MCM_NAME, "terminationGracePeriodSeconds": 5, "containers": containers}
     if shoot.self_hosted:
@@ -163,6 +182,10 @@ def mcm_deployment(shoot: ShootValues, sidecar: Sidecar) -> Object:
         pod["tolerations"] = [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}]
     else:
         pod["volumes"] = _target_volumes()
+    if shoot.machine_audience is not None:
+        token = {"audience": shoot.machine_audience, "expirationSeconds": IDENTITY_TOKEN_SECONDS, "path": "token"}
+        projected = {"name": IDENTITY_VOLUME, "projected": {"sources": [{"serviceAccountToken": token}]}}
+        pod["volumes"] = [*pod.get("volumes", []), projected]
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",

@@ -125,10 +125,10 @@ def test_every_regional_aws_resource_and_lookup_names_the_seeds_region() -> None
     regional = [(t, n, i) for t, n, i in aws if not t.startswith(GLOBAL)]
     assert {t for t, _, _ in regional} == REGIONAL
     assert [(n, i.get("region")) for _, n, i in regional if i.get("region") != REGION] == []
-    # Global resources: the seed's and the shoot nodes' IAM roles, the machines' IAM user, the API's records.
+    # Global resources: the seed's, the shoot nodes' and the machines' IAM roles and policies, the API's records.
     assert {t for t, _, _ in aws if t.startswith(GLOBAL)} >= {
         "aws:iam/role:Role",
-        "aws:iam/user:User",
+        "aws:iam/rolePolicy:RolePolicy",
         "aws:route53/record:Record",
     }
     assert [n for t, n, i in aws if t.startswith(GLOBAL) and "region" in i] == []

@@ -67,7 +67,8 @@ NETWORK_TYPES = {
 }
 IDENTITY_TYPES = {
     "gcp": {"gcp:serviceaccount/account:Account", "gcp:projects/iAMCustomRole:IAMCustomRole"},
-    "aws": {"aws:iam/user:User", "aws:iam/userPolicy:UserPolicy", "aws:iam/accessKey:AccessKey"},
+    # A hosted aws shoot on an EKS seed: a role MCM assumes with its ServiceAccount's token (workload identity).
+    "aws": {"aws:iam/role:Role", "aws:iam/rolePolicy:RolePolicy"},
 }
 IMAGE_LOOKUPS = {"gcp": "gcp:compute/getImage:getImage", "aws": "aws:ec2/getAmi:getAmi"}
 LOOKED_UP = {"gcp": "ubuntu-2404-noble-amd64-v20251101", "aws": "ami-0fedcba9876543210"}
@@ -154,6 +155,42 @@ def test_the_example_is_checked_as_a_realistic_landscape(example: Example) -> No
     assert {s.seed for s in hosted} == {s.name for s in plan.seeds}  # one hosted shoot per seed
     assert all(s.dns is not None for s in plan.shoots)
     assert [s.name for s in plan.shoots if s.self_hosted] == ["edge"]
+
+
+@pytest.mark.parametrize("shoot", SHOOTS)
+def test_a_hosted_aws_shoots_machines_are_made_by_a_role_mcm_assumes_no_key(example: Example, shoot: str) -> None:
+    """GIVEN a hosted shoot of the aws example (on an EKS seed) WHEN registered THEN MCM's identity is a role, no key.
+
+    As Gardener's provider-aws with a WorkloadIdentity: the role `<technical id>-machines` trusts only MCM's
+    ServiceAccount of the shoot's seed namespace, through the seed's IAM OIDC provider; the `cloudprovider` Secret
+    names the role and the token file, which MCM's Deployment projects into the sidecar where Gardener mounts it.
+    A gcp shoot keeps its account's key (its pool is the next step).
+    """
+    values = next(s for s in example.plan.shoots if s.name == shoot)
+    secret = unwrapped(example.of(SECRET, shoot)["workers-cloudprovider"]["stringData"])
+    if example.provider == "gcp":
+        assert values.machine_audience is None and set(secret) == {"serviceaccount.json"}
+        return
+    assert values.machine_audience == "sts.amazonaws.com"
+    assert not example.of("aws:iam/accessKey:AccessKey", shoot) and not example.of("aws:iam/user:User", shoot)
+    role = example.of("aws:iam/role:Role", shoot)["workers-machines-role"]
+    assert role["name"] == f"{values.technical_id}-machines"
+    oidc = example.of("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"arbor-seed-{values.seed}")["oidc"]
+    host = oidc["url"].removeprefix("https://")
+    subject = f"system:serviceaccount:{values.technical_id}:machine-controller-manager"
+    assert json.loads(role["assumeRolePolicy"])["Statement"][0]["Condition"] == {
+        "StringEquals": {f"{host}:sub": subject, f"{host}:aud": "sts.amazonaws.com"}
+    }
+    assert example.of("aws:iam/rolePolicy:RolePolicy", shoot)["workers-machines-policy"]["role"] == role["name"]
+    token_file = "/var/run/secrets/gardener.cloud/workload-identity/token"
+    assert secret == {"roleARN": role["arn"], "workloadIdentityTokenFile": token_file}
+    manager = unwrapped(example.of(OBJECT_SET, shoot)["workers-mcm"]["manifests"])
+    [deployment] = [o for o in manager if o["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    token = {"audience": "sts.amazonaws.com", "expirationSeconds": 3600, "path": "token"}
+    assert {"name": "workload-identity", "projected": {"sources": [{"serviceAccountToken": token}]}} in pod["volumes"]
+    mount = {"name": "workload-identity", "mountPath": token_file.removesuffix("/token"), "readOnly": True}
+    assert mount in pod["containers"][1]["volumeMounts"] and mount not in pod["containers"][0]["volumeMounts"]
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)
