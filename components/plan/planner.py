@@ -66,22 +66,26 @@ def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | No
     domain = garden.dns.domain if garden.dns else ""
     bucket = spec.backup.bucket or naming.backup_bucket(spec.name, domain, stack)
     region = spec.backup.region or spec.region
-    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec, bucket))
+    return BackupValues(spec.backup.provider, region, bucket, spec.name, audience=_backup_audience(spec))
 
 
-def _backup_audience(spec: SeedSpec, bucket: str) -> str | None:
+def _backup_audience(spec: SeedSpec) -> str | None:
     """Workload identity for a seed's bucket where its cloud can trust the seed's token issuer, else None (a key).
 
     An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
-    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and a
-    workload identity pool of the bucket trusts it. An existing seed's issuer is unknown, and a bucket in another
+    driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and the
+    seed's workload identity pool trusts it. An existing seed's issuer is unknown, and a bucket in another
     cloud than its seed's would need that cloud to trust the seed: those keep a key.
     """
     assert spec.backup is not None
-    if spec.cluster.kubeconfig_secret is not None or spec.backup.provider != spec.provider:
+    return _audience(spec) if spec.backup.provider == spec.provider else None
+
+
+def _audience(seed: SeedSpec) -> str | None:
+    """The audience of a seed's ServiceAccount tokens its cloud trusts (an EKS or GKE seed arbor makes), else None."""
+    if seed.cluster.kubeconfig_secret is not None:
         return None
-    audiences = {ProviderType.AWS: STS_AUDIENCE, ProviderType.GCP: gcp_audience(bucket)}
-    return audiences.get(spec.provider)
+    return {ProviderType.AWS: STS_AUDIENCE, ProviderType.GCP: gcp_audience(seed.name)}.get(seed.provider)
 
 
 def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:
@@ -231,14 +235,13 @@ def _shoot(
 def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: ProviderType) -> str | None:
     """Workload identity for the machines' identity arbor makes, where its role can trust the seed's issuer.
 
-    As for a bucket (`_backup_audience`): MCM runs in the seed, so an aws shoot on an EKS seed arbor made gets a role
-    its ServiceAccount assumes. A self-hosted shoot's MCM runs behind its own API, whose issuer no cloud can fetch;
-    pasted credentials are the user's; gcp machines keep their key for now.
+    As for a bucket (`_backup_audience`): MCM runs in the seed, so a shoot on an EKS or GKE seed arbor made, in the
+    seed's cloud, gets an identity its ServiceAccount uses. A self-hosted shoot's MCM runs behind its own API, whose
+    issuer no cloud can fetch; pasted credentials are the user's.
     """
-    hosted = seed is not None and not spec.self_hosted and seed.cluster.kubeconfig_secret is None
-    made = spec.cloud_credentials_secret is None
-    aws = provider == ProviderType.AWS and seed is not None and seed.provider == ProviderType.AWS
-    return STS_AUDIENCE if hosted and made and aws else None
+    if seed is None or spec.self_hosted or spec.cloud_credentials_secret is not None or seed.provider != provider:
+        return None
+    return _audience(seed)
 
 
 def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValues | None:

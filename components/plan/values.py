@@ -68,9 +68,9 @@ class GardenValues:
 STS_AUDIENCE = "sts.amazonaws.com"
 
 
-def gcp_audience(bucket: str) -> str:
-    """The audience of the tokens a gcp bucket's workload identity pool accepts: that trust relationship's own."""
-    return f"arbor-backup:{bucket}"
+def gcp_audience(seed: str) -> str:
+    """The audience of the tokens a gcp seed's workload identity pool accepts: that trust relationship's own."""
+    return f"arbor-seed:{seed}"
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,19 @@ from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
     HeldSecret,
-    Issuer,
     MachineCredentials,
     NetworkAccess,
 )
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
-from components.plan.values import BackupValues, ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
+from components.plan.values import (
+    BackupValues,
+    ClusterValues,
+    ControlPlaneMachine,
+    ShootValues,
+    ZoneDeployment,
+    gcp_audience,
+)
 from components.providers import cloud, gcp_backup, gcp_control_plane, gcp_credentials, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
@@ -99,9 +105,9 @@ class GcpProvider(cloud.CloudProvider):
         issuer = None
         if values.key.startswith("seed/"):
             project = gcp.organizations.get_client_config_output().project
-            issuer = Issuer(
-                pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
-            )
+            url = pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
+            seed = values.key.removeprefix("seed/")
+            issuer = gcp_credentials.seed_pool(seed, url, gcp_audience(seed), parent)
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
@@ -131,7 +137,7 @@ class GcpProvider(cloud.CloudProvider):
         self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials:
         """A service account with the compute rights machines need, scoped bindings, and its key."""
-        return gcp_credentials.machine_credentials(shoot, network, parent)
+        return gcp_credentials.machine_credentials(shoot, network, seed.issuer, parent)
 
     def backup_bucket(
         self, values: BackupValues, seed: ClusterAccess, holder: HeldSecret, parent: pulumi.Resource

@@ -11,29 +11,103 @@ provider into the Secret. Where an organisation policy forbids service account k
 from __future__ import annotations
 
 import base64
+import json
 import operator
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
-from components.bundles import MachineCredentials, NetworkAccess
+from components.bundles import Issuer, MachineCredentials, NetworkAccess
 from components.naming import capped
 from components.plan.values import ShootValues
-from components.render import cloud_credentials
+from components.render import backup, cloud_credentials, machines
 
-# GCE service account IDs are 6 to 30 characters.
+# GCE service account IDs are 6 to 30 characters; workload identity pool and provider IDs 4 to 32.
 SERVICE_ACCOUNT_ID_MAX = 30
+POOL_ID_MAX = 32
+POOL_PROVIDER = "kubernetes"
+# Who may use a seed's pool: the bucket's and the machines' ServiceAccounts of its shoots, the bucket's in `garden`.
+POOL_SHOOT_ACCOUNTS = [backup.SERVICE_ACCOUNT, machines.MCM_NAME]
+POOL_GARDEN_ACCOUNTS = [backup.SERVICE_ACCOUNT]
+
+
+def seed_pool(seed: str, url: pulumi.Output[str], audience: str, parent: pulumi.Resource) -> Issuer:
+    """A GKE seed's issuer, trusted by a workload identity pool of its own for `audience` and its accounts alone.
+
+    As Gardener's provider-gcp documents for a WorkloadIdentity: the pool's OIDC provider accepts the seed's tokens
+    whose subject is one of the accounts above, and maps each to its ServiceAccount's name, so a binding can grant a
+    service account to every shoot's `etcd-backup` (the bucket's) or to one shoot's MCM (its machines').
+    """
+    opts = pulumi.ResourceOptions(parent=parent)
+    # A pool ID may not start with `gcp-`.
+    pool = gcp.iam.WorkloadIdentityPool(
+        f"{parent._name}-pool", workload_identity_pool_id=capped(f"arbor-{seed}", POOL_ID_MAX),
+        display_name=capped(f"arbor seed {seed}", POOL_ID_MAX), opts=opts,
+    )  # fmt: skip
+    provider = gcp.iam.WorkloadIdentityPoolProvider(
+        f"{parent._name}-pool-provider",
+        workload_identity_pool_id=pool.workload_identity_pool_id,
+        workload_identity_pool_provider_id=POOL_PROVIDER,
+        attribute_mapping=cloud_credentials.gcp_pool_attributes(),
+        attribute_condition=cloud_credentials.gcp_pool_condition(POOL_SHOOT_ACCOUNTS, POOL_GARDEN_ACCOUNTS),
+        oidc={"issuer_uri": url, "allowed_audiences": [audience]},
+        opts=opts,
+    )
+    return Issuer(url=url, provider=provider.name)
+
+
+def pool_of(provider: str) -> str:
+    """The pool's resource name of a pool provider's."""
+    return provider.rsplit("/providers/", 1)[0]
+
+
+def acting_as(
+    name: str, account: gcp.serviceaccount.Account, issuer: Issuer, principal: str, parent: pulumi.Resource
+) -> gcp.serviceaccount.IAMMember:
+    """Lets the pool's `principal` (`subject/<sub>` or `attribute.service_account/<name>`) act as `account`."""
+    assert issuer.provider is not None  # a GKE seed's issuer has its pool
+    member = issuer.provider.apply(lambda p: f"principal{'Set' if principal.startswith('attribute') else ''}://"
+                                             f"iam.googleapis.com/{pool_of(p)}/{principal}")  # fmt: skip
+    return gcp.serviceaccount.IAMMember(
+        f"{name}-acts-as", service_account_id=account.name, role=backup.GCP_WORKLOAD_IDENTITY_ROLE, member=member,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )  # fmt: skip
+
+
+def external_account(
+    issuer: Issuer, account: gcp.serviceaccount.Account, token_file: str, config_key: str, audience: str
+) -> pulumi.Output[dict[str, str]]:
+    """Credentials without a key: `config_key` an external account acting as `account`, `projectID`, the audience."""
+    assert issuer.provider is not None
+    project = gcp.organizations.get_client_config_output().project
+
+    def data(got: list[Any]) -> dict[str, str]:
+        config = backup.gcp_external_account(str(got[0]), str(got[1]), token_file)
+        return {config_key: json.dumps(config, sort_keys=True), backup.KEY_PROJECT: str(got[2]),
+                backup.KEY_TOKEN_AUDIENCE: audience}  # fmt: skip
+
+    return pulumi.Output.all(issuer.provider, account.email, project).apply(data)
+
+
+def service_account(
+    name: str, account_id: str, description: str, parent: pulumi.Resource
+) -> gcp.serviceaccount.Account:
+    """A service account (`<name>-account`)."""
+    return gcp.serviceaccount.Account(
+        f"{name}-account", account_id=account_id, display_name=description, description=description,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )  # fmt: skip
 
 
 def account_with_key(
     name: str, account_id: str, description: str, parent: pulumi.Resource
 ) -> tuple[pulumi.Output[str], gcp.serviceaccount.Key]:
     """A service account's `serviceAccount:` member, and its key (the credentials file is its `private_key`)."""
-    opts = pulumi.ResourceOptions(parent=parent)
-    account = gcp.serviceaccount.Account(
-        f"{name}-account", account_id=account_id, display_name=description, description=description, opts=opts
+    account = service_account(name, account_id, description, parent)
+    key = gcp.serviceaccount.Key(
+        f"{name}-key", service_account_id=account.name, opts=pulumi.ResourceOptions(parent=parent)
     )
-    key = gcp.serviceaccount.Key(f"{name}-key", service_account_id=account.name, opts=opts)
     return account.email.apply(lambda e: f"serviceAccount:{e}"), key
 
 
@@ -43,19 +117,13 @@ def key_json(key: gcp.serviceaccount.Key) -> pulumi.Output[str]:
     return pulumi.Output.secret(decoded)
 
 
-def machine_credentials(shoot: ShootValues, network: NetworkAccess, parent: pulumi.Resource) -> MachineCredentials:
-    """The service account `<technical id>-machines` (capped) of a shoot, its role, bindings and key."""
-    if network.nodes is None:
-        raise ValueError(f"{shoot.technical_id}: the network has no nodes' identity to scope machine rights by")
-    name, tid = f"{parent._name}-machines", shoot.technical_id
-    opts = pulumi.ResourceOptions(parent=parent)
+def _machine_rights(
+    name: str, shoot: ShootValues, network: NetworkAccess, member: pulumi.Output[str], parent: pulumi.Resource
+) -> list[pulumi.Resource]:
+    """The machines' custom role on the project, `actAs` on the nodes' account, and the nodes subnetworks' use."""
+    assert network.nodes is not None
+    tid, opts = shoot.technical_id, pulumi.ResourceOptions(parent=parent)
     project = gcp.organizations.get_client_config_output().project
-    member, key = account_with_key(
-        name,
-        capped(cloud_credentials.machines_name(tid), SERVICE_ACCOUNT_ID_MAX),
-        f"Machines of shoot {tid}, created by machine-controller-manager (arbor).",
-        parent,
-    )
     role = gcp.projects.IAMCustomRole(
         f"{name}-role",
         role_id=cloud_credentials.gcp_role_id(tid),
@@ -85,6 +153,38 @@ def machine_credentials(shoot: ShootValues, network: NetworkAccess, parent: pulu
                 opts=opts,
             )
         )
-    data = key_json(key).apply(lambda text: {"serviceaccount.json": text})
+    return bindings
+
+
+def machine_credentials(
+    shoot: ShootValues, network: NetworkAccess, issuer: Issuer | None, parent: pulumi.Resource
+) -> MachineCredentials:
+    """The service account `<technical id>-machines` (capped) of a shoot, its role, bindings, and its key or pool.
+
+    On a GKE seed arbor made, MCM's ServiceAccount of the shoot's seed namespace acts as it through the seed's pool
+    (workload identity: `credentialsConfig` an external account reading the token MCM's Deployment projects), so no
+    key exists; elsewhere its key is `serviceaccount.json`.
+    """
+    if network.nodes is None:
+        raise ValueError(f"{shoot.technical_id}: the network has no nodes' identity to scope machine rights by")
+    name, tid = f"{parent._name}-machines", shoot.technical_id
+    account_id = capped(cloud_credentials.machines_name(tid), SERVICE_ACCOUNT_ID_MAX)
+    description = f"Machines of shoot {tid}, created by machine-controller-manager (arbor)."
+    key: gcp.serviceaccount.Key | None = None
+    if shoot.machine_audience is None:
+        member, key = account_with_key(name, account_id, description, parent)
+    else:
+        if issuer is None:
+            raise ValueError(f"{tid}: its machines' identity needs the seed's token issuer, which it has not")
+        account = service_account(name, account_id, description, parent)
+        member = account.email.apply(lambda e: f"serviceAccount:{e}")
+    bindings = _machine_rights(name, shoot, network, member, parent)
     # The Secret waits for the rights too: MCM calls as soon as it reads the key.
-    return MachineCredentials(data=pulumi.Output.secret(data), ready=[key, *bindings])
+    if key is not None:
+        data = key_json(key).apply(lambda text: {"serviceaccount.json": text})
+        return MachineCredentials(data=pulumi.Output.secret(data), ready=[key, *bindings])
+    assert issuer is not None and shoot.machine_audience is not None
+    subject = f"subject/system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
+    acting = acting_as(name, account, issuer, subject, parent)
+    data = external_account(issuer, account, machines.IDENTITY_TOKEN_FILE, "credentialsConfig", shoot.machine_audience)
+    return MachineCredentials(data=data, ready=[acting, *bindings])

@@ -31,7 +31,7 @@ from minio.credentials.providers import WebIdentityProvider
 from minio.deleteobjects import DeleteObject
 
 from components.naming import json_hash
-from components.plan.values import STS_AUDIENCE, gcp_audience
+from components.plan.values import STS_AUDIENCE
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.store_bucket import trusting
@@ -204,8 +204,10 @@ class GcsEntry:
 
     account: dict[str, Any]
     bucket: str
-    # Where its Secret is (a reference's `secretRef`): an external account's token is asked of that namespace.
+    # Where its Secret is (a reference's `secretRef`): an external account's token is asked of that namespace, for
+    # the audience the seed's pool accepts (the Secret's `tokenAudience`).
     where: dict[str, Any] | None = None
+    audience: str = ""
     api: str = GCS_API
     http: urllib3.PoolManager = field(
         default_factory=lambda: urllib3.PoolManager(timeout=urllib3.Timeout(total=GCS_TIMEOUT_S),
@@ -236,11 +238,9 @@ class GcsEntry:
         As Google's external account credentials do: STS exchanges the ServiceAccount token for a federated one,
         which IAM Credentials exchanges for the service account's (workload identity).
         """
-        if not self.where:
-            raise StoreError(
-                f"bucket {self.bucket}: an external account needs the Secret's namespace to ask a token in"
-            )
-        subject = service_account_token(self.where, gcp_audience(self.bucket))["access_token"]
+        if not self.where or not self.audience:
+            raise StoreError(f"bucket {self.bucket}: an external account needs the Secret's namespace and audience")
+        subject = service_account_token(self.where, self.audience)["access_token"]
         form = {"grant_type": "urn:ietf:params:oauth:grant-type:token-exchange", "audience": self.account["audience"],
                 "scope": GCP_CLOUD_PLATFORM, "requested_token_type": "urn:ietf:params:oauth:token-type:access_token",
                 "subject_token_type": self.account["subject_token_type"], "subject_token": subject}  # fmt: skip
@@ -321,7 +321,7 @@ def entry_store(value: dict[str, Any]) -> EntryStore:
     data = entry_data(value)
     bucket = data[backup.KEY_BUCKET]
     if account := data.get(backup.KEY_SERVICE_ACCOUNT):
-        return GcsEntry(json.loads(account), bucket, value.get(SECRET_REF))
+        return GcsEntry(json.loads(account), bucket, value.get(SECRET_REF), data.get(backup.KEY_TOKEN_AUDIENCE, ""))
     return S3Entry(s3_client(data, value.get(SECRET_REF)), bucket)
 
 

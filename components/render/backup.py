@@ -41,6 +41,9 @@ TOKEN_SECONDS = 3600
 # `serviceaccount.json` is an external account whose token is the file `token` there, and `projectID` beside it.
 GCP_CREDENTIALS_DIR = "/var/.gcp"
 KEY_PROJECT = "projectID"
+GCP_TOKEN_FILE = f"{GCP_CREDENTIALS_DIR}/{KEY_TOKEN}"
+# arbor's key beside them: the audience of the tokens the seed's pool accepts, which arbor's own reads ask for.
+KEY_TOKEN_AUDIENCE = "tokenAudience"
 GCP_STS = "https://sts.googleapis.com/v1/token"
 GCP_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 GCP_WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
@@ -70,23 +73,17 @@ def web_identity_subjects() -> list[str]:
     return [f"system:serviceaccount:{ns}:{SERVICE_ACCOUNT}" for ns in ("shoot--*", SEED_GARDEN_NAMESPACE)]
 
 
-def gcp_attribute_condition() -> str:
-    """The CEL condition of a gcp bucket's pool provider: the subjects `web_identity_subjects` names, exactly."""
-    shoots = f"assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:{SERVICE_ACCOUNT}$')"
-    return f"{shoots} || assertion.sub == 'system:serviceaccount:{SEED_GARDEN_NAMESPACE}:{SERVICE_ACCOUNT}'"
+def gcp_external_account(provider: str, account: str, token_file: str) -> dict[str, Any]:
+    """Workload identity's credentials file: the pool provider `provider` (its resource name), acting as `account`.
 
-
-def gcp_external_account(provider: str, account: str) -> dict[str, Any]:
-    """The `serviceaccount.json` of workload identity: the pool provider `provider` (its resource name), `account`.
-
-    Google's external account credentials, as Gardener's provider-gcp writes them for etcd-backup-restore: the token
-    in the file `token` beside it is exchanged at STS and then for the service account's access token.
+    Google's external account credentials, as Gardener's provider-gcp writes them for etcd-backup-restore and the
+    machines' sidecar: the token in `token_file` is exchanged at STS, then for the service account's access token.
     """
     impersonation = f"https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/{account}:generateAccessToken"
     return {
         "universe_domain": "googleapis.com", "type": "external_account", "audience": f"//iam.googleapis.com/{provider}",
         "subject_token_type": GCP_TOKEN_TYPE, "token_url": GCP_STS, "service_account_impersonation_url": impersonation,
-        "credential_source": {"file": f"{GCP_CREDENTIALS_DIR}/{KEY_TOKEN}", "format": {"type": "text"}},
+        "credential_source": {"file": token_file, "format": {"type": "text"}},
     }  # fmt: skip
 
 

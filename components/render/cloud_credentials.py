@@ -142,3 +142,22 @@ def aws_web_identity_trust(provider_arn: str, issuer: str, subjects: list[str], 
     statement = {"Effect": "Allow", "Principal": {"Federated": provider_arn},
                  "Action": "sts:AssumeRoleWithWebIdentity", "Condition": condition}  # fmt: skip
     return {"Version": "2012-10-17", "Statement": [statement]}
+
+
+# gcp: a seed's workload identity pool maps each token's ServiceAccount name to this attribute, for principal sets.
+GCP_ACCOUNT_ATTRIBUTE = "attribute.service_account"
+
+
+def gcp_pool_attributes() -> dict[str, str]:
+    """A seed's pool provider's attribute mapping: the token's subject, and its ServiceAccount's name."""
+    return {
+        "google.subject": "assertion.sub",
+        GCP_ACCOUNT_ATTRIBUTE: "assertion['kubernetes.io']['serviceaccount']['name']",
+    }
+
+
+def gcp_pool_condition(shoot_accounts: list[str], garden_accounts: list[str]) -> str:
+    """A seed's pool provider's condition: tokens of these ServiceAccounts of shoot namespaces or `garden`, no other."""
+    shoots = f"assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:({'|'.join(shoot_accounts)})$')"
+    garden = [f"assertion.sub == 'system:serviceaccount:garden:{a}'" for a in garden_accounts]
+    return " || ".join([shoots, *garden])

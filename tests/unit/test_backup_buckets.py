@@ -27,7 +27,7 @@ ENTRY_SECRET = "pulumi-python:dynamic/arbor:EntrySecret"
 BUCKET = {"gcp": "gcp:storage/bucket:Bucket", "aws": "aws:s3/bucket:Bucket"}
 # The etcd-backup Secret's keys by provider: the identity's credentials, the bucket, aws's region.
 SECRET_KEYS = {
-    "gcp": {"serviceaccount.json", "projectID", "bucketName", "storePrefix"},
+    "gcp": {"serviceaccount.json", "projectID", "tokenAudience", "bucketName", "storePrefix"},
     "aws": {"roleARN", "bucketName", "region", "storePrefix"},
 }
 
@@ -99,38 +99,45 @@ def test_gcp_buckets_are_private_versioned_and_expire_old_versions(examples: dic
 
 
 def test_a_gke_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examples: dict[str, Example]) -> None:
-    """GIVEN the gcp example's GKE seeds WHEN registered THEN a pool trusts each seed's etcd-backup tokens, no key.
+    """GIVEN the gcp example's GKE seeds WHEN registered THEN the seed's pool acts as the bucket's account, no key.
 
-    As Gardener's provider-gcp with a WorkloadIdentity: the bucket's pool has an OIDC provider for the seed's GKE
-    issuer that accepts the bucket's own audience and only the `etcd-backup` subjects, and its identities may act as
-    the bucket's service account; the `etcd-backup` data is an external account reading the token file etcd-druid's
-    directory holds, with `projectID` beside it, so no service account key exists.
+    As Gardener's provider-gcp with a WorkloadIdentity: each seed's pool has an OIDC provider for its GKE issuer that
+    accepts the seed's own audience and only the `etcd-backup` and MCM subjects; the `etcd-backup` accounts may act
+    as the bucket's service account (a principal set by the account's name), nothing else; the `etcd-backup` data is
+    an external account reading the token file etcd-druid's directory holds, with `projectID` and the audience
+    beside it, so no service account key exists.
     """
     example = examples["gcp"]
     assert not example.of("gcp:serviceaccount/key:Key", "arbor-seed")
     for planned in _backups(example):
-        prefix = f"arbor-seed-{planned.seed}-backup"
-        assert planned.audience == f"arbor-backup:{planned.bucket}"
+        prefix = f"arbor-seed-{planned.seed}"
+        assert planned.audience == f"arbor-seed:{planned.seed}"
         pool = _one(example, "gcp:iam/workloadIdentityPool:WorkloadIdentityPool", f"{prefix}-pool")
         provider = _one(example, "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider",
                         f"{prefix}-pool-provider")  # fmt: skip
         seed = next(s for s in example.plan.seeds if s.name == planned.seed)
         issuer = f"https://container.googleapis.com/v1/projects/my-project/locations/{seed.region}/clusters/{seed.cluster.name}"
-        assert provider["oidc"]["issuerUri"] == issuer
-        assert provider["oidc"]["allowedAudiences"] == [planned.audience]
-        assert provider["attributeMapping"] == {"google.subject": "assertion.sub"}
+        assert provider["oidc"] == {"issuerUri": issuer, "allowedAudiences": [planned.audience]}
+        assert provider["attributeMapping"] == {
+            "google.subject": "assertion.sub",
+            "attribute.service_account": "assertion['kubernetes.io']['serviceaccount']['name']",
+        }
         assert provider["attributeCondition"] == (
-            "assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:etcd-backup$') || "
-            "assertion.sub == 'system:serviceaccount:garden:etcd-backup'"
+            "assertion.sub.matches('^system:serviceaccount:shoot--[^:]+:(etcd-backup|machine-controller-manager)$')"
+            " || assertion.sub == 'system:serviceaccount:garden:etcd-backup'"
         )
-        account = _one(example, "gcp:serviceaccount/account:Account", f"{prefix}-account")
-        acting = _one(example, "gcp:serviceaccount/iAMMember:IAMMember", f"{prefix}-pool-acts-as")
+        account = _one(example, "gcp:serviceaccount/account:Account", f"{prefix}-backup-account")
+        acting = _one(example, "gcp:serviceaccount/iAMMember:IAMMember", f"{prefix}-backup-acts-as")
         assert acting["role"] == "roles/iam.workloadIdentityUser" and acting["serviceAccountId"] == account["name"]
         assert pool["name"].endswith(f"/workloadIdentityPools/{pool['workloadIdentityPoolId']}")
-        assert acting["member"] == f"principalSet://iam.googleapis.com/{pool['name']}/*"
-        held = unwrapped(_one(example, SECRET_SET, f"arbor-seed-{planned.seed}-bucket-secret")["secrets"])
+        assert (
+            acting["member"]
+            == f"principalSet://iam.googleapis.com/{pool['name']}/attribute.service_account/etcd-backup"
+        )
+        held = unwrapped(_one(example, SECRET_SET, f"{prefix}-bucket-secret")["secrets"])
         data = held[f"bucket-{planned.bucket}"]
-        assert set(data) == {"bucketName", "projectID", "serviceaccount.json"} and data["projectID"] == "my-project"
+        assert set(data) == {"bucketName", "projectID", "serviceaccount.json", "tokenAudience"}
+        assert data["projectID"] == "my-project" and data["tokenAudience"] == planned.audience
         assert json.loads(data["serviceaccount.json"]) == {
             "universe_domain": "googleapis.com", "type": "external_account",
             "audience": f"//iam.googleapis.com/{provider['name']}",

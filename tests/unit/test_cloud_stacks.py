@@ -16,6 +16,7 @@ from components.layers.landscape import Landscape
 from components.plan.planner import plan_landscape
 from components.providers.registry import provider_for
 from tests.unit.landscape_mocks import with_uid
+from tests.unit.test_cloud_networks import cloud_computed
 
 GARDEN_KUBECONFIG = yaml.safe_dump(
     {
@@ -61,7 +62,7 @@ class CloudMocks(pulumi.runtime.Mocks):
         self.edges: dict[str, set[str]] = {}
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        outputs = with_uid(args, dict(args.inputs))
+        outputs = with_uid(args, dict(args.inputs)) | cloud_computed(args.typ, args.inputs)
         if args.typ == "gcp:container/cluster:Cluster":
             outputs |= {"endpoint": "34.0.0.1", "masterAuth": {"clusterCaCertificate": "Q0E="}}
         if args.typ == "aws:eks/cluster:Cluster":

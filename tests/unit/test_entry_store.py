@@ -159,21 +159,21 @@ def test_a_gcp_entry_acts_as_its_service_account_with_the_namespaces_token(
             return {"status": {"token": "sa-token"}}
 
     monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
-    account = {**backup.gcp_external_account("pool-provider", "bk@p.iam.gserviceaccount.com"),
+    account = {**backup.gcp_external_account("pool-provider", "bk@p.iam.gserviceaccount.com", "/var/.gcp/token"),
                "token_url": f"{url}/sts", "service_account_impersonation_url": f"{url}/impersonate"}  # fmt: skip
     where = {"kubeconfig": "k", "namespace": "shoot--dev--web", "name": "etcd-backup"}
-    store = entry_store.GcsEntry(account, "arbor-seed-gcp-1", where, api=url)
+    store = entry_store.GcsEntry(account, "arbor-seed-gcp-1", where, "arbor-seed:gcp-1", api=url)
     store.put("e/x", b"snapshot", {})
     assert store.get("e/x") == (b"snapshot", {})
-    assert requested == [{"audiences": ["arbor-backup:arbor-seed-gcp-1"], "expirationSeconds": 600}]
+    assert requested == [{"audiences": ["arbor-seed:gcp-1"], "expirationSeconds": 600}]
     exchange, impersonation = FakeGcs.exchanges
     assert exchange["grant_type"] == "urn:ietf:params:oauth:grant-type:token-exchange"
     assert exchange["subject_token_type"] == "urn:ietf:params:oauth:token-type:jwt"
     assert impersonation == {"scope": [entry_store.GCS_SCOPE]}
-    refused = entry_store.GcsEntry({**account, "audience": "//iam.googleapis.com/other"}, "b", where, api=url)
+    refused = entry_store.GcsEntry({**account, "audience": "//iam.googleapis.com/other"}, "b", where, "a", api=url)
     with pytest.raises(entry_store.StoreError, match="bucket b: STS refused the seed's token"):
         refused.get("e/x")
-    with pytest.raises(entry_store.StoreError, match="bucket b: an external account needs the Secret's namespace"):
+    with pytest.raises(entry_store.StoreError, match="bucket b: an external account needs the Secret's namespace and"):
         entry_store.GcsEntry(account, "b", api=url).get("e/x")
 
 

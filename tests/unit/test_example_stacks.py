@@ -66,7 +66,11 @@ NETWORK_TYPES = {
     "aws": {"aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/natGateway:NatGateway"},
 }
 IDENTITY_TYPES = {
-    "gcp": {"gcp:serviceaccount/account:Account", "gcp:projects/iAMCustomRole:IAMCustomRole"},
+    "gcp": {
+        "gcp:serviceaccount/account:Account",
+        "gcp:projects/iAMCustomRole:IAMCustomRole",
+        "gcp:serviceaccount/iAMMember:IAMMember",
+    },
     # A hosted aws shoot on an EKS seed: a role MCM assumes with its ServiceAccount's token (workload identity).
     "aws": {"aws:iam/role:Role", "aws:iam/rolePolicy:RolePolicy"},
 }
@@ -158,36 +162,44 @@ def test_the_example_is_checked_as_a_realistic_landscape(example: Example) -> No
 
 
 @pytest.mark.parametrize("shoot", SHOOTS)
-def test_a_hosted_aws_shoots_machines_are_made_by_a_role_mcm_assumes_no_key(example: Example, shoot: str) -> None:
-    """GIVEN a hosted shoot of the aws example (on an EKS seed) WHEN registered THEN MCM's identity is a role, no key.
+def test_a_hosted_shoots_machines_identity_is_used_by_mcms_token_no_key(example: Example, shoot: str) -> None:
+    """GIVEN a hosted shoot of an example (on an EKS or GKE seed) WHEN registered THEN MCM's identity has no key.
 
-    As Gardener's provider-aws with a WorkloadIdentity: the role `<technical id>-machines` trusts only MCM's
-    ServiceAccount of the shoot's seed namespace, through the seed's IAM OIDC provider; the `cloudprovider` Secret
-    names the role and the token file, which MCM's Deployment projects into the sidecar where Gardener mounts it.
-    A gcp shoot keeps its account's key (its pool is the next step).
+    As Gardener's provider extensions with a WorkloadIdentity. aws: the role `<technical id>-machines` trusts only
+    MCM's ServiceAccount of the shoot's seed namespace, through the seed's IAM OIDC provider; the `cloudprovider`
+    Secret names the role and the token file. gcp: only that ServiceAccount of the seed's pool may act as the
+    machines' service account; the Secret holds an external account (`credentialsConfig`) reading the token file and
+    `projectID`. Either way MCM's Deployment projects the token into the sidecar where Gardener mounts it.
     """
     values = next(s for s in example.plan.shoots if s.name == shoot)
     secret = unwrapped(example.of(SECRET, shoot)["workers-cloudprovider"]["stringData"])
-    if example.provider == "gcp":
-        assert values.machine_audience is None and set(secret) == {"serviceaccount.json"}
-        return
-    assert values.machine_audience == "sts.amazonaws.com"
-    assert not example.of("aws:iam/accessKey:AccessKey", shoot) and not example.of("aws:iam/user:User", shoot)
-    role = example.of("aws:iam/role:Role", shoot)["workers-machines-role"]
-    assert role["name"] == f"{values.technical_id}-machines"
-    oidc = example.of("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"arbor-seed-{values.seed}")["oidc"]
-    host = oidc["url"].removeprefix("https://")
-    subject = f"system:serviceaccount:{values.technical_id}:machine-controller-manager"
-    assert json.loads(role["assumeRolePolicy"])["Statement"][0]["Condition"] == {
-        "StringEquals": {f"{host}:sub": subject, f"{host}:aud": "sts.amazonaws.com"}
-    }
-    assert example.of("aws:iam/rolePolicy:RolePolicy", shoot)["workers-machines-policy"]["role"] == role["name"]
     token_file = "/var/run/secrets/gardener.cloud/workload-identity/token"
-    assert secret == {"roleARN": role["arn"], "workloadIdentityTokenFile": token_file}
+    subject = f"system:serviceaccount:{values.technical_id}:machine-controller-manager"
+    if example.provider == "gcp":
+        assert values.machine_audience == f"arbor-seed:{values.seed}"
+        assert not example.of("gcp:serviceaccount/key:Key", shoot)
+        pool = example.of("gcp:iam/workloadIdentityPool:WorkloadIdentityPool", f"arbor-seed-{values.seed}")["pool"]
+        acting = example.of("gcp:serviceaccount/iAMMember:IAMMember", shoot)["workers-machines-acts-as"]
+        assert acting["member"] == f"principal://iam.googleapis.com/{pool['name']}/subject/{subject}"
+        assert set(secret) == {"credentialsConfig", "projectID", "tokenAudience"}
+        config = json.loads(secret["credentialsConfig"])
+        assert config["type"] == "external_account" and config["credential_source"]["file"] == token_file
+    else:
+        assert values.machine_audience == "sts.amazonaws.com"
+        assert not example.of("aws:iam/accessKey:AccessKey", shoot) and not example.of("aws:iam/user:User", shoot)
+        role = example.of("aws:iam/role:Role", shoot)["workers-machines-role"]
+        assert role["name"] == f"{values.technical_id}-machines"
+        oidc = example.of("aws:iam/openIdConnectProvider:OpenIdConnectProvider", f"arbor-seed-{values.seed}")["oidc"]
+        host = oidc["url"].removeprefix("https://")
+        assert json.loads(role["assumeRolePolicy"])["Statement"][0]["Condition"] == {
+            "StringEquals": {f"{host}:sub": subject, f"{host}:aud": "sts.amazonaws.com"}
+        }
+        assert example.of("aws:iam/rolePolicy:RolePolicy", shoot)["workers-machines-policy"]["role"] == role["name"]
+        assert secret == {"roleARN": role["arn"], "workloadIdentityTokenFile": token_file}
     manager = unwrapped(example.of(OBJECT_SET, shoot)["workers-mcm"]["manifests"])
     [deployment] = [o for o in manager if o["kind"] == "Deployment"]
     pod = deployment["spec"]["template"]["spec"]
-    token = {"audience": "sts.amazonaws.com", "expirationSeconds": 3600, "path": "token"}
+    token = {"audience": values.machine_audience, "expirationSeconds": 3600, "path": "token"}
     assert {"name": "workload-identity", "projected": {"sources": [{"serviceAccountToken": token}]}} in pod["volumes"]
     mount = {"name": "workload-identity", "mountPath": token_file.removesuffix("/token"), "readOnly": True}
     assert mount in pod["containers"][1]["volumeMounts"] and mount not in pod["containers"][0]["volumeMounts"]

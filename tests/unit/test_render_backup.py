@@ -150,7 +150,7 @@ def test_etcd_main_uses_the_buckets_identity_with_its_own_token_where_the_seed_i
     """
     web = backed_up(provider)
     assert web.backup is not None
-    audience = {"aws": "sts.amazonaws.com", "gcp": f"arbor-backup:{web.backup.bucket}"}[provider]
+    audience = {"aws": "sts.amazonaws.com", "gcp": f"arbor-seed:{web.backup.seed}"}[provider]
     assert web.backup.audience == audience
     pod = controlplane.etcd(web, "main", web.topology).pod_spec
     volume = next(v for v in pod["volumes"] if v["name"] == "etcd-backup")
