@@ -3,10 +3,10 @@
 Uniform bucket-level access (no object ACLs), public access prevention enforced, versioning on, soft delete for 7
 days (Gardener turns it off; here it keeps what the bucket's own key deletes, noncurrent generations included), a
 lifecycle that aborts stale multipart uploads and deletes noncurrent versions (components/render/backup.py). A
-service account gets `roles/storage.objectAdmin` bound on this bucket only. On a GKE seed arbor makes, the `etcd-backup`
-accounts the seed's workload identity pool accepts may act as that account, so no key exists: the `etcd-backup`
-Secret's `serviceaccount.json` is an external account (as Gardener's WorkloadIdentity credentials are). Elsewhere
-the account's key is. The bucket is protected and retained: deleting the seed leaves it in the
+service account gets `roles/storage.objectAdmin` bound on this bucket only. On a GKE seed arbor makes, the
+`etcd-backup` accounts the seed's workload identity pool accepts may act as that account, so no key exists: the
+`etcd-backup` Secret's `serviceaccount.json` is an external account (as Gardener's WorkloadIdentity credentials
+are). Elsewhere the account's key is. The bucket is protected and retained: deleting the seed leaves it in the
 project.
 """
 
