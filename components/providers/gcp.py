@@ -107,7 +107,7 @@ class GcpProvider(cloud.CloudProvider):
             project = gcp.organizations.get_client_config_output().project
             url = pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
             seed = values.key.removeprefix("seed/")
-            issuer = gcp_credentials.seed_pool(seed, url, gcp_audience(seed), parent)
+            issuer = gcp_credentials.seed_pool(name, url, gcp_audience(seed), parent)
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:

@@ -32,7 +32,7 @@ POOL_SHOOT_ACCOUNTS = [backup.SERVICE_ACCOUNT, machines.MCM_NAME]
 POOL_GARDEN_ACCOUNTS = [backup.SERVICE_ACCOUNT]
 
 
-def seed_pool(seed: str, url: pulumi.Output[str], audience: str, parent: pulumi.Resource) -> Issuer:
+def seed_pool(cluster: str, url: pulumi.Output[str], audience: str, parent: pulumi.Resource) -> Issuer:
     """A GKE seed's issuer, trusted by a workload identity pool of its own for `audience` and its accounts alone.
 
     As Gardener's provider-gcp documents for a WorkloadIdentity: the pool's OIDC provider accepts the seed's tokens
@@ -40,10 +40,10 @@ def seed_pool(seed: str, url: pulumi.Output[str], audience: str, parent: pulumi.
     service account to every shoot's `etcd-backup` (the bucket's) or to one shoot's MCM (its machines').
     """
     opts = pulumi.ResourceOptions(parent=parent)
-    # A pool ID may not start with `gcp-`.
+    # Unique in the project as the GKE cluster's name (its stack's and seed's); a pool ID may not start with `gcp-`.
     pool = gcp.iam.WorkloadIdentityPool(
-        f"{parent._name}-pool", workload_identity_pool_id=capped(f"arbor-{seed}", POOL_ID_MAX),
-        display_name=capped(f"arbor seed {seed}", POOL_ID_MAX), opts=opts,
+        f"{parent._name}-pool", workload_identity_pool_id=capped(f"arbor-{cluster}", POOL_ID_MAX),
+        display_name=capped(f"arbor {cluster}", POOL_ID_MAX), opts=opts,
     )  # fmt: skip
     provider = gcp.iam.WorkloadIdentityPoolProvider(
         f"{parent._name}-pool-provider",

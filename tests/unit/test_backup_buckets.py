@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from components import naming
 from components.plan.values import BackupValues
 from components.providers.snapshot_step import RISKY_ENV
 from components.reconciler import entry_store, etcd_snapshot
@@ -130,6 +131,8 @@ def test_a_gke_seeds_bucket_is_used_by_workload_identity_and_no_key_exists(examp
         acting = _one(example, "gcp:serviceaccount/iAMMember:IAMMember", f"{prefix}-backup-acts-as")
         assert acting["role"] == "roles/iam.workloadIdentityUser" and acting["serviceAccountId"] == account["name"]
         assert pool["name"].endswith(f"/workloadIdentityPools/{pool['workloadIdentityPoolId']}")
+        # Unique in the project as the seed's GKE cluster is (its stack's and seed's name), at most 32 characters.
+        assert pool["workloadIdentityPoolId"] == naming.capped(f"arbor-{seed.cluster.name}", 32)
         assert (
             acting["member"]
             == f"principalSet://iam.googleapis.com/{pool['name']}/attribute.service_account/etcd-backup"
