@@ -20,8 +20,8 @@ import pulumi_aws as aws
 
 from components.bundles import BackupAccess, Issuer
 from components.plan.values import BackupValues
-from components.providers.aws_credentials import user_with_key
-from components.render import backup, cloud_credentials
+from components.providers.aws_credentials import role_with_trust, user_with_key
+from components.render import backup
 
 
 def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Resource) -> BackupAccess:
@@ -59,33 +59,13 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     ]  # fmt: skip
     rights = partition.apply(lambda p: json.dumps(backup.aws_identity_policy(p, values.bucket), sort_keys=True))
     if values.audience is not None:
-        role, ready = web_identity_role(name, values, issuer, rights, tags, parent)
+        if issuer is None or issuer.provider is None:
+            raise ValueError(f"seed {values.seed}: its bucket's role needs the seed's token issuer, which it has not")
+        trusted = (issuer, backup.web_identity_subjects(), values.audience)
+        role, ready = role_with_trust(name, values.bucket, trusted, rights, tags, parent)
         data = role.apply(lambda arn: backup.etcd_backup_data(values.provider, values.bucket, region,
                                                               {backup.KEY_ROLE_ARN: arn}))  # fmt: skip
         return BackupAccess(values.bucket, data, ready=[bucket, *settings, *ready])
     identity = user_with_key(name, values.bucket, rights, tags, parent)
     data = identity.data.apply(lambda keys: backup.etcd_backup_data(values.provider, values.bucket, region, keys))
     return BackupAccess(values.bucket, pulumi.Output.secret(data), ready=[bucket, *settings, *identity.ready])
-
-
-def web_identity_role(
-    name: str,
-    values: BackupValues,
-    issuer: Issuer | None,
-    rights: pulumi.Output[str],
-    tags: dict[str, str],
-    parent: pulumi.Resource,
-) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
-    """The role `<bucket>` with the bucket's rights inline, trusting the seed's `etcd-backup` tokens; its ARN."""
-    if issuer is None or issuer.provider is None or values.audience is None:
-        raise ValueError(f"seed {values.seed}: its bucket's role needs the seed's token issuer, which it has not")
-    audience = values.audience
-    trust = pulumi.Output.all(issuer.provider, issuer.url).apply(
-        lambda got: json.dumps(cloud_credentials.aws_web_identity_trust(
-            got[0], got[1], backup.web_identity_subjects(), audience), sort_keys=True)
-    )  # fmt: skip
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(f"{name}-role", name=values.bucket, assume_role_policy=trust, tags=tags, opts=opts)
-    # What assumes the role may use it at once: the Secret that names it is written after its rights.
-    rights_attached = aws.iam.RolePolicy(f"{name}-policy", role=role.name, policy=rights, opts=opts)
-    return role.arn, [role, rights_attached]

@@ -38,6 +38,31 @@ def user_with_key(
     return MachineCredentials(data=pulumi.Output.secret(data), ready=[key])
 
 
+def role_with_trust(
+    name: str,
+    role_name: str,
+    trusted: tuple[Issuer, list[str], str],
+    policy: pulumi.Input[str],
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
+    """An IAM role `policy` inline that `trusted` (issuer, subjects, audience) may assume; its ARN (workload identity).
+
+    Beside `user_with_key`, the same identity without a key: tokens of those subjects assume it at STS.
+    """
+    issuer, subjects, audience = trusted
+    assert issuer.provider is not None  # callers refuse an issuer without its IAM OIDC provider
+    trust = pulumi.Output.all(issuer.provider, issuer.url).apply(
+        lambda got: json.dumps(cloud_credentials.aws_web_identity_trust(got[0], got[1], subjects, audience),
+                               sort_keys=True)
+    )  # fmt: skip
+    opts = pulumi.ResourceOptions(parent=parent)
+    role = aws.iam.Role(f"{name}-role", name=role_name, assume_role_policy=trust, tags=dict(tags), opts=opts)
+    # What assumes the role may use it at once: what names it is written after its rights.
+    rights = aws.iam.RolePolicy(f"{name}-policy", role=role.name, policy=policy, opts=opts)
+    return role.arn, [role, rights]
+
+
 def machine_policy(shoot: ShootValues, network: NetworkAccess) -> pulumi.Output[str]:
     """The shoot's machine policy as JSON, once the account, subnets and security group are known."""
     if network.nodes is None:
@@ -76,15 +101,9 @@ def machine_credentials(
     if issuer is None or issuer.provider is None:
         raise ValueError(f"{shoot.technical_id}: its machines' role needs the seed's token issuer, which it has not")
     subject = f"system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
-    audience = shoot.machine_audience
-    trust = pulumi.Output.all(issuer.provider, issuer.url).apply(
-        lambda got: json.dumps(cloud_credentials.aws_web_identity_trust(got[0], got[1], [subject], audience),
-                               sort_keys=True)
-    )  # fmt: skip
-    opts = pulumi.ResourceOptions(parent=parent)
-    role = aws.iam.Role(f"{parent._name}-machines-role", name=name, assume_role_policy=trust, tags=tags, opts=opts)
-    rights = aws.iam.RolePolicy(
-        f"{parent._name}-machines-policy", role=role.name, policy=machine_policy(shoot, network), opts=opts
+    trusted = (issuer, [subject], shoot.machine_audience)
+    arn, ready = role_with_trust(
+        f"{parent._name}-machines", name, trusted, machine_policy(shoot, network), tags, parent
     )
-    data = role.arn.apply(lambda arn: {"roleARN": arn, "workloadIdentityTokenFile": machines.IDENTITY_TOKEN_FILE})
-    return MachineCredentials(data=data, ready=[role, rights])
+    data = arn.apply(lambda a: {"roleARN": a, "workloadIdentityTokenFile": machines.IDENTITY_TOKEN_FILE})
+    return MachineCredentials(data=data, ready=ready)

@@ -30,6 +30,7 @@ import base64
 import datetime
 import hashlib
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,16 +133,19 @@ def _seconds(stamp: str) -> float:
     return datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC).timestamp()
 
 
+def request_token(
+    kube: Kube, namespace: str, account: str, seconds: int, audiences: Sequence[str] = ()
+) -> tuple[str, float]:
+    """A new token of the ServiceAccount (for `audiences`, else the API server's own) and when it expires."""
+    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
+    spec: dict[str, Any] = {"expirationSeconds": seconds, **({"audiences": list(audiences)} if audiences else {})}
+    status = kube.create(path, {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+    return str(status["status"]["token"]), _seconds(status["status"]["expirationTimestamp"])
+
+
 def _request_token(kube: Kube, props: dict[str, Any]) -> tuple[str, float]:
-    """A new token of the ServiceAccount (for the API server's own audiences) and when it expires."""
-    path = f"/api/v1/namespaces/{props['namespace']}/serviceaccounts/{props['serviceAccount']}/token"
-    body = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": int(props["expirationSeconds"])},
-    }
-    status = kube.create(path, body)["status"]
-    return str(status["token"]), _seconds(status["expirationTimestamp"])
+    """A new token of the resource's ServiceAccount for its lifetime."""
+    return request_token(kube, props["namespace"], props["serviceAccount"], int(props["expirationSeconds"]))
 
 
 def _secret_kube(props: dict[str, Any]) -> Kube:

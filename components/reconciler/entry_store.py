@@ -32,6 +32,7 @@ from minio.deleteobjects import DeleteObject
 
 from components.naming import json_hash
 from components.plan.values import STS_AUDIENCE
+from components.reconciler.access_token import request_token
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.store_bucket import trusting
@@ -115,14 +116,12 @@ def s3_credentials(data: dict[str, str], where: dict[str, Any] | None) -> dict[s
 def service_account_token(where: dict[str, Any], audience: str = STS_AUDIENCE) -> dict[str, str]:
     """A short-lived token of the `etcd-backup` ServiceAccount of the namespace `where` names, for `audience`."""
     namespace = where["namespace"]
-    path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{backup.SERVICE_ACCOUNT}/token"
-    body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
-            "spec": {"audiences": [audience], "expirationSeconds": TOKEN_SECONDS}}  # fmt: skip
     try:
-        status = Kube.from_kubeconfig(where["kubeconfig"]).create(path, body)["status"]
+        kube = Kube.from_kubeconfig(where["kubeconfig"])
+        token, _ = request_token(kube, namespace, backup.SERVICE_ACCOUNT, TOKEN_SECONDS, [audience])
     except KubeError as error:
         raise StoreError(f"a token of ServiceAccount {namespace}/{backup.SERVICE_ACCOUNT}: {error}") from None
-    return {"access_token": str(status["token"]), "expires_in": str(TOKEN_SECONDS)}
+    return {"access_token": token, "expires_in": str(TOKEN_SECONDS)}
 
 
 @dataclass(frozen=True)

@@ -156,7 +156,7 @@ def test_a_gcp_entry_acts_as_its_service_account_with_the_namespaces_token(
         def create(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
             assert path == "/api/v1/namespaces/shoot--dev--web/serviceaccounts/etcd-backup/token"
             requested.append(body["spec"])
-            return {"status": {"token": "sa-token"}}
+            return {"status": {"token": "sa-token", "expirationTimestamp": "2099-01-01T00:00:00Z"}}
 
     monkeypatch.setattr(kube.Kube, "from_kubeconfig", staticmethod(lambda kubeconfig: Seed()))
     account = {**backup.gcp_external_account("pool-provider", "bk@p.iam.gserviceaccount.com", "/var/.gcp/token"),
