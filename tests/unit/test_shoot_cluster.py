@@ -269,7 +269,7 @@ def test_a_clusters_files_are_kept_as_hashes_and_an_edited_one_is_drift(
     assert read["encryptionConfig"] == local_cluster.digest(news["encryptionConfig"]) != news["encryptionConfig"]
     assert read["extraClientCas"].startswith(local_cluster.DIGEST) and "CA\n" not in str(read)
     assert not provider.diff("c", read, news).changes
-    assert not provider.diff("c", {**read, **{k: news[k] for k in local_cluster.UPDATE_ON}}, news).changes
+    assert not provider.diff("c", {**read, **{k: news.get(k) for k in local_cluster.UPDATE_ON}}, news).changes
     kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n# edited\n")
     assert provider.diff("c", dict(provider.read("c", news).outs or {}), news).changes
     with pytest.raises(kwokctl.KwokError, match="removing the encryption configuration"):
