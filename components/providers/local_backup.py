@@ -122,8 +122,10 @@ def store_bucket(
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
         opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[*after, *holder.after]),
     )
-    fields = {"bucket": values.bucket, "audience": values.audience, "accessKey": bucket.accessKey,
-              "secretKey": bucket.secretKey, "endpoint": reach["endpoint"], "caCert": reach["caCert"]}  # fmt: skip
+    # A role's data is known from the plan and the store alone: a preview shows no change where there is none.
+    keys = {} if values.audience else {"accessKey": bucket.accessKey, "secretKey": bucket.secretKey}
+    fields = {"bucket": values.bucket, "audience": values.audience, "endpoint": reach["endpoint"],
+              "caCert": reach["caCert"], **keys}  # fmt: skip
     data = pulumi.Output.all(**fields).apply(bucket_data)
     return BackupAccess(
         values.bucket, pulumi.Output.secret(data), ready=[*after, bucket], held=holder.reference(bucket)

@@ -62,13 +62,22 @@ def wanted(props: dict[str, Any]) -> dict[str, str]:
 
 def configured(admin: MinioAdmin, bucket: str) -> dict[str, str]:
     """The provider's settings as the store has them; empty when it has none."""
-    try:
-        text = admin.config_get(provider_key(bucket))
-    except MinioAdminException:
-        return {}
+    text = _config(admin, provider_key(bucket))
     words = [w for line in text.splitlines() if line.startswith(provider_key(bucket)) for w in shlex.split(line)[1:]]
     found = dict(w.split("=", 1) for w in words if "=" in w)
     return {k: found[k] for k in SHOWN if found.get(k)}
+
+
+def _config(admin: MinioAdmin, key: str) -> str:
+    """The store's settings of `key` as `config get` prints them; "" when it refuses (it has no such target)."""
+    try:
+        return admin.config_get(key)
+    except MinioAdminException:
+        return ""
+    except UnboundLocalError as error:  # minio-py 7.2 loses the refusal in its `finally`, which cannot close it
+        if isinstance(error.__context__, MinioAdminException):
+            return ""
+        raise
 
 
 def facts(admin: MinioAdmin, props: dict[str, Any]) -> list[Any]:

@@ -219,12 +219,16 @@ def test_the_seeds_identity_may_use_its_bucket_and_nothing_else(local_stack: Sta
         assert denied.value.code == "AccessDenied", i
     # MinIO lists the buckets a user may use instead of refusing the listing: its own alone.
     assert [b.name for b in s3.list_buckets()] == [bucket]
-    # Only TLS: the store's port does not speak plain HTTP at all.
+    # Only TLS: the store's port does not speak plain HTTP at all. It says so to a short request, and drops a signed
+    # one (the role's session token makes it longer than what the store reads before it closes the connection).
+    plain = urllib3.PoolManager(retries=urllib3.Retry(total=0))
+    url = backup["endpoint"].replace("https://", "http://", 1)
+    answer = plain.request("GET", f"{url}/{bucket}/{key}")
+    assert answer.status == 400 and b"HTTP request to an HTTPS server" in answer.data
     role = entry_store.s3_credentials(backup, backup[entry_store.SECRET_REF])
-    plain = Minio(backup["endpoint"].removeprefix("https://"), **role, secure=False,
-                  http_client=urllib3.PoolManager(retries=urllib3.Retry(total=0)))  # fmt: skip
-    with pytest.raises(InvalidResponseError, match="HTTP request to an HTTPS server"):
-        plain.get_object(bucket, key).read()
+    signed = Minio(url.removeprefix("http://"), **role, secure=False, http_client=plain)
+    with pytest.raises((InvalidResponseError, urllib3.exceptions.MaxRetryError)):
+        signed.get_object(bucket, key).read()
 
 
 def test_drift_and_a_stopped_store_are_put_right_with_every_object_kept(

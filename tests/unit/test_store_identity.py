@@ -128,3 +128,17 @@ def test_a_local_seed_arbor_makes_trusts_its_tokens_and_its_machines_need_none()
     raw["seeds"][0]["cluster"] = {"kubeconfigSecret": "seedKubeconfig"}
     given = plan_landscape(parse_landscape(raw), "s").seeds[0].backup
     assert given is not None and given.audience is None
+
+
+def test_a_target_the_store_has_not_reads_as_none_though_the_client_loses_the_refusal() -> None:
+    """GIVEN a store without the bucket's provider WHEN read THEN no settings, whichever way the client reports it."""
+
+    class Refusing(Admin):
+        def config_get(self, key: str) -> str:
+            try:
+                raise MinioAdminException("400", "there is no target")
+            finally:
+                raise UnboundLocalError("cannot access local variable 'response'")
+
+    assert store_identity.configured(Refusing(), "b") == {}  # type: ignore[arg-type]
+    assert store_identity.configured(Admin(), "b") == {}  # type: ignore[arg-type]
