@@ -63,8 +63,9 @@ def trusting(ca_cert: str, timeout_s: float | None = None) -> urllib3.PoolManage
     """HTTPS connections to the store that trust only its CA (not the environment's bundle), retried a few times."""
     # urllib3's own default when unbounded: no total limit.
     timeout = urllib3.Timeout(total=timeout_s) if timeout_s else urllib3.Timeout.DEFAULT_TIMEOUT
-    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca_cert, timeout=timeout,
-                               retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
+    # A refused connection is retried for about ten seconds: a bucket's new trust restarts the store.
+    retries = urllib3.Retry(total=8, read=3, backoff_factor=0.2, backoff_max=2.0)
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca_cert, timeout=timeout, retries=retries)
 
 
 def _root_password(props: dict[str, Any]) -> str:
@@ -267,9 +268,8 @@ def bucket_data(props: dict[str, Any]) -> dict[str, str]:
 
 def secret_layout(name: str, audience: str | None = None) -> dict[str, dict[str, str]]:
     """The seed's Secret of the bucket's identity (`garden/bucket-<bucket>`): each key of its `etcd-backup` data."""
-    keys = bucket_data({"bucket": "", "endpoint": "", "caCert": "", "audience": audience, "accessKey": "",
-                        "secretKey": ""})  # fmt: skip
-    return {name: {key: DATA_FIELD + key for key in keys}}
+    blank = dict.fromkeys(("bucket", "endpoint", "caCert", "accessKey", "secretKey"), "")
+    return {name: {key: DATA_FIELD + key for key in bucket_data({**blank, "audience": audience})}}
 
 
 def _written(props: dict[str, Any]) -> dict[str, Any]:
@@ -292,8 +292,7 @@ def _generated(props: dict[str, Any]) -> dict[str, Any]:
 
 def _kept(props: dict[str, Any]) -> dict[str, Any]:
     """The outputs of the identity in use; the other's generated values dropped."""
-    unused = ("accessKey", "secretKey") if by_role(props) else ("clientSecret",)
-    return {**props, **dict.fromkeys(unused)}
+    return {**props, **dict.fromkeys(("accessKey", "secretKey") if by_role(props) else ("clientSecret",))}
 
 
 class StoreBucketProvider(Provider):
