@@ -227,7 +227,7 @@ def _identity_policy(admin: MinioAdmin, name: str) -> list[dict[str, Any]]:
 
 def converge(props: dict[str, Any]) -> None:
     """Makes the bucket if missing and (re)writes every setting and the user; each call is safe to repeat."""
-    with clients(props) as (s3, admin):
+    with store_identity.converging(props), clients(props) as (s3, admin):
         name = props["bucket"]
         if not s3.bucket_exists(name):
             s3.make_bucket(name)

@@ -5,7 +5,7 @@ gives a token of the seed's issuer, asked for the bucket's audience, the bucket'
 bucket's objects alone. MinIO fetches the seed's discovery document and keys over TLS, so it trusts the seed's CA:
 the CA goes into the store's `CAs` directory and the provider into its configuration, both of which MinIO reads
 when it starts. Either change restarts the store through its admin API (the same process, every object kept); a
-lock keeps two buckets from restarting it at once.
+bucket converges under the store's lock (`converging`), so no other bucket works on the store while it restarts.
 """
 
 from __future__ import annotations
@@ -92,9 +92,15 @@ def desired(props: dict[str, Any]) -> list[Any]:
 
 
 @contextlib.contextmanager
-def _restarts(props: dict[str, Any]) -> Iterator[None]:
-    """Holds the store's restart lock (its directory's), so one bucket at a time changes what it starts with."""
-    with (ca_file(props).parent.parent / ".identity.lock").open("a") as lock:
+def converging(props: dict[str, Any]) -> Iterator[None]:
+    """Holds the store's lock (in its directory), which a bucket converges under: one at a time, restarts included.
+
+    A store whose directory an older garden stack does not export is not restarted by its buckets: no lock then.
+    """
+    if not props.get("dir"):
+        yield
+        return
+    with (Path(props["dir"]) / ".identity.lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
@@ -117,18 +123,20 @@ def restart(admin: MinioAdmin, props: dict[str, Any]) -> None:
 
 
 def trust(admin: MinioAdmin, props: dict[str, Any]) -> None:
-    """The store trusting the seed's tokens for the bucket's role: its CA on file, its provider configured."""
-    with _restarts(props):
-        path, ca = ca_file(props), certificate_authority(seed_kubeconfig(props))
-        if not path.is_file() or path.read_text() != ca:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(ca)
-            # MinIO fetches the discovery document when it is configured: it must trust the CA first.
-            restart(admin, props)
-        settings = wanted(props)
-        if configured(admin, props["bucket"]) != settings:
-            admin.config_set(provider_key(props["bucket"]), {**settings, "client_secret": props["clientSecret"]})
-            restart(admin, props)
+    """The store trusting the seed's tokens for the bucket's role: its CA on file, its provider configured.
+
+    The caller holds the store's lock (`converging`).
+    """
+    path, ca = ca_file(props), certificate_authority(seed_kubeconfig(props))
+    if not path.is_file() or path.read_text() != ca:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(ca)
+        # MinIO fetches the discovery document when it is configured: it must trust the CA first.
+        restart(admin, props)
+    settings = wanted(props)
+    if configured(admin, props["bucket"]) != settings:
+        admin.config_set(provider_key(props["bucket"]), {**settings, "client_secret": props["clientSecret"]})
+        restart(admin, props)
 
 
 def forget(admin: MinioAdmin, props: dict[str, Any]) -> None:
