@@ -25,6 +25,13 @@ class Issuer:
     provider: pulumi.Output[str] | None = None
 
 
+def trusted_issuer(issuer: Issuer | None, user: str, *, named: bool = False) -> Issuer:
+    """The seed's issuer that `user`'s identity trusts (`named`: by its IAM OIDC provider), which the plan promised."""
+    if issuer is None or (named and issuer.provider is None):
+        raise ValueError(f"{user} needs the seed's token issuer, which it has not")
+    return issuer
+
+
 @dataclass(frozen=True)
 class ClusterAccess:
     """A cluster as the layers use it: its key, API endpoint, admin kubeconfig (secret) and a provider."""

@@ -39,8 +39,9 @@ PEM_KEY = re.compile(r"-----BEGIN (?:RSA |EC )?PRIVATE KEY-----[A-Za-z0-9+/=\s]+
 BASE64 = re.compile(r"[A-Za-z0-9+/]{200,}={0,2}")
 # An etcd encryption key as an EncryptionConfiguration holds it: 32 bytes, base64 (reconciler/encryption.py).
 ENCRYPTION_KEY = re.compile(r"secret: ([A-Za-z0-9+/]{43}=)")
-# The fields that hold the object store's passwords: its root's, a bucket user's, and the `etcd-backup` data's.
-PASSWORD_FIELDS = ("rootPassword", "secretKey", "secretAccessKey")
+# The fields that hold the object store's passwords: its root's, a bucket user's, the `etcd-backup` data's, and a
+# bucket role's OpenID client secret.
+PASSWORD_FIELDS = ("rootPassword", "secretKey", "secretAccessKey", "clientSecret")
 # Generated ones are 40 characters; what is shorter there names a field (a Secret layout's `secretAccessKey: ...`).
 PASSWORD = re.compile(r"^password: (\S{30,})$", re.MULTILINE)
 

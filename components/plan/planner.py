@@ -33,7 +33,7 @@ from components.plan.values import (
     ShootValues,
     VolumeValues,
     garden_accounts,
-    gcp_audience,
+    seed_audience,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
@@ -74,18 +74,21 @@ def _backup_audience(spec: SeedSpec) -> str | None:
 
     An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
     driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and the
-    seed's workload identity pool trusts it. An existing seed's issuer is unknown, and a bucket in another
-    cloud than its seed's would need that cloud to trust the seed: those keep a key.
+    seed's workload identity pool trusts it. A local seed's API server publishes its issuer to the local store, whose
+    STS trusts it. An existing seed's issuer is unknown, and a bucket in another cloud than its seed's would need
+    that cloud to trust the seed: those keep a key.
     """
     assert spec.backup is not None
     return _audience(spec) if spec.backup.provider == spec.provider else None
 
 
 def _audience(seed: SeedSpec) -> str | None:
-    """The audience of a seed's ServiceAccount tokens its cloud trusts (an EKS or GKE seed arbor makes), else None."""
+    """The audience of a seed's ServiceAccount tokens its cloud trusts (a seed arbor makes), else None."""
     if seed.cluster.kubeconfig_secret is not None:
         return None
-    return {ProviderType.AWS: STS_AUDIENCE, ProviderType.GCP: gcp_audience(seed.name)}.get(seed.provider)
+    if seed.provider is ProviderType.AWS:
+        return STS_AUDIENCE
+    return seed_audience(seed.name)
 
 
 def _seed(stack: str, spec: SeedSpec, shoots: list[ShootSpec], garden: GardenSpec) -> SeedValues:
@@ -237,9 +240,11 @@ def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: Provider
 
     As for a bucket (`_backup_audience`): MCM runs in the seed, so a shoot on an EKS or GKE seed arbor made, in the
     seed's cloud, gets an identity its ServiceAccount uses. A self-hosted shoot's MCM runs behind its own API, whose
-    issuer no cloud can fetch; pasted credentials are the user's.
+    issuer no cloud can fetch; pasted credentials are the user's; local machines (kwok nodes) need no identity.
     """
     if seed is None or spec.self_hosted or spec.cloud_credentials_secret is not None or seed.provider != provider:
+        return None
+    if provider is ProviderType.LOCAL:
         return None
     return _audience(seed)
 

@@ -68,8 +68,8 @@ class GardenValues:
 STS_AUDIENCE = "sts.amazonaws.com"
 
 
-def gcp_audience(seed: str) -> str:
-    """The audience of the tokens a gcp seed's workload identity pool accepts: that trust relationship's own."""
+def seed_audience(seed: str) -> str:
+    """The audience of a seed's tokens its gcp pool or the local store trusts: that trust relationship's own."""
     return f"arbor-seed:{seed}"
 
 

@@ -18,7 +18,7 @@ from typing import Any, cast
 import pulumi
 import pulumi_aws as aws
 
-from components.bundles import BackupAccess, Issuer
+from components.bundles import BackupAccess, Issuer, trusted_issuer
 from components.plan.values import BackupValues
 from components.providers.aws_credentials import role_with_trust, user_with_key
 from components.render import backup
@@ -59,9 +59,8 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     ]  # fmt: skip
     rights = partition.apply(lambda p: json.dumps(backup.aws_identity_policy(p, values.bucket), sort_keys=True))
     if values.audience is not None:
-        if issuer is None or issuer.provider is None:
-            raise ValueError(f"seed {values.seed}: its bucket's role needs the seed's token issuer, which it has not")
-        trusted = (issuer, backup.web_identity_subjects(), values.audience)
+        trusted = (trusted_issuer(issuer, f"seed {values.seed}: its bucket's role", named=True),
+                   backup.web_identity_subjects(), values.audience)  # fmt: skip
         role, ready = role_with_trust(name, values.bucket, trusted, rights, tags, parent)
         data = role.apply(lambda arn: backup.etcd_backup_data(values.provider, values.bucket, region,
                                                               {backup.KEY_ROLE_ARN: arn}))  # fmt: skip

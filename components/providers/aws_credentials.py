@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from components.bundles import Issuer, MachineCredentials, NetworkAccess
+from components.bundles import Issuer, MachineCredentials, NetworkAccess, trusted_issuer
 from components.plan.values import ShootValues
 from components.render import cloud_credentials, machines
 from components.render.cloud_credentials import AwsScope
@@ -98,10 +98,9 @@ def machine_credentials(
     name = cloud_credentials.machines_name(shoot.technical_id)
     if shoot.machine_audience is None:
         return user_with_key(f"{parent._name}-machines", name, machine_policy(shoot, network), tags, parent)
-    if issuer is None or issuer.provider is None:
-        raise ValueError(f"{shoot.technical_id}: its machines' role needs the seed's token issuer, which it has not")
     subject = f"system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
-    trusted = (issuer, [subject], shoot.machine_audience)
+    seed = trusted_issuer(issuer, f"{shoot.technical_id}: its machines' role", named=True)
+    trusted = (seed, [subject], shoot.machine_audience)
     arn, ready = role_with_trust(
         f"{parent._name}-machines", name, trusted, machine_policy(shoot, network), tags, parent
     )

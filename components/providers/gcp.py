@@ -30,7 +30,7 @@ from components.plan.values import (
     ControlPlaneMachine,
     ShootValues,
     ZoneDeployment,
-    gcp_audience,
+    seed_audience,
 )
 from components.providers import cloud, gcp_backup, gcp_control_plane, gcp_credentials, gcp_network
 from components.providers.kubeconfig import exec_kubeconfig
@@ -107,7 +107,7 @@ class GcpProvider(cloud.CloudProvider):
             project = gcp.organizations.get_client_config_output().project
             url = pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
             seed = values.key.removeprefix("seed/")
-            issuer = gcp_credentials.seed_pool(name, url, gcp_audience(seed), parent)
+            issuer = gcp_credentials.seed_pool(name, url, seed_audience(seed), parent)
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:

@@ -17,7 +17,7 @@ from typing import Any, cast
 import pulumi
 import pulumi_gcp as gcp
 
-from components.bundles import BackupAccess, Issuer
+from components.bundles import BackupAccess, Issuer, trusted_issuer
 from components.naming import capped
 from components.plan.values import BackupValues
 from components.providers.gcp_credentials import (
@@ -56,10 +56,7 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     account_id = capped(f"bk-{values.bucket}", SERVICE_ACCOUNT_ID_MAX)
     description = f"etcd backups of the shoots on seed {values.seed} (arbor), in bucket {values.bucket} only."
     if values.audience is not None:
-        if issuer is None:
-            raise ValueError(
-                f"seed {values.seed}: its bucket's identity needs the seed's token issuer, which it has not"
-            )
+        issuer = trusted_issuer(issuer, f"seed {values.seed}: its bucket's identity")
         account = service_account(name, account_id, description, parent)
         member: pulumi.Output[str] = account.email.apply(lambda e: f"serviceAccount:{e}")
         # Every `etcd-backup` account the seed's pool accepts (its shoots' and garden's) may act as it, no other.

@@ -18,7 +18,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from components.bundles import Issuer, MachineCredentials, NetworkAccess
+from components.bundles import Issuer, MachineCredentials, NetworkAccess, trusted_issuer
 from components.naming import capped
 from components.plan.values import ShootValues
 from components.render import backup, cloud_credentials, machines
@@ -174,8 +174,7 @@ def machine_credentials(
     if shoot.machine_audience is None:
         member, key = account_with_key(name, account_id, description, parent)
     else:
-        if issuer is None:
-            raise ValueError(f"{tid}: its machines' identity needs the seed's token issuer, which it has not")
+        issuer = trusted_issuer(issuer, f"{tid}: its machines' identity")
         account = service_account(name, account_id, description, parent)
         member = account.email.apply(lambda e: f"serviceAccount:{e}")
     bindings = _machine_rights(name, shoot, network, member, parent)

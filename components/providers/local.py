@@ -192,9 +192,9 @@ class LocalProvider(local_backup.LocalBackups):
             extra_client_cas=client_ca,
             pki=pki,
             restore=restore,
-            # Protected: it holds the cluster's etcd data and admin credentials; deletion needs a confirmation. A
-            # replacement (new Kubernetes version of the tools, another work directory) starts a garden or seed
-            # empty; a shoot with an entry comes back from the final snapshot its deletion takes.
+            serves_issuer=values.key.split("/")[0] == "seed",  # its tokens, which the local store trusts
+            # Protected: it holds etcd's data and admin credentials. A replacement (new Kubernetes version, another
+            # work directory) starts a garden or seed empty; a shoot comes back from its entry's final snapshot.
             opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on), protect=True),
         )
         provider = functools.cache(lambda: _provider(values, parent, cluster.kubeconfig, [cluster]))

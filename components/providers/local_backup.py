@@ -4,9 +4,12 @@ One store per landscape, made by the landscape before its seeds' buckets and kep
 holds every snapshot; `make down` removes it after every shoot and bucket is gone). A landscape sharded per seed
 runs it in its garden stack; each seed stack makes its bucket there, reaching it by the garden stack's outputs. Each
 seed's bucket gets the settings render/backup.py gives an S3 bucket on aws (versioning, SSE-S3, the lifecycle, a
-policy refusing plain HTTP; less what MinIO does not know) and a user whose policy is aws's backup identity's: that
-bucket's objects, nothing else. kwok runs no etcd-backup-restore, so arbor snapshots each hosted shoot's etcd into
-its entry itself (components/reconciler/etcd_snapshot.py).
+policy refusing plain HTTP; less what MinIO does not know) and an identity whose policy is aws's backup identity's:
+that bucket's objects, nothing else. On a seed arbor makes, that identity is a role its `etcd-backup` ServiceAccounts
+assume with their tokens through MinIO's STS, as an EKS seed's do through AWS's (workload identity): the seed's API
+server publishes its issuer's keys to anyone, as a cloud's issuer does, and the store trusts them for the seed's
+audience. A seed given by kubeconfig keeps a user and its keys. kwok runs no etcd-backup-restore, so arbor snapshots
+each hosted shoot's etcd into its entry itself (components/reconciler/etcd_snapshot.py).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -26,14 +30,16 @@ from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
 from components.reconciler.object_store import ROOT_SECRET_NAMESPACE, ObjectStore, root_reference
 from components.reconciler.shoot_migration import ShootMigration
-from components.reconciler.store_bucket import StoreBucket
+from components.reconciler.store_bucket import StoreBucket, bucket_data
 from components.render import backup
 from components.render.backup import KEY_PREFIX
 
 STORE = "local-object-store"
-# The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user. The root
-# password a bucket reads in the garden (`rootSecret`).
-STORE_REACH = ("endpoint", "caCert", "rootUser")
+# The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user, its directory
+# (where it reads the CAs it trusts as a client). The root password a bucket reads in the garden (`rootSecret`).
+STORE_REACH = ("endpoint", "caCert", "rootUser", "dir")
+# Who may read a seed's issuer discovery document and keys: anyone, as from a cloud's issuer (Kubernetes' own role).
+DISCOVERY_ROLE, DISCOVERY_GROUP = "system:service-account-issuer-discovery", "system:unauthenticated"
 
 
 def object_store(workdir: str, stack: str, garden: ClusterAccess, parent: pulumi.Resource | None) -> ObjectStore:
@@ -75,8 +81,8 @@ def store_reach(store: ObjectStore, garden: ClusterAccess) -> dict[str, pulumi.I
 
 
 def _field(key: str) -> Callable[[dict[str, str]], str]:
-    """Reads one field of an exported map."""
-    return lambda fields: str(fields[key])
+    """Reads one field of an exported map ("" where an older export has none)."""
+    return lambda fields: str(fields.get(key, ""))
 
 
 def shared_reach(access: pulumi.Output[dict[str, str]], garden: ClusterAccess) -> dict[str, pulumi.Input[Any]]:
@@ -96,27 +102,44 @@ def store_bucket(
     after: list[pulumi.Resource],
     parent: pulumi.Resource,
 ) -> BackupAccess:
-    """The seed's bucket in the store `reach` names, its settings and its user; the `etcd-backup` data for its shoots.
+    """The seed's bucket in the store `reach` names, its settings and identity; the `etcd-backup` data for its shoots.
 
-    The bucket writes the seed's Secret of its user's keys (`holder`) itself: the state keeps the keys once.
-    `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it).
+    The bucket writes the seed's Secret of its identity (`holder`) itself: the state keeps a user's keys once.
+    `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it), and what
+    the seed's issuer needs to be read.
     """
+    aws_policy = partial(backup.aws_identity_policy, backup.STORE_PARTITION)
+    policy = backup.store_role_policy if values.audience else aws_policy
     bucket = StoreBucket(
         f"{parent._name}-backup",
         store=reach,
         writes=holder.writes(),
         bucket=values.bucket,
         bucket_policy=json.dumps(backup.store_bucket_policy(values.bucket), sort_keys=True),
-        identity_policy=json.dumps(backup.aws_identity_policy(backup.STORE_PARTITION, values.bucket), sort_keys=True),
+        identity_policy=json.dumps(policy(values.bucket), sort_keys=True),
         lifecycle=backup.store_lifecycle_rules(),
+        audience=values.audience,
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
         opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[*after, *holder.after]),
     )
-    data = pulumi.Output.all(bucket.accessKey, bucket.secretKey, reach["endpoint"], reach["caCert"]).apply(
-        lambda got: backup.store_bucket_data(values.bucket, *got)
-    )
+    # A role's data is known from the plan and the store alone: a preview shows no change where there is none.
+    keys = {} if values.audience else {"accessKey": bucket.accessKey, "secretKey": bucket.secretKey}
+    fields = {"bucket": values.bucket, "audience": values.audience, "endpoint": reach["endpoint"],
+              "caCert": reach["caCert"], **keys}  # fmt: skip
+    data = pulumi.Output.all(**fields).apply(bucket_data)
     return BackupAccess(
         values.bucket, pulumi.Output.secret(data), ready=[*after, bucket], held=holder.reference(bucket)
+    )
+
+
+def issuer_discovery(seed: ClusterAccess, parent: pulumi.Resource) -> pulumi.Resource:
+    """The seed's issuer discovery document and keys, readable without credentials: the store fetches them."""
+    return k8s.rbac.v1.ClusterRoleBinding(
+        f"{parent._name}-issuer-discovery",
+        metadata={"name": f"{naming.API_GROUP}:service-account-issuer-discovery"},
+        role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": DISCOVERY_ROLE},
+        subjects=[{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": DISCOVERY_GROUP}],
+        opts=pulumi.ResourceOptions(parent=parent, provider=seed.provider, depends_on=list(seed.ready)),
     )
 
 
@@ -143,7 +166,8 @@ class LocalBackups:
     ) -> BackupAccess:
         """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
         assert self._reach is not None, "the landscape makes or shares the store before any seed's bucket"
-        return store_bucket(values, self._reach, holder, self._after, parent)
+        after = [*self._after, *([issuer_discovery(seed, parent)] if values.audience else [])]
+        return store_bucket(values, self._reach, holder, after, parent)
 
     def control_plane_move(
         self,

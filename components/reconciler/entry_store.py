@@ -108,9 +108,14 @@ def s3_credentials(data: dict[str, str], where: dict[str, Any] | None) -> dict[s
         return {"access_key": data["accessKeyID"], "secret_key": data["secretAccessKey"]}
     if not where:
         raise StoreError(f"role {role}: assumed as a namespace's ServiceAccount, and no Secret's namespace is named")
-    sts = data.get(backup.KEY_ENDPOINT) or f"https://sts.{data[backup.KEY_REGION]}.amazonaws.com"
-    return {"credentials": RoleCredentials(jwt_provider_func=lambda: service_account_token(where), sts_endpoint=sts,
-                                           role_arn=role, role_session_name=ROLE_SESSION)}  # fmt: skip
+    # The local store is its own STS, trusted by its CA; its roles trust a seed's audience, AWS's its own.
+    store = data.get(backup.KEY_ENDPOINT)
+    sts = store or f"https://sts.{data[backup.KEY_REGION]}.amazonaws.com"
+    audience = data.get(backup.KEY_TOKEN_AUDIENCE, STS_AUDIENCE)
+    http = trusting(ca) if (ca := data.get(backup.KEY_TRUSTED_CA)) else None
+    return {"credentials": RoleCredentials(jwt_provider_func=lambda: service_account_token(where, audience),
+                                           sts_endpoint=sts, role_arn=role, role_session_name=ROLE_SESSION,
+                                           http_client=http)}  # fmt: skip
 
 
 def service_account_token(where: dict[str, Any], audience: str = STS_AUDIENCE) -> dict[str, str]:

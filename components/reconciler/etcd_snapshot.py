@@ -36,7 +36,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 from components.naming import API_GROUP, API_VERSION
 from components.plan import retention
 from components.reconciler import kwokctl
-from components.reconciler.entry_store import S3Entry, StoreError, entry_data, entry_store, s3_client
+from components.reconciler.entry_store import SECRET_REF, S3Entry, StoreError, entry_data, entry_store, s3_client
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
 from components.render import backup
@@ -72,12 +72,13 @@ def full_snapshots(keys: Iterable[str]) -> list[tuple[str, datetime]]:
     return [(key, datetime.fromtimestamp(int(m.group(2)), UTC)) for key in keys if (m := FULL.search(key))]
 
 
-def collect_garbage(data: dict[str, str], prefix: str, now: datetime) -> list[str]:
+def collect_garbage(data: dict[str, str], prefix: str, now: datetime, where: dict[str, Any] | None = None) -> list[str]:
     """Removes the entry's full snapshots the retention policy lets go (plan/retention.py); the keys removed.
 
     Best effort, as etcd-backup-restore's collector: a store that refuses loses nothing, the next snapshot tries again.
+    `where`: the Secret's namespace, whose `etcd-backup` ServiceAccount assumes the bucket's role (workload identity).
     """
-    store = S3Entry(s3_client(data), data[backup.KEY_BUCKET])
+    store = S3Entry(s3_client(data, where), data[backup.KEY_BUCKET])
     try:
         gone = retention.collectable(full_snapshots(store.keys(f"{prefix}/{LAYOUT}/")), now)
         store.remove(gone)
@@ -124,6 +125,7 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         data = entry_data(props["backup"])
     except StoreError as error:
         raise SnapshotError(str(error)) from None
+    where = props["backup"].get(SECRET_REF)
     with tempfile.TemporaryDirectory(prefix="arbor-snapshot-") as tmp:
         raw, packed = Path(tmp) / "snapshot.db", Path(tmp) / "snapshot.db.gz"
         etcd_tool("etcdctl", "snapshot", "save", str(raw), f"--endpoints={endpoint}")
@@ -135,11 +137,12 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         key = snapshot_key(props["prefix"], revision, taken)
         digest = hashlib.sha256(packed.read_bytes()).hexdigest()
         try:
-            s3_client(data).fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
-        except (S3Error, urllib3.exceptions.HTTPError) as error:
+            client = s3_client(data, where)
+            client.fput_object(data[backup.KEY_BUCKET], key, str(packed), content_type="application/gzip")
+        except (S3Error, StoreError, urllib3.exceptions.HTTPError) as error:
             raise SnapshotError(f"uploading {key} to bucket {data[backup.KEY_BUCKET]}: {error}") from None
         size = packed.stat().st_size
-    collect_garbage(data, props["prefix"], taken)
+    collect_garbage(data, props["prefix"], taken, where)
     return {"latest": key, "time": rfc3339(taken), "revision": revision, "size": size, "sha256": digest}
 
 

@@ -40,6 +40,7 @@ CHECK_AGAIN_S = 5
 # kube-apiserver flags whose values arbor sets; every other flag stays as kwokctl made it.
 ENCRYPTION_FLAGS = ("--encryption-provider-config", "--encryption-provider-config-automatic-reload")
 CLIENT_CA_FLAG = "--client-ca-file"
+SERVER = "{server}"  # the API server's URL in a flag's value, known once its port is chosen
 # The document kwokctl reads its options from (`--config`); only the ports are set, every other option as flags.
 PORTS_CONFIG = {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration"}
 # Whose logs explain a cluster that does not get ready, and how many of their last lines an error quotes.
@@ -158,14 +159,15 @@ def ports_lock(workdir: str) -> Iterator[None]:
 def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -> None:
     """Creates and starts the cluster from the binaries on PATH, waiting until it is ready.
 
-    `apiserver_flags` (`--flag` -> value) are passed to kube-apiserver from its first start on. Its ports are
-    arbor's choice (components/reconciler/ports.py), given to kwokctl as a configuration file.
+    `apiserver_flags` (`--flag` -> value, where `SERVER` is its URL) are kube-apiserver's from its first start on.
+    Its ports are arbor's choice (components/reconciler/ports.py), given to kwokctl as a configuration file.
     """
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
-    for flag, value in (apiserver_flags or {}).items():
-        flags += ["--extra-args", f"kube-apiserver={flag.removeprefix('--')}={value}"]
     with ports_lock(cluster.workdir):
         chosen = ports.for_new_cluster(cluster.dir)
+        server = f"https://127.0.0.1:{chosen['kubeApiserverPort']}" if chosen else ""  # else set after a restart
+        given = {f: v.replace(SERVER, server) for f, v in (apiserver_flags or {}).items() if server or SERVER not in v}
+        flags += [a for f, v in given.items() for a in ("--extra-args", f"kube-apiserver={f.removeprefix('--')}={v}")]
         config = Path(cluster.workdir) / f".{cluster.name}.ports.yaml"
         if chosen is not None:
             write_file(config, yaml.safe_dump({**PORTS_CONFIG, "options": chosen}, sort_keys=False))
@@ -286,8 +288,7 @@ def config(cluster: Cluster) -> list[dict[str, object]]:
 def set_apiserver_flags(cluster: Cluster, flags: Mapping[str, str | None]) -> bool:
     """Sets kube-apiserver's `flags` in kwok.yaml (None removes one); True when the running server lacks them.
 
-    The caller restarts the cluster then. Checking the running process, not only the file, covers a crash
-    between editing kwok.yaml and the restart.
+    The caller restarts the cluster then. Checking the running process, not the file, covers a crash before it.
     """
     docs = config(cluster)
     components = cast(list[dict[str, Any]], docs[0].get("components") or [])

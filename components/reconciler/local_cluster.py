@@ -8,8 +8,9 @@ Two optional inputs shape kube-apiserver without replacing anything: `encryption
 secret; or where a hosted shoot's seed namespace or a self-hosted shoot's machine directory holds it, with its digest:
 `file_in_seed`, `file_in_directory`, read there when the file is written) and `extraClientCas` (PEM CAs trusted for
 client certificates besides kwokctl's own). A new content only rewrites the file, which kube-apiserver reloads by
-itself; adding or removing one restarts the cluster with the new flags, its etcd data kept. `read()` reports the files
-as they are, as hashes (the inputs hold the contents), so an edited file is drift that `up` repairs.
+itself; adding or removing one restarts the cluster with the new flags, its etcd data kept. So does `servesIssuer`
+(a seed's): its API server publishes its ServiceAccount issuer's keys, which the local object store trusts.
+`read()` reports the files as they are, as hashes (the inputs hold the contents): an edited file is drift `up` repairs.
 
 Two more make a shoot's cluster the shoot's own (components/reconciler/shoot_cluster.py), both used only when the
 cluster is made: `pki` (the shoot's CA and service-account key, which it serves and signs tokens with: secret, or
@@ -43,10 +44,12 @@ PROVIDER_VERSION = "3"
 # Inputs that identify a different cluster: a change replaces it (kwokctl cannot rename or upgrade in place).
 REPLACE_ON = ("clusterName", "workdir", "kubernetesVersion")
 BOOTSTRAP_TOKEN_FLAG = "--enable-bootstrap-token-auth"
+# Where a cluster that serves its issuer publishes its keys: its own API (the discovery document names them).
+JWKS_FLAG, JWKS_PATH = "--service-account-jwks-uri", "/openid/v1/jwks"
 # Flags given to a new cluster's first start (the others need files that exist only after `kwokctl create`).
-CREATE_FLAGS = (*kwokctl.ENCRYPTION_FLAGS, BOOTSTRAP_TOKEN_FLAG)
+CREATE_FLAGS = (*kwokctl.ENCRYPTION_FLAGS, BOOTSTRAP_TOKEN_FLAG, JWKS_FLAG)
 # Inputs that change in place: files kube-apiserver reads, and the logic version.
-UPDATE_ON = ("encryptionConfig", "extraClientCas", "version")
+UPDATE_ON = ("encryptionConfig", "extraClientCas", "servesIssuer", "version")
 # The outputs keep the files as hashes after this mark: an older state kept their contents.
 DIGEST = "sha256:"
 
@@ -60,7 +63,10 @@ def _apiserver_flags(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[st
     """The kube-apiserver flags the inputs ask for; None removes a flag."""
     encrypted = props.get("encryptionConfig") is not None
     bundle = cluster.client_ca_file if props.get("extraClientCas") else cluster.own_ca_file
+    server = kwokctl.endpoint(cluster) if cluster.exists() else kwokctl.SERVER
     return {
+        # A seed's token issuer, as an object store trusting its tokens fetches it (workload identity).
+        JWKS_FLAG: server + JWKS_PATH if props.get("servesIssuer") else None,
         kwokctl.ENCRYPTION_FLAGS[0]: str(cluster.encryption_file) if encrypted else None,
         kwokctl.ENCRYPTION_FLAGS[1]: "true" if encrypted else None,
         kwokctl.CLIENT_CA_FLAG: str(bundle),
@@ -112,6 +118,7 @@ def _outputs(props: dict[str, Any], cluster: kwokctl.Cluster) -> dict[str, Any]:
     encryption = cluster.encryption_file
     return {
         **{k: props[k] for k in ("clusterName", "workdir", "kubernetesVersion", "version")},
+        **({"servesIssuer": True} if props.get("servesIssuer") else {}),
         "encryptionConfig": digest(encryption.read_text() if encryption.is_file() else None),
         "extraClientCas": digest(kwokctl.extra_client_cas(cluster)),
         "endpoint": kwokctl.endpoint(cluster),
@@ -234,6 +241,7 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
         extra_client_cas: pulumi.Input[str] | None = None,
         pki: pulumi.Input[dict[str, str]] | None = None,
         restore: pulumi.Input[dict[str, str]] | None = None,
+        serves_issuer: bool = False,
     ) -> None:
         props = {
             "clusterName": cluster_name,
@@ -244,6 +252,8 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
             # Its keys kept as their primes (render/packed_keys.py), written out when the cluster is made.
             "pki": None if pki is None else pulumi.Output.from_input(pki).apply(_compact_keys),
             "restore": restore,
+            # Only a seed's: adding it restarts an existing cluster once, its data kept.
+            **({"servesIssuer": True} if serves_issuer else {}),
             "version": PROVIDER_VERSION,
             "endpoint": None,
             "kubeconfig": None,

@@ -1,18 +1,16 @@
-"""StoreBucket: a seed's backup bucket in the local object store, with its settings and a user limited to it.
+"""StoreBucket: a seed's backup bucket in the local object store, with its settings and an identity limited to it.
 
 What it makes through MinIO's S3 and admin APIs, from the settings components/render/backup.py renders for S3 (the
 aws path uses the same): the bucket, versioning, server-side encryption (SSE-S3, the store's KMS key), the lifecycle,
-the bucket policy (TLS only), and a user with a policy of its own for this bucket alone, whose keys are generated
-at create and kept in the state (secret). `read()` compares what the store has with what it should have, setting by
-setting (`observed`), so a setting changed or removed behind arbor's back is drift the next `up` puts right.
+the bucket policy (TLS only), and an identity whose policy reaches this bucket alone: a user, whose keys are
+generated at create and kept in the state (secret), or, given an `audience`, a role the seed's `etcd-backup`
+ServiceAccounts assume with their tokens (workload identity, store_identity.py): no key at all. `read()` compares
+what the store has with what it should have, setting by setting (`observed`): drift the next `up` puts right.
 
-It writes the seed's Secret of the user's keys (`garden/bucket-<bucket>`, the bucket's `etcd-backup` data) itself,
-as a hosted shoot's credentials write theirs (credential_secrets.py): the state keeps the keys once, the Secret as a
-hash, and a Secret deleted or edited in the seed is drift too.
-
-The bucket and its objects are retained on delete (as a cloud seed's bucket is): only the user, its policy and the
-seed's Secret of its keys go.
-The store's own deletion (`make down`) removes the objects.
+It writes the seed's Secret of its identity (`garden/bucket-<bucket>`, the bucket's `etcd-backup` data) itself, as
+a hosted shoot's credentials write theirs (credential_secrets.py): the state keeps a user's keys once, the Secret as
+a hash, and a Secret deleted or edited in the seed is drift too. The bucket and its objects are retained on delete
+(as a cloud seed's bucket is): the identity, its policy and the seed's Secret go; `make down` removes the objects.
 
 The engine stores the provider pickled by reference to this module: keep its path and class names.
 """
@@ -41,7 +39,7 @@ from minio.versioningconfig import VersioningConfig
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.naming import json_hash
-from components.reconciler import credential_secrets
+from components.reconciler import credential_secrets, store_identity
 from components.reconciler.kube import KubeError, unless_unreachable
 from components.reconciler.object_store import root_password
 from components.reconciler.provider import Provider
@@ -51,7 +49,7 @@ from components.render import backup
 PROVIDER_VERSION = "1"
 # Access keys as AWS's: 20 upper-case letters and digits; secret keys 40 characters.
 ACCESS_KEY_ALPHABET = string.ascii_uppercase + string.digits
-GENERATED = ("accessKey", "secretKey")
+GENERATED = ("accessKey", "secretKey", "clientSecret")
 TIMEOUT_S = 30
 # The Secret's fields while it is written (`data:<key>`): rendered from the keys for the write, never kept.
 DATA_FIELD = "data:"
@@ -65,8 +63,9 @@ def trusting(ca_cert: str, timeout_s: float | None = None) -> urllib3.PoolManage
     """HTTPS connections to the store that trust only its CA (not the environment's bundle), retried a few times."""
     # urllib3's own default when unbounded: no total limit.
     timeout = urllib3.Timeout(total=timeout_s) if timeout_s else urllib3.Timeout.DEFAULT_TIMEOUT
-    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca_cert, timeout=timeout,
-                               retries=urllib3.Retry(total=3, backoff_factor=0.2))  # fmt: skip
+    # A refused connection is retried for about ten seconds: a bucket's new trust restarts the store.
+    retries = urllib3.Retry(total=8, read=3, backoff_factor=0.2, backoff_max=2.0)
+    return urllib3.PoolManager(cert_reqs="CERT_REQUIRED", ca_cert_data=ca_cert, timeout=timeout, retries=retries)
 
 
 def _root_password(props: dict[str, Any]) -> str:
@@ -150,15 +149,25 @@ def _rule_facts(config: LifecycleConfig | None) -> list[list[Any]]:
     return sorted(facts, key=str)
 
 
+def by_role(props: dict[str, Any]) -> bool:
+    """Whether the bucket's identity is a role the seed's tokens assume (an audience is given), not a user."""
+    return bool(props.get("audience"))
+
+
 def desired(props: dict[str, Any]) -> dict[str, Any]:
-    """The settings the bucket and its user should have, in the form `observe` reads them."""
+    """The settings the bucket and its identity should have, in the form `observe` reads them."""
+    identity = (
+        {"trust": store_identity.desired(props)}
+        if by_role(props)
+        else {"user": [props["accessKey"], "enabled", props["bucket"]]}
+    )
     return {
         "bucket": True,
         "versioning": ENABLED,
         "encryption": "AES256",
         "lifecycle": _rule_facts(_lifecycle(props["lifecycle"])),
         "policy": statements(props["bucketPolicy"]),
-        "user": [props["accessKey"], "enabled", props["bucket"]],
+        **identity,
         "identityPolicy": statements(props["identityPolicy"]),
     }
 
@@ -172,13 +181,18 @@ def observe(props: dict[str, Any]) -> dict[str, Any]:
         sse = s3.get_bucket_encryption(name)
         rule = sse.rule if sse else None
         policy = _or_empty(lambda: s3.get_bucket_policy(name))
+        identity = (
+            {"trust": store_identity.facts(admin, props)}
+            if by_role(props)
+            else {"user": _user(admin, props["accessKey"])}
+        )
         return {
             "bucket": True,
             "versioning": s3.get_bucket_versioning(name).status,
             "encryption": rule.sse_algorithm if rule else "",
             "lifecycle": _rule_facts(s3.get_bucket_lifecycle(name)),
             "policy": statements(policy) if policy else [],
-            "user": _user(admin, props["accessKey"]),
+            **identity,
             "identityPolicy": _identity_policy(admin, name),
         }
 
@@ -213,7 +227,7 @@ def _identity_policy(admin: MinioAdmin, name: str) -> list[dict[str, Any]]:
 
 def converge(props: dict[str, Any]) -> None:
     """Makes the bucket if missing and (re)writes every setting and the user; each call is safe to repeat."""
-    with clients(props) as (s3, admin):
+    with store_identity.converging(props), clients(props) as (s3, admin):
         name = props["bucket"]
         if not s3.bucket_exists(name):
             s3.make_bucket(name)
@@ -222,6 +236,9 @@ def converge(props: dict[str, Any]) -> None:
         s3.set_bucket_lifecycle(name, _lifecycle(props["lifecycle"]))
         s3.set_bucket_policy(name, props["bucketPolicy"])
         admin.policy_add(name, policy=json.loads(props["identityPolicy"]))
+        if by_role(props):
+            store_identity.trust(admin, props)
+            return
         admin.user_add(props["accessKey"], props["secretKey"])
         # Attaching a policy the user has already is refused as a change with no effect.
         if name not in _user(admin, props["accessKey"])[2:]:
@@ -238,27 +255,52 @@ def _outputs(props: dict[str, Any], observed: dict[str, Any]) -> dict[str, Any]:
     return {**props, "wanted": fingerprint(desired(props)), "observed": fingerprint(observed)}
 
 
-def secret_layout(name: str) -> dict[str, dict[str, str]]:
-    """The seed's Secret of the bucket's user (`garden/bucket-<bucket>`): each key of its `etcd-backup` data."""
-    return {name: {key: DATA_FIELD + key for key in backup.store_bucket_data("", "", "", "", "")}}
+def bucket_data(props: dict[str, Any]) -> dict[str, str]:
+    """The bucket's `etcd-backup` data: its role and audience, or its user's keys; where the store is, its CA."""
+    reach = (props["endpoint"], props["caCert"])
+    if by_role(props):
+        audience = str(props["audience"])
+        credentials = backup.store_role_credentials(backup.store_role_arn(audience), audience, *reach)
+    else:
+        credentials = backup.store_credentials(props["accessKey"], props["secretKey"], *reach)
+    return backup.store_bucket_data(props["bucket"], credentials)
+
+
+def secret_layout(name: str, audience: str | None = None) -> dict[str, dict[str, str]]:
+    """The seed's Secret of the bucket's identity (`garden/bucket-<bucket>`): each key of its `etcd-backup` data."""
+    blank = dict.fromkeys(("bucket", "endpoint", "caCert", "accessKey", "secretKey"), "")
+    return {name: {key: DATA_FIELD + key for key in bucket_data({**blank, "audience": audience})}}
 
 
 def _written(props: dict[str, Any]) -> dict[str, Any]:
-    """The outputs, with the seed's Secret written from the user's keys where it writes one; what it holds by hash."""
+    """The outputs, with the seed's Secret written from the identity where it writes one; what it holds by hash."""
     if not credential_secrets.writes(props):
         return props
-    data = backup.store_bucket_data(props["bucket"], props["accessKey"], props["secretKey"], props["endpoint"],
-                                    props["caCert"])  # fmt: skip
+    data = bucket_data(props)
     return credential_secrets.write_rendered(props, {DATA_FIELD + key: text for key, text in data.items()})
+
+
+def _generated(props: dict[str, Any]) -> dict[str, Any]:
+    """What the identity needs and does not have yet: the role's client secret, or the user's keys."""
+    if by_role(props):
+        return {} if props.get("clientSecret") else {"clientSecret": secrets.token_urlsafe(40)}
+    if props.get("accessKey"):
+        return {}
+    access = "".join(secrets.choice(ACCESS_KEY_ALPHABET) for _ in range(20))
+    return {"accessKey": access, "secretKey": secrets.token_urlsafe(30)}
+
+
+def _kept(props: dict[str, Any]) -> dict[str, Any]:
+    """The outputs of the identity in use; the other's generated values dropped."""
+    return {**props, **dict.fromkeys(("accessKey", "secretKey") if by_role(props) else ("clientSecret",))}
 
 
 class StoreBucketProvider(Provider):
     """CRUD of one bucket and its user; nothing is captured, everything is read from the properties."""
 
     def create(self, props: dict[str, Any]) -> CreateResult:
-        """Generates the user's keys, then makes the bucket, its settings and the user."""
-        access = "".join(secrets.choice(ACCESS_KEY_ALPHABET) for _ in range(20))
-        props = {**props, "accessKey": access, "secretKey": secrets.token_urlsafe(30)}
+        """Generates the identity's secrets, then makes the bucket, its settings and the identity."""
+        props = _kept({**props, **_generated(props)})
         converge(props)
         return CreateResult(id_=props["bucket"], outs=_written(_outputs(props, observe(props))))
 
@@ -266,20 +308,28 @@ class StoreBucketProvider(Provider):
         """Another bucket name replaces it; other inputs, or drift refresh found (its Secret's too), update it."""
         replaces = ["bucket"] if olds.get("bucket") != news.get("bucket") else []
         # `rootSecret`: an older state kept the root password itself, which the update drops from it.
-        keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "version")
+        keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "audience", "version")
         drifted = olds.get("observed") != olds.get("wanted")
         rewrite = credential_secrets.write_again(olds, news)
         changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in keys)
-        # The user's keys stay through an update, so the preview keeps what is made from them known.
-        stables = [] if replaces else list(GENERATED)
+        # The identity's secrets stay through an update, so the preview keeps what is made from them known.
+        stables = [] if replaces or by_role(olds) != by_role(news) else list(GENERATED)
         return DiffResult(changes=changed, replaces=replaces, stables=stables, delete_before_replace=False)
 
     def update(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
-        """Keeps the user's keys and writes every setting again, and the seed's Secret of them."""
-        props = {**news, **{k: olds[k] for k in GENERATED}}
+        """Keeps the identity's secrets and writes every setting again, and the seed's Secret of the identity.
+
+        A change of identity (a user's keys to the role, or back) writes the Secret of the new one first, then
+        removes the old one: the seed's Secret always names an identity that works.
+        """
+        props = {**news, **{k: olds.get(k) for k in GENERATED}}
+        props = _kept({**props, **_generated(props)})
         converge(props)
         credential_secrets.leave_old_place(olds, props)
-        return UpdateResult(outs=_written(_outputs(props, observe(props))))
+        outs = _written(_outputs(props, observe(props)))
+        if by_role(olds) != by_role(news):
+            _remove_identity(olds)
+        return UpdateResult(outs=outs)
 
     def read(self, id_: str, props: dict[str, Any]) -> ReadResult:
         """What the store has now, as a fingerprint beside the wanted one; a store not answering is drift too.
@@ -298,19 +348,28 @@ class StoreBucketProvider(Provider):
         """Removes the user, its policy and the seed's Secret of its keys; the bucket and its objects are kept."""
         # A store already gone (down deletes it after its buckets) leaves nothing to remove; a user or policy
         # already gone neither.
-        with contextlib.suppress(BucketError), clients(props) as (_, admin):
-            with contextlib.suppress(MinioAdminException):
-                admin.user_remove(props["accessKey"])
-            with contextlib.suppress(MinioAdminException):
-                admin.policy_remove(props["bucket"])
+        _remove_identity(props)
+        with contextlib.suppress(BucketError), clients(props) as (_, admin), contextlib.suppress(MinioAdminException):
+            admin.policy_remove(props["bucket"])
         with unless_unreachable():  # a seed gone took the Secret along
             credential_secrets.remove(props)
 
 
-class StoreBucket(Resource, module="arbor", name="StoreBucket"):
-    """A bucket of the local object store and a user limited to it; `secretKey` is secret.
+def _remove_identity(props: dict[str, Any]) -> None:
+    """Removes the user or the role's trust the properties name; one already gone, or a store gone, is fine."""
+    with contextlib.suppress(BucketError), clients(props) as (_, admin):
+        if by_role(props):
+            store_identity.forget(admin, props)
+        else:
+            with contextlib.suppress(MinioAdminException):
+                admin.user_remove(props["accessKey"])
 
-    `writes` (the seed, `namespace`, Secret `name`): where it writes the seed's Secret of the user's keys.
+
+class StoreBucket(Resource, module="arbor", name="StoreBucket"):
+    """A bucket of the local object store and an identity limited to it; `secretKey` and `clientSecret` are secret.
+
+    `writes` (the seed, `namespace`, Secret `name`): where it writes the seed's Secret of the identity. `audience`:
+    the identity is the role the seed's tokens for that audience assume, else a user with keys.
     """
 
     if TYPE_CHECKING:
@@ -327,13 +386,14 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         bucket_policy: str,
         identity_policy: str,
         lifecycle: list[dict[str, Any]],
+        audience: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             **store, "bucket": bucket, "bucketPolicy": bucket_policy, "identityPolicy": identity_policy,
-            "lifecycle": lifecycle, "version": PROVIDER_VERSION,
+            "lifecycle": lifecycle, "audience": audience, "version": PROVIDER_VERSION,
             **dict.fromkeys((*GENERATED, "wanted", "observed")),
         }  # fmt: skip
-        props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"])})
-        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey"])
+        props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"], audience)})
+        secret = pulumi.ResourceOptions(additional_secret_outputs=["secretKey", "clientSecret"])
         super().__init__(StoreBucketProvider(), name, props, pulumi.ResourceOptions.merge(opts, secret))

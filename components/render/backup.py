@@ -9,6 +9,8 @@ snapshot stays a noncurrent version until the lifecycle expires it, whoever hold
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from typing import Any
 
 from components.kinds import ProviderType
@@ -47,6 +49,8 @@ KEY_TOKEN_AUDIENCE = "tokenAudience"
 GCP_STS = "https://sts.googleapis.com/v1/token"
 GCP_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:jwt"
 GCP_WORKLOAD_IDENTITY_ROLE = "roles/iam.workloadIdentityUser"
+# The local store (MinIO) names the role of an OpenID provider by the provider's client ID, the tokens' audience.
+STORE_ROLE_PREFIX = "arn:minio:iam:::role/"
 # Where a seed holds its bucket's credentials, as gardenlet does for a BackupBucket: `garden/bucket-<bucket>`.
 SEED_GARDEN_NAMESPACE = "garden"
 # Gardener's aws lifecycle aborts incomplete multipart uploads after 7 days; noncurrent versions (snapshots
@@ -183,7 +187,31 @@ def store_credentials(access_key: str, secret_key: str, endpoint: str, ca_cert: 
     }  # fmt: skip
 
 
-def store_bucket_data(bucket: str, access_key: str, secret_key: str, endpoint: str, ca_cert: str) -> dict[str, str]:
-    """The `etcd-backup` data of a local store's bucket and its user (the seed's `garden/bucket-<bucket>` holds it)."""
-    credentials = store_credentials(access_key, secret_key, endpoint, ca_cert)
+def store_role_credentials(role_arn: str, audience: str, endpoint: str, ca_cert: str) -> dict[str, str]:
+    """The local store's bucket by workload identity: the role, the audience its tokens are asked for, where, the CA."""
+    return {
+        KEY_ROLE_ARN: role_arn, KEY_TOKEN_AUDIENCE: audience, KEY_ENDPOINT: endpoint, KEY_PATH_STYLE: "true",
+        KEY_TRUSTED_CA: ca_cert,
+    }  # fmt: skip
+
+
+def store_bucket_data(bucket: str, credentials: dict[str, str]) -> dict[str, str]:
+    """The `etcd-backup` data of a local store's bucket and its identity (the seed's `garden/bucket-<bucket>`)."""
     return etcd_backup_data(ProviderType.LOCAL, bucket, STORE_REGION, credentials)
+
+
+def store_role_arn(audience: str) -> str:
+    """The ARN MinIO gives the role of the OpenID provider whose client ID is `audience` (base64url of its SHA-1)."""
+    digest = hashlib.sha1(audience.encode(), usedforsecurity=False).digest()
+    return STORE_ROLE_PREFIX + base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def store_role_policy(bucket: str) -> dict[str, Any]:
+    """The local role's policy: the identity's, each grant only to the `etcd-backup` subjects.
+
+    MinIO checks a token's audience and signature but not its issuer, so the subject is pinned here too.
+    """
+    policy = aws_identity_policy(STORE_PARTITION, bucket)
+    pinned = {"StringLike": {"jwt:sub": web_identity_subjects()}}
+    statements = [s | {"Condition": pinned} if s["Effect"] == "Allow" else s for s in policy["Statement"]]
+    return {**policy, "Statement": statements}

@@ -38,8 +38,8 @@ def cluster_admin_bindings(r: Resource, config: Mapping[str, Any]) -> list[str]:
 
 
 def public_subjects(r: Resource, config: Mapping[str, Any]) -> list[str]:
-    """No binding names a group every caller is in (`publicSubjects`: anonymous, unauthenticated, authenticated)."""
-    if r.type not in BINDINGS:
+    """No binding names a group every caller is in (`publicSubjects`), but of a role meant for all (`publicRoles`)."""
+    if r.type not in BINDINGS or mapping(r.props.get("roleRef")).get("name") in items(config.get("publicRoles")):
         return []
     public = {str(s) for s in items(config.get("publicSubjects"))}
     return [

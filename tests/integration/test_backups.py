@@ -1,9 +1,10 @@
 """Local backups on the real engine: the landscape's object store (real MinIO over TLS), the seed's bucket and key.
 
 The local landscape's seed asks for `backup: {provider: local}`: `up` starts the store, makes the seed's bucket with
-aws's settings and a user limited to it, records BackupBucket and BackupEntry in the garden and hands each hosted
-shoot the `etcd-backup` Secret. These tests use that Secret as etcd-backup-restore would, and the root user only to
-play the operator who changes the bucket behind arbor's back.
+aws's settings and a role limited to it, which the seed's `etcd-backup` ServiceAccounts assume with their tokens
+through the store's STS (workload identity), records BackupBucket and BackupEntry in the garden and hands each hosted
+shoot the `etcd-backup` Secret. These tests use that Secret as etcd-backup-restore would, with a token of its
+namespace's ServiceAccount, and the root user only to play the operator who changes the bucket behind arbor's back.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -29,24 +32,51 @@ import urllib3
 import yaml
 from minio import Minio, S3Error
 from minio.commonconfig import CopySource
+from minio.credentials.providers import StaticProvider
 from minio.deleteobjects import DeleteObject
 from minio.error import InvalidResponseError
+from minio.minioadmin import MinioAdmin
 from minio.versioningconfig import VersioningConfig
 
+from components.reconciler import access_token, entry_store, kube, local_process
 from components.reconciler import entry_status as listed_status
-from components.reconciler import entry_store, local_process
+from components.reconciler.store_bucket import trusting
 from tests.integration.engine import Stack, items, kubectl, preview_with, steps_by_type
 
 SEED = "seed/local-1"
 HOSTED = {"shoot--dev--web": ("dev", "web"), "shoot--ops--db": ("ops", "db")}
 
 
-def secret_data(stack: Stack, tmp_path: Path, namespace: str, seed: str = SEED) -> dict[str, str]:
-    """The `etcd-backup` Secret of a hosted shoot's seed namespace (on seed `seed`, by its key), decoded."""
+def secret_data(stack: Stack, tmp_path: Path, namespace: str, seed: str = SEED) -> dict[str, Any]:
+    """The `etcd-backup` Secret of a hosted shoot's seed namespace (on seed `seed`, by its key), decoded.
+
+    With a reference to it, as arbor's own reads have one: the namespace whose `etcd-backup` ServiceAccount assumes
+    the bucket's role, and the digest of what it holds.
+    """
     (secret,) = items(
         stack, seed, tmp_path, "secrets", "-n", namespace, "--field-selector", "metadata.name=etcd-backup"
     )
-    return {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    data = {k: base64.b64decode(v).decode() for k, v in secret["data"].items()}
+    where = {"kubeconfig": stack.outputs()["kubeconfigs"][seed], "namespace": namespace, "name": "etcd-backup"}
+    return {**data, entry_store.SECRET_REF: where, "digest": entry_store.data_digest(data)}
+
+
+def from_seed(stack: Stack, data: dict[str, Any], seed: str = SEED) -> dict[str, Any]:
+    """`data` read through the seed's own bucket Secret, as arbor does once the shoot's namespace is gone.
+
+    Its `garden/etcd-backup` ServiceAccount assumes the role; the Secret holds the same data but the entry's prefix.
+    """
+    bucket = {
+        "kubeconfig": stack.outputs()["kubeconfigs"][seed],
+        "namespace": "garden",
+        "name": f"bucket-{data['bucketName']}",
+    }
+    return {**data, entry_store.SECRET_REF: bucket}
+
+
+def held(data: dict[str, Any]) -> dict[str, str]:
+    """What the Secret holds, without the reference `secret_data` adds."""
+    return {k: v for k, v in data.items() if k not in (entry_store.SECRET_REF, "digest")}
 
 
 def client(endpoint: str, ca: str, access_key: str, secret_key: str) -> Minio:
@@ -56,21 +86,29 @@ def client(endpoint: str, ca: str, access_key: str, secret_key: str) -> Minio:
 
 
 @pytest.fixture(scope="module")
-def backup(local_stack: Stack) -> Iterator[dict[str, str]]:
+def backup(local_stack: Stack) -> Iterator[dict[str, Any]]:
     """dev/web's `etcd-backup` Secret."""
     with tempfile.TemporaryDirectory() as tmp:
         yield secret_data(local_stack, Path(tmp), "shoot--dev--web")
 
 
-def seed_client(data: dict[str, str]) -> Minio:
-    """The store as the seed's user, from the Secret's keys."""
-    return client(data["endpoint"], data["trustedCaCert"], data["accessKeyID"], data["secretAccessKey"])
+def seed_client(data: dict[str, Any]) -> Minio:
+    """The store as the Secret's identity: its role, assumed with a token of its namespace's `etcd-backup`."""
+    return entry_store.s3_client(data, data.get(entry_store.SECRET_REF))
 
 
 def store_outputs(stack: Stack) -> dict[str, Any]:
     """The ObjectStore's outputs in the stack's state, secrets shown (the root user's password among them)."""
     (store,) = stack.resource_outputs("pulumi-python:dynamic/arbor:ObjectStore").values()
     return store
+
+
+def admin_args(stack: Stack) -> dict[str, Any]:
+    """MinIO admin client arguments as the store's root user."""
+    store = store_outputs(stack)
+    credentials = StaticProvider(store["rootUser"], store["rootPassword"])
+    return {"endpoint": store["endpoint"].removeprefix("https://"), "credentials": credentials, "secure": True,
+            "http_client": trusting(store["caCert"])}  # fmt: skip
 
 
 def root_client(stack: Stack) -> Minio:
@@ -102,8 +140,53 @@ def test_the_seeds_bucket_is_recorded_and_handed_to_each_hosted_shoot(local_stac
         assert "BEGIN CERTIFICATE" in data["trustedCaCert"]
 
 
-def test_the_seeds_key_may_use_its_bucket_and_nothing_else(local_stack: Stack, backup: dict[str, str]) -> None:
-    """GIVEN the seed's key WHEN it writes, reads and overwrites a snapshot THEN it may, and nothing else.
+def role_client(data: dict[str, Any], token: Callable[[], dict[str, str]]) -> Minio:
+    """The store as the bucket's role, assumed with the tokens `token` gives."""
+    http = trusting(data["trustedCaCert"])
+    role = entry_store.RoleCredentials(
+        jwt_provider_func=token,
+        sts_endpoint=data["endpoint"],
+        role_arn=data["roleARN"],
+        role_session_name="test",
+        http_client=http,
+    )
+    return Minio(data["endpoint"].removeprefix("https://"), credentials=role, secure=True, http_client=http)
+
+
+def test_the_bucket_is_the_seeds_tokens_role_and_no_key_exists(local_stack: Stack, backup: dict[str, Any]) -> None:
+    """GIVEN the seed's bucket by workload identity WHEN its Secret, the store and other tokens are tried THEN no key.
+
+    The Secret names the role and the audience it trusts, no key; the store has no user for the bucket; the seed
+    publishes its issuer's discovery document to anyone, as a cloud's issuer is public. The store's STS refuses the
+    `etcd-backup` token asked for another audience, and another ServiceAccount's token gets nothing of the bucket.
+    """
+    where, bucket = backup[entry_store.SECRET_REF], backup["bucketName"]
+    assert not {"accessKeyID", "secretAccessKey"} & set(backup)
+    assert backup["tokenAudience"] == "arbor-seed:local-1" and backup["roleARN"].startswith("arn:minio:iam:::role/")
+    users = json.loads(MinioAdmin(**admin_args(local_stack)).user_list() or "{}")
+    assert not [u for u in users.values() if bucket in str(u.get("policyName", ""))], users
+    server = kube.server_of(where["kubeconfig"])
+    context = ssl.create_default_context(cadata=kube.certificate_authority(where["kubeconfig"]))
+    with urllib.request.urlopen(f"{server}/.well-known/openid-configuration", context=context) as answer:
+        assert json.load(answer)["jwks_uri"] == f"{server}/openid/v1/jwks"
+    assert seed_client(backup).bucket_exists(bucket)
+    elsewhere = role_client(backup, lambda: entry_store.service_account_token(where, "sts.amazonaws.com"))
+    with pytest.raises(entry_store.StoreError, match="assuming role"):
+        elsewhere.bucket_exists(bucket)
+    api = kube.Kube.from_kubeconfig(where["kubeconfig"])
+    other, _ = access_token.request_token(api, where["namespace"], "default", 600, [backup["tokenAudience"]])
+    stranger = role_client(backup, lambda: {"access_token": other, "expires_in": "600"})
+    for attempt in (
+        lambda: list(stranger.list_objects(bucket)),
+        lambda: stranger.put_object(bucket, "x", io.BytesIO(b"x"), 1),
+    ):
+        with pytest.raises(S3Error) as denied:
+            attempt()
+        assert denied.value.code == "AccessDenied"
+
+
+def test_the_seeds_identity_may_use_its_bucket_and_nothing_else(local_stack: Stack, backup: dict[str, Any]) -> None:
+    """GIVEN the seed's identity WHEN it writes, reads and overwrites a snapshot THEN it may, and nothing else.
 
     Each write is a version encrypted at rest; deleting a version for good, another bucket, listing or making
     buckets, changing or reading the bucket's settings are refused, and plain HTTP gets no answer.
@@ -136,15 +219,20 @@ def test_the_seeds_key_may_use_its_bucket_and_nothing_else(local_stack: Stack, b
         assert denied.value.code == "AccessDenied", i
     # MinIO lists the buckets a user may use instead of refusing the listing: its own alone.
     assert [b.name for b in s3.list_buckets()] == [bucket]
-    # Only TLS: the store's port does not speak plain HTTP at all.
-    plain = Minio(backup["endpoint"].removeprefix("https://"), backup["accessKeyID"], backup["secretAccessKey"],
-                  secure=False, http_client=urllib3.PoolManager(retries=urllib3.Retry(total=0)))  # fmt: skip
-    with pytest.raises(InvalidResponseError, match="HTTP request to an HTTPS server"):
-        plain.get_object(bucket, key).read()
+    # Only TLS: the store's port does not speak plain HTTP at all. It says so to a short request, and drops a signed
+    # one (the role's session token makes it longer than what the store reads before it closes the connection).
+    plain = urllib3.PoolManager(retries=urllib3.Retry(total=0))
+    url = backup["endpoint"].replace("https://", "http://", 1)
+    answer = plain.request("GET", f"{url}/{bucket}/{key}")
+    assert answer.status == 400 and b"HTTP request to an HTTPS server" in answer.data
+    role = entry_store.s3_credentials(backup, backup[entry_store.SECRET_REF])
+    signed = Minio(url.removeprefix("http://"), **role, secure=False, http_client=plain)
+    with pytest.raises((InvalidResponseError, urllib3.exceptions.MaxRetryError)):
+        signed.get_object(bucket, key).read()
 
 
 def test_drift_and_a_stopped_store_are_put_right_with_every_object_kept(
-    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+    local_stack: Stack, backup: dict[str, Any], tmp_path: Path
 ) -> None:
     """GIVEN bucket settings changed behind arbor's back and the store stopped WHEN converged THEN both are right.
 
@@ -180,7 +268,7 @@ def held_secret(stack: Stack, key: str, tmp_path: Path, name: str) -> dict[str, 
 
 
 def test_the_stores_secrets_deleted_in_the_seed_and_garden_are_written_again_by_the_bucket_and_store(
-    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+    local_stack: Stack, backup: dict[str, Any], tmp_path: Path
 ) -> None:
     """GIVEN the seed's `garden/bucket-<bucket>` and the garden's `garden/backup-local` gone WHEN converged THEN back.
 
@@ -190,7 +278,7 @@ def test_the_stores_secrets_deleted_in_the_seed_and_garden_are_written_again_by_
     """
     bucket_secret = f"bucket-{backup['bucketName']}"
     kept = held_secret(local_stack, SEED, tmp_path, bucket_secret)
-    assert kept == {k: v for k, v in backup.items() if k != "storePrefix"}
+    assert kept == {k: v for k, v in held(backup).items() if k != "storePrefix"}
     store = store_outputs(local_stack)
     root = held_secret(local_stack, "garden", tmp_path, "backup-local")
     assert root == {"accessKeyID": store["rootUser"], "secretAccessKey": store["rootPassword"]}
@@ -243,7 +331,7 @@ def restored_keys(snapshot: bytes, tmp_path: Path) -> list[str]:
 
 
 def test_each_hosted_shoots_etcd_is_snapshotted_into_its_entry_and_restores(
-    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+    local_stack: Stack, backup: dict[str, Any], tmp_path: Path
 ) -> None:
     """GIVEN the converged landscape WHEN its entries are read THEN each names a full snapshot that restores.
 
@@ -261,7 +349,7 @@ def test_each_hosted_shoots_etcd_is_snapshotted_into_its_entry_and_restores(
     assert "/registry/namespaces/kube-system" in keys
 
 
-def plant_old_snapshots(data: dict[str, str], copy_of: str) -> dict[str, bool]:
+def plant_old_snapshots(data: dict[str, Any], copy_of: str) -> dict[str, bool]:
     """Copies of a snapshot under older names in the entry; whether retention keeps each (plan/retention.py).
 
     Two of one hour five hours back (the newer stays), one of ten days back (its week's only one, stays), one of
@@ -279,7 +367,7 @@ def plant_old_snapshots(data: dict[str, str], copy_of: str) -> dict[str, bool]:
 
 
 def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_says_so(
-    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+    local_stack: Stack, backup: dict[str, Any], tmp_path: Path
 ) -> None:
     """GIVEN the converged landscape WHEN a backup is asked for THEN the preview lists a snapshot per hosted shoot.
 
@@ -308,7 +396,7 @@ def test_make_backup_takes_a_new_snapshot_of_each_hosted_shoot_and_the_preview_s
 
 
 def test_a_risky_change_runs_after_a_snapshot_step_the_preview_lists(
-    local_stack: Stack, backup: dict[str, str], tmp_path: Path
+    local_stack: Stack, backup: dict[str, Any], tmp_path: Path
 ) -> None:
     """GIVEN dev/web's encryption changed WHEN previewed and converged THEN a snapshot step runs before the rewrite.
 

@@ -39,7 +39,7 @@ from tests.integration.engine import (
     require_environment,
     steps_by_type,
 )
-from tests.integration.test_backups import restored_keys, secret_data, seed_client
+from tests.integration.test_backups import from_seed, restored_keys, secret_data, seed_client
 from tests.integration.test_encryption import etcd_value
 
 # web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
@@ -177,6 +177,8 @@ def test_removing_a_shoot_needs_a_confirmation_and_then_one_up_deletes_it_and_no
     assert shoots == ["shoot.arbor.dev/web"]
     assert steps_by_type(stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
     # Its entry outlives it, its newest full snapshot the one taken right before its cluster was deleted.
+    # Its namespace is gone, and the ServiceAccount that assumed the bucket's role with it: read as the seed.
+    entry = from_seed(stack, entry)
     latest = listed_status.latest_full(entry_store.entry_store(entry).keys(f"{entry['storePrefix']}/v2/"))
     assert latest is not None
     snapshot = seed_client(entry).get_object(entry["bucketName"], latest[0]).read()
@@ -269,7 +271,7 @@ def test_a_new_seed_migrates_the_control_plane_and_nothing_is_lost(stack: Stack,
     assert web["status"]["lastOperation"]["state"] == "Succeeded", web["status"]["conditions"]
     final = stack.resource_outputs("pulumi-python:dynamic/arbor:ShootMigration")["arbor-shoot-ops-web-migration"]
     target_entry = secret_data(stack, tmp_path, ns, seed=target)
-    for data in (entry, target_entry):
+    for data in (from_seed(stack, entry, source), target_entry):
         keys = entry_store.entry_store(data).keys(f"{data['storePrefix']}/v2/")
         assert final["finalSnapshot"].rsplit("/", 1)[1] in {k.rsplit("/", 1)[1] for k in keys}
     after = stack.preview_json("--refresh")

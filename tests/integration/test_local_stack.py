@@ -210,8 +210,9 @@ def test_every_private_key_is_kept_once(local_stack: Stack) -> None:
     InternalSecret (`<shoot>-ca-client`) is copied from where the CA wrote it, so its state holds no key. A self-hosted
     shoot's credentials write its machine's files: its cluster reads its PKI there, and its control-plane OSC refers to
     them; the garden's encryption keys write its configuration where its cluster reads it. The object store's root
-    password and its bucket user's key are each kept once too: the store and the bucket write them to the garden and the
-    seed, and nothing else keeps them (not the stack's outputs).
+    password is kept once too: the store writes it to the garden, and nothing else keeps it (not the stack's outputs).
+    The seed's bucket has no key (a role the seed's tokens assume), only the OpenID client secret the store checks
+    their tokens with, kept by the bucket alone.
     """
     state = json.loads(local_stack.run("stack", "export", "--show-secrets").stdout)
     assert secret_copies.copies(state) == []

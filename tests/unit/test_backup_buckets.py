@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pulumi
 import pytest
 
 from components import naming
+from components.bundles import Issuer, trusted_issuer
 from components.plan.values import BackupValues
 from components.providers.snapshot_step import RISKY_ENV
 from components.reconciler import entry_store, etcd_snapshot
@@ -333,3 +335,15 @@ def test_a_cloud_shoots_entry_names_what_etcd_backup_restore_put_in_the_bucket(e
         (BACKUP_ENTRY, f"{prefix}-backup-entry"),
         ("pulumi-python:dynamic/arbor:SecretSet", f"{prefix}-secrets"),
     } <= waits
+
+
+def test_an_identity_the_plan_trusts_to_an_issuer_the_seed_lacks_is_named() -> None:
+    """GIVEN workload identity planned and no issuer (or, for an AWS role, no IAM OIDC provider) THEN its user named."""
+    url = pulumi.Output.from_input("https://issuer")
+    with pytest.raises(ValueError, match="seed s: its bucket's identity needs the seed's token issuer"):
+        trusted_issuer(None, "seed s: its bucket's identity")
+    with pytest.raises(ValueError, match="shoot--p--s: its machines' role needs"):
+        trusted_issuer(Issuer(url), "shoot--p--s: its machines' role", named=True)
+    found = Issuer(url, pulumi.Output.from_input("arn:aws:iam::1:oidc-provider/issuer"))
+    assert trusted_issuer(found, "r", named=True) is found
+    assert trusted_issuer(Issuer(url), "gcp pool") is not None

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from components.reconciler import credential_secrets, local_process, object_store, store_bucket
+from components.reconciler import credential_secrets, local_process, object_store, store_bucket, store_identity
 from components.reconciler.kube import Kube
 from components.reconciler.object_store import ObjectStoreProvider
 from components.reconciler.store_bucket import StoreBucketProvider
@@ -51,7 +51,9 @@ def created() -> dict[str, Any]:
 def test_a_bucket_writes_its_users_keys_in_the_seed_and_keeps_them_once(cluster: Cluster) -> None:
     """GIVEN a seed's bucket WHEN made THEN the seed's Secret holds its `etcd-backup` data; the state, the key once."""
     outs = created()
-    data = backup.store_bucket_data("b", outs["accessKey"], outs["secretKey"], outs["endpoint"], outs["caCert"])
+    data = backup.store_bucket_data(
+        "b", backup.store_credentials(outs["accessKey"], outs["secretKey"], outs["endpoint"], outs["caCert"])
+    )
     assert cluster.data(SECRET) == data
     assert json.dumps(outs).count(outs["secretKey"]) == 1
     assert not [k for k in outs if k.startswith(store_bucket.DATA_FIELD)]
@@ -92,7 +94,9 @@ def test_an_older_bucket_starts_writing_the_secret_its_seeds_set_wrote(cluster: 
     assert PROVIDER.diff("b", older, inputs()).changes
     updated = PROVIDER.update("b", older, inputs()).outs or {}
     assert (updated["accessKey"], updated["secretKey"]) == ("AKEY", "SKEY")
-    assert cluster.data(SECRET) == backup.store_bucket_data("b", "AKEY", "SKEY", older["endpoint"], older["caCert"])
+    assert cluster.data(SECRET) == backup.store_bucket_data(
+        "b", backup.store_credentials("AKEY", "SKEY", older["endpoint"], older["caCert"])
+    )
 
 
 def test_a_deleted_bucket_takes_its_secret_along_even_when_its_store_is_gone(
@@ -175,3 +179,36 @@ def test_a_bucket_that_kept_the_root_password_updates_once_and_keeps_it_no_more(
     assert PROVIDER.diff("b", older, news).changes
     updated = PROVIDER.update("b", older, news).outs or {}
     assert "rootPassword" not in updated and updated["rootSecret"]["name"] == object_store.ROOT_SECRET
+
+
+def test_a_bucket_moved_to_workload_identity_names_its_role_and_holds_no_key(
+    cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a bucket with a user WHEN its seed's tokens are trusted (an audience) THEN the Secret names the role.
+
+    The seed's Secret is written with the role before the user is removed, and neither key stays in the state; the
+    way back makes a user again, then forgets the trust.
+    """
+    removed: list[bool] = []
+    monkeypatch.setattr(store_bucket, "_remove_identity", lambda props: removed.append(store_bucket.by_role(props)))
+    monkeypatch.setattr(store_identity, "desired", lambda props: ["trusted"])
+    keys = created()
+    news = {
+        **inputs(audience="arbor-seed:local-1"),
+        "secrets": store_bucket.secret_layout(SECRET, "arbor-seed:local-1"),
+    }
+    diff = PROVIDER.diff("b", keys, news)
+    assert diff.changes and not diff.replaces and not diff.stables, "what the Secret holds changes"
+    role = PROVIDER.update("b", keys, news).outs or {}
+    arn = backup.store_role_arn("arbor-seed:local-1")
+    assert cluster.data(SECRET) == backup.store_bucket_data(
+        "b", backup.store_role_credentials(arn, "arbor-seed:local-1", role["endpoint"], role["caCert"])
+    )
+    assert removed == [False], "the user, after the Secret names the role"
+    assert role["accessKey"] is None and role["secretKey"] is None and len(role["clientSecret"]) > 40
+    assert keys["secretKey"] not in json.dumps(role)
+    assert not PROVIDER.diff("b", PROVIDER.read("b", role).outs or {}, news).changes
+    back = PROVIDER.update("b", role, inputs()).outs or {}
+    assert removed == [False, True] and back["clientSecret"] is None
+    assert back["accessKey"] and back["accessKey"] != keys["accessKey"], "a new user: the old keys are gone"
+    assert cluster.data(SECRET)["accessKeyID"] == back["accessKey"]

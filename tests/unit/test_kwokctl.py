@@ -98,3 +98,28 @@ def test_a_restart_starts_only_once_the_stopped_ports_are_released(
     monkeypatch.setattr(kwokctl, "wait_ready", recorded("ready"))
     kwokctl.restart(kwokctl.Cluster(name="c", workdir=str(tmp_path)), lambda: calls.append("while stopped"))
     assert calls == ["stop", "while stopped", "released", "start", "ready"]
+
+
+@pytest.mark.parametrize("chosen", [{"kubeApiserverPort": 31000, "etcdPort": 31001}, None])
+def test_a_flag_naming_the_servers_url_is_given_at_creation_where_its_port_is_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chosen: dict[str, int] | None
+) -> None:
+    """GIVEN a flag holding the server's URL WHEN a cluster is made THEN given its URL; with kwokctl's ports, later.
+
+    A seed's JWKS URI names its own API: known once arbor chose the port, else set (with a restart) once made.
+    """
+    args: list[str] = []
+
+    def called(cluster: kwokctl.Cluster, *given: str) -> str:
+        args.extend(given)
+        return ""
+
+    monkeypatch.setattr(kwokctl, "_which", lambda binary: f"/bin/{binary}")
+    monkeypatch.setattr(ports, "for_new_cluster", lambda _: chosen)
+    monkeypatch.setattr(kwokctl, "_kwokctl", called)
+    monkeypatch.setattr(kwokctl, "wait_ready", lambda cluster, timeout_s: None)
+    flags = {"--service-account-jwks-uri": kwokctl.SERVER + "/openid/v1/jwks", "--enable-bootstrap-token-auth": "true"}
+    kwokctl.create(kwokctl.Cluster(name="c", workdir=str(tmp_path)), flags)
+    extra = [args[i + 1] for i, a in enumerate(args) if a == "--extra-args"]
+    jwks = ["kube-apiserver=service-account-jwks-uri=https://127.0.0.1:31000/openid/v1/jwks"] if chosen else []
+    assert extra == [*jwks, "kube-apiserver=enable-bootstrap-token-auth=true"]

@@ -271,7 +271,7 @@ def test_local_seeds_share_one_store_each_with_its_own_bucket() -> None:
 GARDEN_STACK_OUTPUTS: dict[str, Any] = {
     "kubeconfigs": {"garden": "garden kubeconfig"}, "gardenReach": "",
     "objectStoreAccess": {"endpoint": "https://127.0.0.1:9000", "caCert": "<store ca>", "rootUser": "arbor",
-                          "rootPassword": "<root password>"},
+                          "rootPassword": "<root password>", "dir": "/arbor/processes/local-minio"},
 }  # fmt: skip
 
 
@@ -311,8 +311,13 @@ def test_a_sharded_landscape_runs_one_store_in_its_garden_stack_and_each_seed_st
     }
     assert "rootPassword" not in bucket and SECRET_SIG not in json.dumps(bucket)
     assert bucket["rootSecret"] == object_store.root_reference(bucket["rootSecret"]["kubeconfig"])
-    # No store to wait for in this stack: only the seed's namespace the bucket writes its Secret in.
-    assert built.edges[f"arbor-seed-{seed}-backup"] == {f"arbor-seed-{seed}-garden"}
+    # No store to wait for in this stack: only the seed's namespace the bucket writes its Secret in, and the seed's
+    # issuer published to the store (the bucket's identity is a role its tokens assume).
+    assert built.edges[f"arbor-seed-{seed}-backup"] == {
+        f"arbor-seed-{seed}-garden",
+        f"arbor-seed-{seed}-garden-etcd-backup",
+        f"arbor-seed-{seed}-issuer-discovery",
+    }
 
 
 @pytest.mark.parametrize(("backups", "kept", "stores"), [(False, False, 0), (False, True, 1), (True, False, 1)])
@@ -513,9 +518,10 @@ def test_a_hosted_shoots_bucket_key_is_kept_by_its_seeds_bucket_alone() -> None:
     assert moved["secretRef"]["namespace"] == "garden" and moved["secretRef"]["name"] == held
     assert moved["storePrefix"] == references["upload"]["storePrefix"]
     assert moved["digest"] == references["upload"]["digest"], "the same data as the shoot's own Secret's"
-    # The bucket writes it from its user's keys; the seed's set, which wrote it before, hands it over.
+    # The bucket writes it, naming its role; the seed's set, which wrote it before, hands it over.
     assert bucket["namespace"] == "garden" and list(bucket["secrets"]) == [held]
-    assert set(bucket["secrets"][held]) == set(backup.store_bucket_data("", "", "", "", ""))
+    role = backup.store_role_credentials("", "", "", "")
+    assert set(bucket["secrets"][held]) == set(backup.store_bucket_data("", role)) and "accessKeyID" not in role
     seed_set = mocks.inputs["arbor-seed-local-1-bucket-secret"]
     assert secret_set.contents({"secrets": unwrapped(seed_set["secrets"])}) == {} and seed_set["others"] == [held]
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):

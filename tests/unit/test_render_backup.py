@@ -140,7 +140,7 @@ def test_only_etcd_main_is_backed_up_from_its_secret(provider: str) -> None:
     assert data in sidecar["volumeMounts"]
 
 
-@pytest.mark.parametrize("provider", ["gcp", "aws"])
+@pytest.mark.parametrize("provider", ["gcp", "aws", "local"])
 def test_etcd_main_uses_the_buckets_identity_with_its_own_token_where_the_seed_is_trusted(provider: str) -> None:
     """GIVEN a shoot on a seed arbor made, its bucket in that cloud WHEN etcd main is rendered THEN a token file.
 
@@ -150,7 +150,8 @@ def test_etcd_main_uses_the_buckets_identity_with_its_own_token_where_the_seed_i
     """
     web = backed_up(provider)
     assert web.backup is not None
-    audience = {"aws": "sts.amazonaws.com", "gcp": f"arbor-seed:{web.backup.seed}"}[provider]
+    seeds = f"arbor-seed:{web.backup.seed}"
+    audience = {"aws": "sts.amazonaws.com", "gcp": seeds, "local": seeds}[provider]
     assert web.backup.audience == audience
     pod = controlplane.etcd(web, "main", web.topology).pod_spec
     volume = next(v for v in pod["volumes"] if v["name"] == "etcd-backup")
@@ -158,11 +159,11 @@ def test_etcd_main_uses_the_buckets_identity_with_its_own_token_where_the_seed_i
     assert volume["projected"]["sources"] == [{"secret": {"name": "etcd-backup"}}, {"serviceAccountToken": token}]
     assert pod["serviceAccountName"] == "etcd-backup" and pod["automountServiceAccountToken"] is False
     sidecar = pod["containers"][1]
-    directory = {"aws": "/var/etcd-backup", "gcp": "/var/.gcp"}[provider]
+    directory = {"aws": "/var/etcd-backup", "gcp": "/var/.gcp", "local": "/var/etcd-backup"}[provider]
     assert {"name": "etcd-backup", "mountPath": directory, "readOnly": True} in sidecar["volumeMounts"]
 
 
-@pytest.mark.parametrize("provider", ["gcp", "aws"])
+@pytest.mark.parametrize("provider", ["gcp", "aws", "local"])
 def test_an_existing_seeds_bucket_keeps_a_key(provider: str) -> None:
     """GIVEN a seed given by kubeconfig WHEN planned and etcd rendered THEN no audience: the Secret's key alone."""
     raw = on_provider(base(), provider)

@@ -112,6 +112,6 @@ def test_a_snapshot_collects_its_entrys_old_full_snapshots_and_a_refusing_store_
               "shoot--dev--web--uid/shoot-state/shootstate.json.gz.sealed"]  # fmt: skip
     entry = Entry([*full, *others], refuses=refuses)
     monkeypatch.setattr(etcd_snapshot, "S3Entry", lambda client, bucket: entry)
-    monkeypatch.setattr(etcd_snapshot, "s3_client", lambda data: None)
+    monkeypatch.setattr(etcd_snapshot, "s3_client", lambda data, where=None: None)
     gone = etcd_snapshot.collect_garbage({"bucketName": "b"}, prefix, NOW)
     assert gone == entry.removed == ([] if refuses else [full[2], full[1]])

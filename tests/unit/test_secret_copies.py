@@ -79,3 +79,13 @@ def test_the_stores_passwords_are_found_in_the_fields_that_hold_them() -> None:
     ]}}  # fmt: skip
     assert secret_copies.copies(state) == [["a-bucket", "a-set"], ["a-bucket", "the-store"]]
     assert len(secret_copies.holders(state)) == 3
+
+
+def test_a_bucket_roles_client_secret_is_a_password_held_once() -> None:
+    """GIVEN a bucket role's OpenID client secret WHEN scanned THEN found; held by the bucket alone, no copy."""
+    secret = "client-secret-0123456789-0123456789-0123456789"
+    state = {"deployment": {"resources": [resource("a-bucket", outputs={"clientSecret": shown(secret)})]}}
+    assert secret_copies.copies(state) == []
+    assert list(secret_copies.holders(state).values()) == [{"a-bucket"}]
+    state["deployment"]["resources"].append(resource("a-copy", inputs={"clientSecret": shown(secret)}))
+    assert secret_copies.copies(state) == [["a-bucket", "a-copy"]]

@@ -269,8 +269,30 @@ def test_a_clusters_files_are_kept_as_hashes_and_an_edited_one_is_drift(
     assert read["encryptionConfig"] == local_cluster.digest(news["encryptionConfig"]) != news["encryptionConfig"]
     assert read["extraClientCas"].startswith(local_cluster.DIGEST) and "CA\n" not in str(read)
     assert not provider.diff("c", read, news).changes
-    assert not provider.diff("c", {**read, **{k: news[k] for k in local_cluster.UPDATE_ON}}, news).changes
+    assert not provider.diff("c", {**read, **{k: news.get(k) for k in local_cluster.UPDATE_ON}}, news).changes
     kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n# edited\n")
     assert provider.diff("c", dict(provider.read("c", news).outs or {}), news).changes
     with pytest.raises(kwokctl.KwokError, match="removing the encryption configuration"):
         provider.update("c", read, {**news, "encryptionConfig": None})
+
+
+def test_a_seed_publishes_its_issuers_keys_and_an_older_seed_gets_the_flag_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a seed's cluster serving its issuer WHEN its flags are made THEN its JWKS URI is its own API's.
+
+    A new cluster names its URL by `SERVER` (known at creation); an older seed's state lacks the input: an update,
+    which sets the flag and restarts it once, and then no diff. A cluster not serving it has no such flag.
+    """
+    cluster = kwokctl.Cluster("c", str(tmp_path))
+    monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:31000")
+    seed = {"servesIssuer": True}
+    assert local_cluster._apiserver_flags(seed, cluster)[local_cluster.JWKS_FLAG] == kwokctl.SERVER + "/openid/v1/jwks"
+    kwokctl.write_file(cluster.dir / "kwok.yaml", "{}")
+    made = local_cluster._apiserver_flags(seed, cluster)
+    assert made[local_cluster.JWKS_FLAG] == "https://127.0.0.1:31000/openid/v1/jwks"
+    assert local_cluster._apiserver_flags({}, cluster)[local_cluster.JWKS_FLAG] is None
+    olds = {"clusterName": "c", "workdir": str(tmp_path), "kubernetesVersion": "v1", "version": "3", "running": True}
+    provider = local_cluster.LocalClusterProvider()
+    assert provider.diff("c", olds, {**olds, **seed}).changes
+    assert not provider.diff("c", {**olds, **seed}, {**olds, **seed}).changes
