@@ -72,13 +72,12 @@ def full_snapshots(keys: Iterable[str]) -> list[tuple[str, datetime]]:
     return [(key, datetime.fromtimestamp(int(m.group(2)), UTC)) for key in keys if (m := FULL.search(key))]
 
 
-def collect_garbage(data: dict[str, str], prefix: str, now: datetime, where: dict[str, Any] | None = None) -> list[str]:
+def collect_garbage(store: S3Entry, prefix: str, now: datetime) -> list[str]:
     """Removes the entry's full snapshots the retention policy lets go (plan/retention.py); the keys removed.
 
     Best effort, as etcd-backup-restore's collector: a store that refuses loses nothing, the next snapshot tries again.
-    `where`: the Secret's namespace, whose `etcd-backup` ServiceAccount assumes the bucket's role (workload identity).
+    `store`: the entry's bucket as the snapshot's upload reached it (a role assumed once serves both).
     """
-    store = S3Entry(s3_client(data, where), data[backup.KEY_BUCKET])
     try:
         gone = retention.collectable(full_snapshots(store.keys(f"{prefix}/{LAYOUT}/")), now)
         store.remove(gone)
@@ -142,7 +141,7 @@ def take(props: dict[str, Any]) -> dict[str, Any]:
         except (S3Error, StoreError, urllib3.exceptions.HTTPError) as error:
             raise SnapshotError(f"uploading {key} to bucket {data[backup.KEY_BUCKET]}: {error}") from None
         size = packed.stat().st_size
-    collect_garbage(data, props["prefix"], taken, where)
+    collect_garbage(S3Entry(client, data[backup.KEY_BUCKET]), props["prefix"], taken)
     return {"latest": key, "time": rfc3339(taken), "revision": revision, "size": size, "sha256": digest}
 
 
