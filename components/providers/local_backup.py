@@ -38,6 +38,8 @@ STORE = "local-object-store"
 # The store's outputs a bucket is made with: where it listens, the CA it serves with, its root user, its directory
 # (where it reads the CAs it trusts as a client). The root password a bucket reads in the garden (`rootSecret`).
 STORE_REACH = ("endpoint", "caCert", "rootUser", "dir")
+# What an older garden stack's export lacks: its buckets read as "" (a role's trust then names the cause).
+OPTIONAL_REACH = ("dir",)
 # Who may read a seed's issuer discovery document and keys: anyone, as from a cloud's issuer (Kubernetes' own role).
 DISCOVERY_ROLE, DISCOVERY_GROUP = "system:service-account-issuer-discovery", "system:unauthenticated"
 
@@ -81,8 +83,8 @@ def store_reach(store: ObjectStore, garden: ClusterAccess) -> dict[str, pulumi.I
 
 
 def _field(key: str) -> Callable[[dict[str, str]], str]:
-    """Reads one field of an exported map ("" where an older export has none)."""
-    return lambda fields: str(fields.get(key, ""))
+    """Reads one field of an exported map ("" for an optional one an older export has not)."""
+    return lambda fields: str(fields.get(key, "") if key in OPTIONAL_REACH else fields[key])
 
 
 def shared_reach(access: pulumi.Output[dict[str, str]], garden: ClusterAccess) -> dict[str, pulumi.Input[Any]]:

@@ -62,8 +62,8 @@ def wanted(props: dict[str, Any]) -> dict[str, str]:
 
 def configured(admin: MinioAdmin, bucket: str) -> dict[str, str]:
     """The provider's settings as the store has them; empty when it has none."""
-    text = _config(admin, provider_key(bucket))
-    words = [w for line in text.splitlines() if line.startswith(provider_key(bucket)) for w in shlex.split(line)[1:]]
+    key = provider_key(bucket)
+    words = [w for line in _config(admin, key).splitlines() if line.startswith(key) for w in shlex.split(line)[1:]]
     found = dict(w.split("=", 1) for w in words if "=" in w)
     return {k: found[k] for k in SHOWN if found.get(k)}
 
