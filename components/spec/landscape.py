@@ -86,7 +86,7 @@ class IssuerSpec(Model):
     url: Annotated[str, AfterValidator(_issuer_url)] = Field(
         description="The cluster's `--service-account-issuer`: an https URL whose discovery document and keys anyone "
         "may read (EKS: its OIDC issuer URL; GKE: https://container.googleapis.com/v1/projects/<project>/locations/"
-        "<location>/clusters/<name>)."
+        "<location>/clusters/<name>; local: its API server's URL, which serves them)."
     )
     oidc_provider: str | None = Field(
         None,
