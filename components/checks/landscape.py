@@ -68,8 +68,14 @@ def _check_zones(at: str, provider: ProviderType, region: str, zones: list[str])
 
 
 def _check_seed(i: int, seed: SeedSpec) -> list[str]:
-    """A seed's zones and own networks."""
+    """A seed's zones, its issuer's IAM OIDC provider (aws's alone) and its own networks."""
     zone_lines = _check_zones(f"landscape.seeds[{i}]", seed.provider, seed.region, seed.zones)
+    issuer = seed.cluster.issuer
+    if issuer and issuer.oidc_provider and seed.provider is not ProviderType.AWS:
+        zone_lines.append(
+            f"landscape.seeds[{i}].cluster.issuer.oidcProvider: an IAM OIDC provider names an aws seed's issuer; "
+            f"on {seed.provider.value} arbor makes the trust from the URL alone"
+        )
     at = f"landscape.seeds[{i}].networks"
     net = seed.networks.networks()
     lines = cidrs.check_families(at, net.ip_families)

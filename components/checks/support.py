@@ -9,12 +9,10 @@ from components.plan.values import LandscapePlan, ShootValues
 def unsupported(plan: LandscapePlan) -> list[str]:
     """What a valid landscape asks for that arbor does not run yet, one line each (checked before any change)."""
     lines = []
-    layers = [("landscape.garden", plan.garden.cluster)] + [
-        (f"landscape.seeds[{i}]", seed.cluster) for i, seed in enumerate(plan.seeds)
-    ]
-    for path, cluster in layers:
-        if cluster.provider is ProviderType.LOCAL and cluster.kubeconfig_secret:
-            lines.append(f"{path}.cluster.kubeconfigSecret: local clusters are created, not connected to")
+    garden = plan.garden.cluster
+    if garden.provider is ProviderType.LOCAL and garden.kubeconfig_secret:
+        # A local seed may be given (a kwokctl cluster someone else runs); the local garden is arbor's own.
+        lines.append("landscape.garden.cluster.kubeconfigSecret: a local garden is created, not connected to")
     if plan.garden.encryption and plan.garden.cluster.provider is not ProviderType.LOCAL:
         # A cloud's managed API server encrypts at rest with the cloud's own keys, configured there.
         provider = plan.garden.cluster.provider.value

@@ -37,7 +37,7 @@ from components.plan.values import (
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
-from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedSpec
+from components.spec.landscape import ClusterSpec, GardenSpec, LandscapeSpec, SeedClusterSpec, SeedSpec
 from components.spec.shoot import EncryptionSpec, ShootSpec, WorkerPool
 
 # The domain of Gardener's local setup, for a landscape that names no DNS zone (its names resolve to loopback).
@@ -56,7 +56,14 @@ def _cluster(
         kubeconfig_secret=spec.kubeconfig_secret,
         region=region,
         zones=zones or ("local-a",),
+        **_issuer(spec),
     )
+
+
+def _issuer(spec: ClusterSpec) -> dict[str, str | None]:
+    """An existing seed's given issuer, as its cluster's values hold it (none for every other cluster)."""
+    issuer = spec.issuer if isinstance(spec, SeedClusterSpec) else None
+    return {"issuer": issuer.url, "oidc_provider": issuer.oidc_provider} if issuer else {}
 
 
 def _backup(stack: str, spec: SeedSpec, garden: GardenSpec) -> BackupValues | None:
@@ -75,16 +82,16 @@ def _backup_audience(spec: SeedSpec) -> str | None:
     An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
     driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and the
     seed's workload identity pool trusts it. A local seed's API server publishes its issuer to the local store, whose
-    STS trusts it. An existing seed's issuer is unknown, and a bucket in another cloud than its seed's would need
-    that cloud to trust the seed: those keep a key.
+    STS trusts it. An existing seed's issuer is trusted where the spec names it (`cluster.issuer`); one that names
+    none, and a bucket in another cloud than its seed's (that cloud would have to trust the seed), keep a key.
     """
     assert spec.backup is not None
     return _audience(spec) if spec.backup.provider == spec.provider else None
 
 
 def _audience(seed: SeedSpec) -> str | None:
-    """The audience of a seed's ServiceAccount tokens its cloud trusts (a seed arbor makes), else None."""
-    if seed.cluster.kubeconfig_secret is not None:
+    """The audience of a seed's ServiceAccount tokens its cloud trusts (made, or existing and named), else None."""
+    if seed.cluster.kubeconfig_secret is not None and seed.cluster.issuer is None:
         return None
     if seed.provider is ProviderType.AWS:
         return STS_AUDIENCE
@@ -238,9 +245,10 @@ def _shoot(
 def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: ProviderType) -> str | None:
     """Workload identity for the machines' identity arbor makes, where its role can trust the seed's issuer.
 
-    As for a bucket (`_backup_audience`): MCM runs in the seed, so a shoot on an EKS or GKE seed arbor made, in the
-    seed's cloud, gets an identity its ServiceAccount uses. A self-hosted shoot's MCM runs behind its own API, whose
-    issuer no cloud can fetch; pasted credentials are the user's; local machines (kwok nodes) need no identity.
+    As for a bucket (`_backup_audience`): MCM runs in the seed, so a shoot on an EKS or GKE seed arbor made (or an
+    existing one that names its issuer), in the seed's cloud, gets an identity its ServiceAccount uses. A self-hosted
+    shoot's MCM runs behind its own API, whose issuer no cloud can fetch; pasted credentials are the user's; local
+    machines (kwok nodes) need no identity.
     """
     if seed is None or spec.self_hosted or spec.cloud_credentials_secret is not None or seed.provider != provider:
         return None

@@ -26,6 +26,9 @@ class ClusterValues:
     kubeconfig_secret: str | None = None
     region: str = "local"
     zones: tuple[str, ...] = ("local-a",)
+    # An existing seed's token issuer its clouds trust (workload identity), and its IAM OIDC provider where named.
+    issuer: str | None = None
+    oidc_provider: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
     HeldSecret,
+    Issuer,
     MachineCredentials,
     NetworkAccess,
 )
@@ -122,6 +123,10 @@ class AwsProvider(cloud.CloudProvider):
         issuer = aws_storage.issuer(cluster, parent)
         driver = aws_storage.ebs_csi_driver(cluster, issuer, nodes, values.region, parent)
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes, driver], issuer=issuer)
+
+    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+        """An existing seed's issuer: the account's IAM OIDC provider the spec names, or one made for it."""
+        return aws_storage.oidc_issuer(url, parent, values.oidc_provider)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's VPC, subnets, gateways, routes, nodes security group and instance profile."""

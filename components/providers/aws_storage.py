@@ -9,6 +9,7 @@ AmazonEBSCSIDriverPolicy only.
 from __future__ import annotations
 
 import json
+from typing import cast
 
 import pulumi
 import pulumi_aws as aws
@@ -30,10 +31,17 @@ def web_identity_policy(provider_arn: str, issuer: str) -> str:
 def issuer(cluster: aws.eks.Cluster, parent: pulumi.Resource) -> Issuer:
     """The cluster's ServiceAccount token issuer, and the IAM OIDC provider by which roles trust its tokens (IRSA)."""
     url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)  # type: ignore[index]
+    return oidc_issuer(cast(pulumi.Output[str], url), parent)
+
+
+def oidc_issuer(url: pulumi.Input[str], parent: pulumi.Resource, provider: str | None = None) -> Issuer:
+    """The issuer at `url` and its IAM OIDC provider: `provider` where the account has one, else one made here."""
+    if provider is not None:
+        return Issuer(url=pulumi.Output.from_input(url), provider=pulumi.Output.from_input(provider))
     oidc = aws.iam.OpenIdConnectProvider(
         f"{parent._name}-oidc", url=url, client_id_lists=[STS_AUDIENCE], opts=pulumi.ResourceOptions(parent=parent)
     )
-    return Issuer(url=url, provider=oidc.arn)
+    return Issuer(url=pulumi.Output.from_input(url), provider=oidc.arn)
 
 
 def ebs_csi_driver(

@@ -60,12 +60,12 @@ def access(
     )
 
 
-def existing(values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
-    """An existing cluster, reached with the kubeconfig kept in the stack's secret config key."""
+def existing(values: ClusterValues, parent: pulumi.Resource, issuer: Issuer | None = None) -> ClusterAccess:
+    """An existing cluster, reached with the kubeconfig kept in the stack's secret config key; `issuer` where given."""
     assert values.kubeconfig_secret
     kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
     endpoint = kubeconfig.apply(server_of)
-    return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint))
+    return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint), issuer=issuer)
 
 
 def _noted(message: str, value: str) -> str:
@@ -94,8 +94,12 @@ class CloudProvider:
             # plan.unsupported refuses this before anything is registered; the cloud's API server is its own.
             raise ValueError(f"cluster '{values.name}': encryption at rest is the cloud's here, not arbor's")
         if values.kubeconfig_secret:
-            return existing(values, parent)
+            return existing(values, parent, self.trusted(values.issuer, values, parent) if values.issuer else None)
         return self.created(values, parent, depends_on)
+
+    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+        """An existing seed's issuer at `url`, as this cloud's identities trust it."""
+        raise NotImplementedError
 
     def reference(
         self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]

@@ -19,6 +19,7 @@ from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
     HeldSecret,
+    Issuer,
     MachineCredentials,
     NetworkAccess,
 )
@@ -109,6 +110,11 @@ class GcpProvider(cloud.CloudProvider):
             seed = values.key.removeprefix("seed/")
             issuer = gcp_credentials.seed_pool(name, url, seed_audience(seed), parent)
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
+
+    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+        """An existing seed's issuer, trusted by a workload identity pool of its own, as a GKE seed arbor made."""
+        name, seed = naming.capped(values.name, GKE_NAME_MAX), values.key.removeprefix("seed/")
+        return gcp_credentials.seed_pool(name, pulumi.Output.from_input(url), seed_audience(seed), parent)
 
     def build_network(self, plan: NetworkPlan, parent: pulumi.Resource) -> NetworkAccess:
         """The shoot's network, subnets, Cloud Router and NAT, and firewall rules."""

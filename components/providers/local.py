@@ -20,6 +20,7 @@ from components import naming
 from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
+    Issuer,
     MachineCredentials,
     NetworkAccess,
     ResourceManagerServing,
@@ -29,6 +30,7 @@ from components.bundles import (
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.providers import local_backup
+from components.providers.local_nodes import kwok_node, mirror_pod
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
 from components.reconciler.kube import kubeconfig_file, server_of
@@ -40,32 +42,11 @@ from components.reconciler.object_set import ObjectSet
 from components.render import machine_providers, machines, resource_manager
 from components.render.machines import Object, Sidecar
 
-# kwok manages the nodes that carry this annotation (its default configuration).
-KWOK_NODE_ANNOTATION = {"kwok.x-k8s.io/node": "fake"}
 # The kubeconfig files of a local machine-controller-manager, in its process directory.
 CONTROL_KUBECONFIG = "control.kubeconfig"
 TARGET_KUBECONFIG = "target.kubeconfig"
 # Under the work directory: each self-hosted shoot's machine directory (hack/local-down.sh removes it).
 MACHINES = "machines"
-# kubelet marks the pods it publishes for static pods with this annotation (the manifest's hash as value).
-MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-
-
-def mirror_pod(node: str, manifest: dict[str, Any]) -> dict[str, Any]:
-    """The mirror pod kubelet would publish for one static pod manifest on one node."""
-    metadata = manifest["metadata"]
-    component = metadata["name"]
-    # Bound by name, never scheduled: ShootStatus reads the pods' readiness (ObjectSet awaits no pod).
-    annotations = {
-        **metadata.get("annotations", {}),
-        MIRROR_ANNOTATION: metadata["annotations"][naming.label("config-hash")],
-    }
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {**metadata, "name": f"{component}-{node}", "annotations": annotations},
-        "spec": {**manifest["spec"], "nodeName": node},
-    }
 
 
 @dataclass(frozen=True)
@@ -90,29 +71,6 @@ class LocalSettings:
             kubernetes_version=os.environ["KUBERNETES_VERSION"],
             backup_request=os.environ.get("ARBOR_BACKUP_REQUEST", ""),
         )
-
-
-def kwok_node(
-    name: str,
-    node_name: str,
-    labels: dict[str, str],
-    provider: k8s.Provider,
-    parent: pulumi.Resource,
-    pod_cidrs: Sequence[str] = (),
-) -> k8s.core.v1.Node:
-    """A node that kwok simulates: it turns Ready and runs the pods scheduled to it, with IPs from its pod ranges."""
-    spec = {"podCIDR": pod_cidrs[0], "podCIDRs": list(pod_cidrs)} if pod_cidrs else None
-    return k8s.core.v1.Node(
-        name,
-        metadata={"name": node_name, "annotations": dict(KWOK_NODE_ANNOTATION), "labels": labels},
-        spec=spec,
-        opts=pulumi.ResourceOptions(
-            parent=parent,
-            provider=provider,
-            # A named object: replacing it create-first would apply the new one, then delete that same object.
-            delete_before_replace=True,
-        ),
-    )
 
 
 # Settings of the local processes over their containers': arbor supervises exactly one of each per shoot, so no
@@ -182,6 +140,8 @@ class LocalProvider(local_backup.LocalBackups):
         with `client_ca`, it also accepts client certificates of that CA (the shoot's admin kubeconfigs). A shoot's
         nodes are its `machines` (the plan holds them, addressed); a garden's or seed's are `values.nodes`.
         """
+        if values.kubeconfig_secret:
+            return self.existing(values, parent)
         prefix = parent._name  # children are named from their parent
         cluster = LocalCluster(
             f"{prefix}-cluster",
@@ -223,13 +183,30 @@ class LocalProvider(local_backup.LocalBackups):
         return pulumi.Output.unsecret(cluster.kubeconfig.apply(lambda _: kubeconfig_file(str(path))))
 
     def reference(
-        self, values: ClusterValues, parent: pulumi.Resource, kubeconfig: pulumi.Output[str], reach: pulumi.Output[str]
+        self,
+        values: ClusterValues,
+        parent: pulumi.Resource,
+        kubeconfig: pulumi.Output[str],
+        reach: pulumi.Output[str] | None,
+        issuer: Issuer | None = None,
     ) -> ClusterAccess:
-        """A local cluster another stack of this landscape registered (its garden, for a seed stack)."""
+        """A local cluster another stack of this landscape registered (its garden, for a seed stack), or one given."""
         provider = functools.cache(lambda: _provider(values, parent, kubeconfig, []))
         identifier = naming.cluster_identifier(values.provider.value, values.name)
         endpoint = pulumi.Output.unsecret(kubeconfig.apply(server_of))
-        return ClusterAccess(values.key, endpoint, kubeconfig, provider, identifier=identifier, kubeconfig_file=reach)
+        return ClusterAccess(
+            values.key, endpoint, kubeconfig, provider, identifier=identifier, kubeconfig_file=reach, issuer=issuer
+        )
+
+    def existing(self, values: ClusterValues, parent: pulumi.Resource) -> ClusterAccess:
+        """A seed's cluster someone else runs (a kwokctl cluster), by the kubeconfig in the stack's secret config.
+
+        Its nodes are its own; its issuer, where its spec names one, is where the object store fetches its keys.
+        """
+        assert values.kubeconfig_secret
+        kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
+        issuer = Issuer(url=pulumi.Output.from_input(values.issuer)) if values.issuer else None
+        return self.reference(values, parent, kubeconfig, None, issuer)
 
     @staticmethod
     def _node(

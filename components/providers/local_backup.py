@@ -24,7 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components import naming
-from components.bundles import BackupAccess, ClusterAccess, HeldSecret, SeedAccess
+from components.bundles import BackupAccess, ClusterAccess, HeldSecret, Issuer, SeedAccess
 from components.plan.values import BackupValues, ShootValues
 from components.providers.snapshot_step import snapshot_step
 from components.reconciler.etcd_snapshot import EtcdSnapshot
@@ -103,12 +103,13 @@ def store_bucket(
     holder: HeldSecret,
     after: list[pulumi.Resource],
     parent: pulumi.Resource,
+    issuer: Issuer | None = None,
 ) -> BackupAccess:
     """The seed's bucket in the store `reach` names, its settings and identity; the `etcd-backup` data for its shoots.
 
     The bucket writes the seed's Secret of its identity (`holder`) itself: the state keeps a user's keys once.
     `after`: the store, when this stack runs it (a seed stack's is its garden stack's, there before it), and what
-    the seed's issuer needs to be read.
+    the seed's issuer needs to be read; `issuer`: an existing seed's, as its spec names it.
     """
     aws_policy = partial(backup.aws_identity_policy, backup.STORE_PARTITION)
     policy = backup.store_role_policy if values.audience else aws_policy
@@ -121,6 +122,7 @@ def store_bucket(
         identity_policy=json.dumps(policy(values.bucket), sort_keys=True),
         lifecycle=backup.store_lifecycle_rules(),
         audience=values.audience,
+        issuer=issuer.url if issuer else None,
         # Protected as a cloud bucket is; its delete keeps the bucket and objects anyway.
         opts=pulumi.ResourceOptions(parent=parent, protect=True, depends_on=[*after, *holder.after]),
     )
@@ -168,8 +170,9 @@ class LocalBackups:
     ) -> BackupAccess:
         """The seed's bucket in the landscape's object store: this stack's, or the garden stack's it was given."""
         assert self._reach is not None, "the landscape makes or shares the store before any seed's bucket"
-        after = [*self._after, *([issuer_discovery(seed, parent)] if values.audience else [])]
-        return store_bucket(values, self._reach, holder, after, parent)
+        # A seed arbor made publishes its issuer here; an existing one's is published by whoever runs it.
+        published = [issuer_discovery(seed, parent)] if values.audience and seed.issuer is None else []
+        return store_bucket(values, self._reach, holder, [*self._after, *published], parent, seed.issuer)
 
     def control_plane_move(
         self,

@@ -53,6 +53,8 @@ GENERATED = ("accessKey", "secretKey", "clientSecret")
 TIMEOUT_S = 30
 # The Secret's fields while it is written (`data:<key>`): rendered from the keys for the write, never kept.
 DATA_FIELD = "data:"
+# The inputs whose change updates it (`rootSecret`: an older state kept the root password itself, which it drops).
+UPDATED_BY = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "audience", "issuer", "version")
 
 
 class BucketError(Exception):
@@ -307,11 +309,9 @@ class StoreBucketProvider(Provider):
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
         """Another bucket name replaces it; other inputs, or drift refresh found (its Secret's too), update it."""
         replaces = ["bucket"] if olds.get("bucket") != news.get("bucket") else []
-        # `rootSecret`: an older state kept the root password itself, which the update drops from it.
-        keys = ("endpoint", "rootSecret", "bucketPolicy", "identityPolicy", "lifecycle", "audience", "version")
         drifted = olds.get("observed") != olds.get("wanted")
         rewrite = credential_secrets.write_again(olds, news)
-        changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in keys)
+        changed = bool(replaces) or drifted or rewrite or any(olds.get(k) != news.get(k) for k in UPDATED_BY)
         # The identity's secrets stay through an update, so the preview keeps what is made from them known.
         stables = [] if replaces or by_role(olds) != by_role(news) else list(GENERATED)
         return DiffResult(changes=changed, replaces=replaces, stables=stables, delete_before_replace=False)
@@ -369,7 +369,7 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
     """A bucket of the local object store and an identity limited to it; `secretKey` and `clientSecret` are secret.
 
     `writes` (the seed, `namespace`, Secret `name`): where it writes the seed's Secret of the identity. `audience`:
-    the identity is the role the seed's tokens for that audience assume, else a user with keys.
+    its identity is the role the seed's tokens for it assume (`issuer`: theirs, if not the seed's API), else a user.
     """
 
     if TYPE_CHECKING:
@@ -387,11 +387,12 @@ class StoreBucket(Resource, module="arbor", name="StoreBucket"):
         identity_policy: str,
         lifecycle: list[dict[str, Any]],
         audience: str | None = None,
+        issuer: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         props = {
             **store, "bucket": bucket, "bucketPolicy": bucket_policy, "identityPolicy": identity_policy,
-            "lifecycle": lifecycle, "audience": audience, "version": PROVIDER_VERSION,
+            "lifecycle": lifecycle, "audience": audience, "issuer": issuer, "version": PROVIDER_VERSION,
             **dict.fromkeys((*GENERATED, "wanted", "observed")),
         }  # fmt: skip
         props = credential_secrets.writing(props, {**writes, "secrets": secret_layout(writes["name"], audience)})

@@ -55,8 +55,11 @@ def seed_kubeconfig(props: dict[str, Any]) -> str:
 
 
 def wanted(props: dict[str, Any]) -> dict[str, str]:
-    """The provider's settings: the seed's discovery document, its audience, the bucket's policy (not the secret)."""
-    issuer = server_of(seed_kubeconfig(props)).rstrip("/")
+    """The provider's settings: the seed's discovery document, its audience, the bucket's policy (not the secret).
+
+    The document is the seed's API server's, or where an existing seed's spec says its issuer is published.
+    """
+    issuer = str(props.get("issuer") or server_of(seed_kubeconfig(props))).rstrip("/")
     return {"config_url": issuer + DISCOVERY, "client_id": str(props["audience"]), "role_policy": props["bucket"]}
 
 

@@ -10,6 +10,7 @@ mistake is reported once. No Pulumi import here.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
@@ -39,6 +40,7 @@ from components.spec.fields import (
     Zones,
     error_lines,
     plain_networks,
+    shown,
     unique,
     yaml_kind,
 )
@@ -61,6 +63,72 @@ class ClusterSpec(Model):
     def existing(self) -> bool:
         """Whether the cluster exists already and arbor only connects to it."""
         return self.kubeconfig_secret is not None
+
+
+# A token issuer's URL as clouds fetch it: https, a host, an optional port and path (no query, no fragment).
+ISSUER_URL = re.compile(r"https://[A-Za-z0-9][-A-Za-z0-9.]{0,252}(:[0-9]{1,5})?(/[-A-Za-z0-9._~%/]{0,400})?", re.ASCII)
+# An IAM OIDC provider's ARN: its name is the issuer's URL without `https://`.
+OIDC_PROVIDER_ARN = re.compile(r"arn:aws(-[a-z]+){0,2}:iam::[0-9]{12}:oidc-provider/(.+)", re.ASCII)
+
+
+def _issuer_url(value: str) -> str:
+    """An issuer's https URL, as its tokens' `iss` claim says it; no trailing slash (clouds compare it exactly)."""
+    if value.endswith("/"):
+        raise ValueError("ends in '/': write it as its tokens' `iss` claim says it, without the trailing slash")
+    if not ISSUER_URL.fullmatch(value):
+        raise ValueError(f"{shown(value)} is not an https URL (https://<host>[:<port>][/<path>], no query)")
+    return value
+
+
+class IssuerSpec(Model):
+    """An existing seed's ServiceAccount token issuer, which its clouds trust instead of keys (workload identity)."""
+
+    url: Annotated[str, AfterValidator(_issuer_url)] = Field(
+        description="The cluster's `--service-account-issuer`: an https URL whose discovery document and keys anyone "
+        "may read (EKS: its OIDC issuer URL; GKE: https://container.googleapis.com/v1/projects/<project>/locations/"
+        "<location>/clusters/<name>; local: its API server's URL, which serves them)."
+    )
+    oidc_provider: str | None = Field(
+        None,
+        alias="oidcProvider",
+        description="aws: the ARN of the account's IAM OIDC provider for this issuer, where one exists (an account "
+        "holds one per issuer); absent: arbor makes it.",
+    )
+
+    @model_validator(mode="after")
+    def _provider_names_url(self) -> IssuerSpec:
+        """The named IAM OIDC provider is the issuer's: its ARN ends in the URL without `https://`."""
+        if self.oidc_provider is None:
+            return self
+        found = OIDC_PROVIDER_ARN.fullmatch(self.oidc_provider)
+        if found is None:
+            raise ValueError(
+                f"oidcProvider: {shown(self.oidc_provider)} is not an IAM OIDC provider's ARN, "
+                "e.g. arn:aws:iam::111122223333:oidc-provider/oidc.eks.eu-central-1.amazonaws.com/id/EXAMPLE"
+            )
+        if found.group(2) != self.url.removeprefix("https://"):
+            name = self.url.removeprefix("https://")
+            raise ValueError(
+                f"oidcProvider: names another issuer's provider; {self.url}'s ends in oidc-provider/{name}"
+            )
+        return self
+
+
+class SeedClusterSpec(ClusterSpec):
+    """A seed's cluster; an existing one may name its token issuer, so its clouds trust its tokens, not keys."""
+
+    issuer: IssuerSpec | None = Field(
+        None,
+        description="With kubeconfigSecret: the cluster's ServiceAccount token issuer, which its bucket's and its "
+        "shoots' machines' identities trust (workload identity), so no key is made. Absent: keys (docs/backups.md).",
+    )
+
+    @model_validator(mode="after")
+    def _issuer_of_existing(self) -> SeedClusterSpec:
+        """A seed arbor makes publishes its own issuer; only an existing one's is given."""
+        if self.issuer is not None and self.kubeconfig_secret is None:
+            raise ValueError("issuer: only an existing cluster's (kubeconfigSecret) is given; arbor knows its own")
+        return self
 
 
 class Member(Model):
@@ -151,7 +219,7 @@ class SeedSpec(Model):
     provider: ProviderType
     region: Region = Field(description=REGION)
     zones: Zones = Field(min_length=1, description=ZONES)
-    cluster: ClusterSpec = ClusterSpec()
+    cluster: SeedClusterSpec = SeedClusterSpec()
     networks: SeedNetworks = SeedNetworks(pods=("10.0.0.0/12",), services=("10.16.0.0/16",))
     backup: BackupSpec | None = None
     extensions: Extensions = Field(

@@ -22,8 +22,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.reconciler import local_process
+from components.reconciler import kwokctl, local_process
 from components.reconciler.kube import certificate_authority
+from components.reconciler.local_cluster import JWKS_FLAG, JWKS_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL_LANDSCAPE = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]["arbor:landscape"]
@@ -32,6 +33,37 @@ SECOND_SEED = {
     "name": "local-2", "provider": "local", "zones": ["local-a", "local-b"], "cluster": {"nodes": 1},
     "backup": {"provider": "local"}, "networks": {"pods": "10.32.0.0/12", "services": "10.48.0.0/16"},
 }  # fmt: skip
+
+
+# What an operator of a local seed arbor is given adds to its kwokctl cluster: a node kwok runs pods on, and anyone
+# may read the issuer's discovery document and keys (Kubernetes' own role), so the object store can fetch them.
+GIVEN_SEED_OBJECTS = [
+    {"apiVersion": "v1", "kind": "Node",
+     "metadata": {"name": "given-node-0", "annotations": {"kwok.x-k8s.io/node": "fake"}, "labels": {"type": "kwok"}}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+     "metadata": {"name": "operator:service-account-issuer-discovery"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                 "name": "system:service-account-issuer-discovery"},
+     "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:unauthenticated"}]},
+]  # fmt: skip
+
+
+def given_seed(stack: Stack, seed: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """`seed` given by kubeconfig, as its operator runs it: a kwokctl cluster `<stack>-given-<seed>` of its own.
+
+    Its API server publishes its issuer (`--service-account-jwks-uri`), its kubeconfig goes into the stack's secret
+    config, and the seed's spec names both; the cluster goes with the stack's (`remove_stack`).
+    """
+    cluster = kwokctl.Cluster(f"{stack.name}-given-{seed['name']}", os.environ["KWOK_WORKDIR"])
+    kwokctl.create(cluster, {JWKS_FLAG: kwokctl.SERVER + JWKS_PATH})
+    kubeconfig = kwokctl.kubeconfig(cluster)
+    manifests = tmp_path / f"{cluster.name}.yaml"
+    manifests.write_text(yaml.safe_dump_all(GIVEN_SEED_OBJECTS))
+    kubectl(kubeconfig, tmp_path, "apply", "-f", str(manifests))
+    key = f"{seed['name'].replace('-', '')}Kubeconfig"
+    stack.run("config", "set", "--secret", f"arbor:{key}", kubeconfig)
+    given = {"kubeconfigSecret": key, "issuer": {"url": kwokctl.endpoint(cluster)}}
+    return {**seed, "cluster": given}
 
 
 def require_environment() -> None:

@@ -13,7 +13,7 @@ import pytest
 import yaml
 from cryptography import x509
 
-from components.providers.local import MIRROR_ANNOTATION
+from components.providers.local_nodes import MIRROR_ANNOTATION
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kubectl
 
 pytestmark = pytest.mark.integration

@@ -31,6 +31,7 @@ from components.render import backup
 from tests.unit.landscape_mocks import Mocks, registered
 from tests.unit.spec_cases import base
 from tests.unit.test_cloud_credentials import SECRET_SIG
+from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG as GIVEN_KUBECONFIG
 
 STORE = "local-object-store"
 
@@ -526,3 +527,26 @@ def test_a_hosted_shoots_bucket_key_is_kept_by_its_seeds_bucket_alone() -> None:
     assert secret_set.contents({"secrets": unwrapped(seed_set["secrets"])}) == {} and seed_set["others"] == [held]
     for name in (f"{prefix}-etcd-snapshot", f"{prefix}-snapshot-before-change"):
         assert f"{prefix}-etcd-backup" in built.edges[name]
+
+
+def test_a_given_local_seed_naming_its_issuer_is_connected_to_and_its_bucket_trusts_that_issuer() -> None:
+    """GIVEN a local seed by kubeconfig with its issuer, beside a made one WHEN registered THEN connected, trusted.
+
+    No LocalCluster or node is made for it; its bucket is a role for its audience whose keys the store fetches from
+    the issuer its spec names, which whoever runs the seed publishes: arbor makes the discovery binding on the seed
+    it made alone.
+    """
+    raw = base()
+    made = {**raw["seeds"][0], "backup": {"provider": "local"}}
+    issuer = "https://127.0.0.1:32000"
+    given = {**made, "name": "local-2", "cluster": {"kubeconfigSecret": "seedKubeconfig", "issuer": {"url": issuer}}}
+    pulumi.runtime.set_all_config({"arbor:seedKubeconfig": GIVEN_KUBECONFIG}, ["arbor:seedKubeconfig"])
+    _, mocks = registered(plan_landscape(parse_landscape({**raw, "seeds": [made, given]}), "local"))
+    clusters = [n for n, t in mocks.types.items() if t == "pulumi-python:dynamic/arbor:LocalCluster"]
+    assert "arbor-seed-local-1-cluster" in clusters and not [n for n in clusters if "local-2" in n]
+    assert not [n for n, t in mocks.types.items() if t == "kubernetes:core/v1:Node" and "local-2" in n]
+    bucket = mocks.inputs["arbor-seed-local-2-backup"]
+    assert bucket["issuer"] == issuer and bucket["audience"] == "arbor-seed:local-2"
+    assert mocks.inputs["arbor-seed-local-1-backup"].get("issuer") is None
+    bindings = [n for n, t in mocks.types.items() if t == "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"]
+    assert "arbor-seed-local-1-issuer-discovery" in bindings and "arbor-seed-local-2-issuer-discovery" not in bindings

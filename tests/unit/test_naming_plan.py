@@ -78,9 +78,10 @@ def test_plan_of_the_local_landscape() -> None:
     ("change", "lines"),
     [
         ({}, []),
+        ({"seeds": [{**base()["seeds"][0], "cluster": {"kubeconfigSecret": "k"}}]}, []),
         (
-            {"seeds": [{**base()["seeds"][0], "cluster": {"kubeconfigSecret": "k"}}]},
-            ["landscape.seeds[0].cluster.kubeconfigSecret: local clusters are created, not connected to"],
+            {"garden": {**base()["garden"], "cluster": {"kubeconfigSecret": "k"}}},
+            ["landscape.garden.cluster.kubeconfigSecret: a local garden is created, not connected to"],
         ),
         ({"shoots": [{**base()["shoots"][2]}]}, []),
         (

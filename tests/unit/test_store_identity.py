@@ -128,6 +128,20 @@ def test_a_local_seed_arbor_makes_trusts_its_tokens_and_its_machines_need_none()
     raw["seeds"][0]["cluster"] = {"kubeconfigSecret": "seedKubeconfig"}
     given = plan_landscape(parse_landscape(raw), "s").seeds[0].backup
     assert given is not None and given.audience is None
+    raw["seeds"][0]["cluster"]["issuer"] = {"url": "https://127.0.0.1:32000"}
+    named = plan_landscape(parse_landscape(raw), "s").seeds[0]
+    assert named.backup is not None and named.backup.audience == f"arbor-seed:{named.name}"
+    assert named.cluster.issuer == "https://127.0.0.1:32000"
+
+
+def test_a_given_seeds_issuer_is_fetched_where_its_spec_says(props: dict[str, Any]) -> None:
+    """GIVEN a given seed whose issuer is published elsewhere than its API WHEN trusted THEN there, and drift seen."""
+    admin = Admin()
+    store_identity.trust(admin, {**props, "issuer": "https://issuer.example.com/"})  # type: ignore[arg-type]
+    config_url = admin.config["identity_openid:arbor_local_1_x"]["config_url"]
+    assert config_url == "https://issuer.example.com/.well-known/openid-configuration"
+    # The same bucket named at its API server reads as changed: the store would fetch the keys elsewhere.
+    assert store_identity.facts(admin, props) != store_identity.desired(props)  # type: ignore[arg-type]
 
 
 def test_a_target_the_store_has_not_reads_as_none_though_the_client_loses_the_refusal() -> None:
