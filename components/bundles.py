@@ -15,14 +15,19 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.kinds import ProviderType
+
 
 @dataclass(frozen=True)
 class Issuer:
     """A cluster's ServiceAccount token issuer, as a cloud's identity trusts it (workload identity)."""
 
     url: pulumi.Output[str]
-    # The IAM OIDC provider's ARN that names the issuer to AWS roles (None where none is made).
+    # What names the issuer to its cloud's identities: AWS roles' IAM OIDC provider (its ARN), a GCP workload
+    # identity pool's provider (its name); None where none is made.
     provider: pulumi.Output[str] | None = None
+    # The cloud `provider` is in: a bucket of another cloud makes its own trust of `url`.
+    cloud: ProviderType | None = None
 
 
 def trusted_issuer(issuer: Issuer | None, user: str, *, named: bool = False) -> Issuer:

@@ -81,19 +81,20 @@ def _backup_audience(spec: SeedSpec) -> str | None:
 
     An EKS seed arbor makes publishes its issuer through the IAM OIDC provider it also makes (for the EBS CSI
     driver), so an S3 bucket's role trusts the seed's ServiceAccount tokens; a GKE seed's issuer is public, and the
-    seed's workload identity pool trusts it. A local seed's API server publishes its issuer to the local store, whose
-    STS trusts it. An existing seed's issuer is trusted where the spec names it (`cluster.issuer`); one that names
-    none, and a bucket in another cloud than its seed's (that cloud would have to trust the seed), keep a key.
+    seed's workload identity pool trusts it. A bucket in the other cloud trusts the same public issuer through a
+    provider or pool made for it. A local seed's API server publishes its issuer to the local store, whose STS
+    trusts it. An existing seed's issuer is trusted where the spec names it (`cluster.issuer`); one that names none
+    keeps a key.
     """
     assert spec.backup is not None
-    return _audience(spec) if spec.backup.provider == spec.provider else None
+    return _audience(spec, spec.backup.provider)
 
 
-def _audience(seed: SeedSpec) -> str | None:
-    """The audience of a seed's ServiceAccount tokens its cloud trusts (made, or existing and named), else None."""
+def _audience(seed: SeedSpec, cloud: ProviderType) -> str | None:
+    """The audience `cloud`'s identities trust a seed's ServiceAccount tokens for (made, or existing and named)."""
     if seed.cluster.kubeconfig_secret is not None and seed.cluster.issuer is None:
         return None
-    if seed.provider is ProviderType.AWS:
+    if cloud is ProviderType.AWS:
         return STS_AUDIENCE
     return seed_audience(seed.name)
 
@@ -254,7 +255,7 @@ def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: Provider
         return None
     if provider is ProviderType.LOCAL:
         return None
-    return _audience(seed)
+    return _audience(seed, provider)
 
 
 def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValues | None:

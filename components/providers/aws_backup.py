@@ -5,7 +5,8 @@ and a policy that refuses plain HTTP and TLS before 1.2; its lifecycle aborts st
 noncurrent versions (components/render/backup.py). It is protected and retained: deleting the seed removes it
 from the stack but not from the account, so no shoot's backups go with a seed.
 
-On a seed whose token issuer AWS can trust (an EKS seed arbor makes), the identity is the role `<bucket>` that the
+On a seed whose token issuer AWS can trust (an EKS seed arbor makes, an existing one that names its issuer, or a
+GKE seed, whose issuer an IAM OIDC provider made for the bucket names), the identity is the role `<bucket>` that the
 `etcd-backup` ServiceAccounts assume with their tokens (workload identity, as Gardener's BackupBucket credentials can
 be): no key exists, and the `etcd-backup` Secret names the role. Elsewhere it is the user `<bucket>` and its key.
 """
@@ -19,8 +20,10 @@ import pulumi
 import pulumi_aws as aws
 
 from components.bundles import BackupAccess, Issuer, trusted_issuer
+from components.kinds import ProviderType
 from components.plan.values import BackupValues
 from components.providers.aws_credentials import role_with_trust, user_with_key
+from components.providers.aws_storage import oidc_issuer
 from components.render import backup
 
 
@@ -59,7 +62,10 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     ]  # fmt: skip
     rights = partition.apply(lambda p: json.dumps(backup.aws_identity_policy(p, values.bucket), sort_keys=True))
     if values.audience is not None:
-        trusted = (trusted_issuer(issuer, f"seed {values.seed}: its bucket's role", named=True),
+        seeds = trusted_issuer(issuer, f"seed {values.seed}: its bucket's role")
+        # Another cloud's seed: the account trusts its issuer through an IAM OIDC provider made for the bucket.
+        seeds = seeds if seeds.cloud is ProviderType.AWS else oidc_issuer(seeds.url, parent)
+        trusted = (trusted_issuer(seeds, f"seed {values.seed}: its bucket's role", named=True),
                    backup.web_identity_subjects(), values.audience)  # fmt: skip
         role, ready = role_with_trust(name, values.bucket, trusted, rights, tags, parent)
         data = role.apply(lambda arn: backup.etcd_backup_data(values.provider, values.bucket, region,

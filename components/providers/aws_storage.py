@@ -15,6 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.bundles import Issuer
+from components.kinds import ProviderType
 from components.plan.values import STS_AUDIENCE
 from components.render import cloud_credentials
 
@@ -37,11 +38,11 @@ def issuer(cluster: aws.eks.Cluster, parent: pulumi.Resource) -> Issuer:
 def oidc_issuer(url: pulumi.Input[str], parent: pulumi.Resource, provider: str | None = None) -> Issuer:
     """The issuer at `url` and its IAM OIDC provider: `provider` where the account has one, else one made here."""
     if provider is not None:
-        return Issuer(url=pulumi.Output.from_input(url), provider=pulumi.Output.from_input(provider))
+        return Issuer(pulumi.Output.from_input(url), pulumi.Output.from_input(provider), ProviderType.AWS)
     oidc = aws.iam.OpenIdConnectProvider(
         f"{parent._name}-oidc", url=url, client_id_lists=[STS_AUDIENCE], opts=pulumi.ResourceOptions(parent=parent)
     )
-    return Issuer(url=pulumi.Output.from_input(url), provider=oidc.arn)
+    return Issuer(pulumi.Output.from_input(url), oidc.arn, ProviderType.AWS)
 
 
 def ebs_csi_driver(

@@ -3,8 +3,9 @@
 Uniform bucket-level access (no object ACLs), public access prevention enforced, versioning on, soft delete for 7
 days (Gardener turns it off; here it keeps what the bucket's own key deletes, noncurrent generations included), a
 lifecycle that aborts stale multipart uploads and deletes noncurrent versions (components/render/backup.py). A
-service account gets `roles/storage.objectAdmin` bound on this bucket only. On a GKE seed arbor makes, the
-`etcd-backup` accounts the seed's workload identity pool accepts may act as that account, so no key exists: the
+service account gets `roles/storage.objectAdmin` bound on this bucket only. On a GKE seed arbor makes (or an
+existing one that names its issuer), the `etcd-backup` accounts the seed's workload identity pool accepts may act
+as that account, as on an EKS seed through a pool made for the bucket, so no key exists: the
 `etcd-backup` Secret's `serviceaccount.json` is an external account (as Gardener's WorkloadIdentity credentials
 are). Elsewhere the account's key is. The bucket is protected and retained: deleting the seed leaves it in the
 project.
@@ -18,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.bundles import BackupAccess, Issuer, trusted_issuer
+from components.kinds import ProviderType
 from components.naming import capped
 from components.plan.values import BackupValues
 from components.providers.gcp_credentials import (
@@ -26,6 +28,7 @@ from components.providers.gcp_credentials import (
     acting_as,
     external_account,
     key_json,
+    seed_pool,
     service_account,
 )
 from components.render import backup, cloud_credentials
@@ -57,6 +60,9 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     description = f"etcd backups of the shoots on seed {values.seed} (arbor), in bucket {values.bucket} only."
     if values.audience is not None:
         issuer = trusted_issuer(issuer, f"seed {values.seed}: its bucket's identity")
+        if issuer.cloud is not ProviderType.GCP:
+            # Another cloud's seed: a pool of the bucket's own trusts its issuer (an ID unique as the bucket's name).
+            issuer = seed_pool(f"bk-{values.bucket}", issuer.url, values.audience, parent)
         account = service_account(name, account_id, description, parent)
         member: pulumi.Output[str] = account.email.apply(lambda e: f"serviceAccount:{e}")
         # Every `etcd-backup` account the seed's pool accepts (its shoots' and garden's) may act as it, no other.

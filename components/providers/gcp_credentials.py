@@ -19,6 +19,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from components.bundles import Issuer, MachineCredentials, NetworkAccess, trusted_issuer
+from components.kinds import ProviderType
 from components.naming import capped
 from components.plan.values import ShootValues
 from components.render import backup, cloud_credentials, machines
@@ -54,7 +55,7 @@ def seed_pool(cluster: str, url: pulumi.Output[str], audience: str, parent: pulu
         oidc={"issuer_uri": url, "allowed_audiences": [audience]},
         opts=opts,
     )
-    return Issuer(url=url, provider=provider.name)
+    return Issuer(url, provider.name, ProviderType.GCP)
 
 
 def pool_of(provider: str) -> str:

@@ -27,6 +27,7 @@ from components.bundles import (
     SeedAccess,
     ServingSecret,
 )
+from components.kinds import ProviderType
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
 from components.providers import local_backup
@@ -205,7 +206,7 @@ class LocalProvider(local_backup.LocalBackups):
         """
         assert values.kubeconfig_secret
         kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
-        issuer = Issuer(url=pulumi.Output.from_input(values.issuer)) if values.issuer else None
+        issuer = Issuer(pulumi.Output.from_input(values.issuer), cloud=ProviderType.LOCAL) if values.issuer else None
         return self.reference(values, parent, kubeconfig, None, issuer)
 
     @staticmethod

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import pulumi
 from hypothesis import strategies as st
 
 from components.checks import RefusalError, check
@@ -36,6 +37,14 @@ LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?", re.ASCII)
 LABEL_NAMED = {"Namespace": DNS_LABEL, "Service": DNS_1035_LABEL}
 PATH_SEGMENT_NAMED = {"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
 
+# A given seed's kubeconfig (a kwokctl cluster's, its files named).
+GIVEN_KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: s, cluster: {server: 'https://127.0.0.1:32000', certificate-authority: /tmp/given/ca.crt}}]
+users: [{name: s, user: {client-certificate: /tmp/given/admin.crt, client-key: /tmp/given/admin.key}}]
+contexts: [{name: s, context: {cluster: s, user: s}}]
+current-context: s
+"""
 RANGE_KEYS = {"nodes", "pods", "services"}
 NUMBER_KEYS = {"minimum", "maximum", "maxSurge", "maxUnavailable", "maxPods", "nodes", "ca", "etcdCA", "IPv4", "IPv6"}
 EDGE_CIDRS = [
@@ -51,7 +60,10 @@ ODD_STRINGS = [
     "a" * 300, "9" * 5000 + "Gi", "0Gi", "65537Gi", "50Gi", "-", "a--b", "a-", "-a", "a.b", "a_b", "A",
     "null", "~", "yes", "1e400", "NaN", "${x}", "a/b", "a:b", "x" * 100_000,
 ]  # fmt: skip
-FIELD_NAMES = ["shots", "seed", "minimun", "ipFamily", "extra", "", "名前", "\n", "selfhosted", "nodeMaskSize"]
+FIELD_NAMES = [
+    "shots", "seed", "minimun", "ipFamily", "extra", "", "名前", "\n", "selfhosted", "nodeMaskSize", "issuer",
+    "oidcProvider", "uri",
+]  # fmt: skip
 
 
 def _cidr(version: int) -> st.SearchStrategy[str]:
@@ -141,6 +153,12 @@ def valid_landscapes(draw: st.DrawFn) -> dict[str, Any]:
             shoot["networking"]["nodeMaskSizes"] = {"IPv4": draw(st.integers(20, 25))}
         shoot["labels"] = draw(st.dictionaries(st.from_regex(LABEL_NAME, fullmatch=True).filter(lambda k: len(k) < 64),
                                                st.sampled_from(["a", "team-1", ""]), max_size=2))  # fmt: skip
+    if draw(st.booleans()):
+        # The seed given by kubeconfig, its issuer named (and with it, mutations of those fields).
+        doc["seeds"][0]["cluster"] = {
+            "kubeconfigSecret": "seedKubeconfig",
+            "issuer": {"url": "https://127.0.0.1:32000"},
+        }
     return doc
 
 
@@ -194,6 +212,9 @@ def judge(raw: object, register: bool = True, run: Callable[[object], Any] | Non
         return Verdict("crash", problems=[traceback.format_exc()])
     if not register:
         return Verdict("accepted")
+    # The stack's secret config holds every kubeconfig the landscape names, as its user set it.
+    given = {f"arbor:{s.cluster.kubeconfig_secret}" for s in checked.plan.seeds if s.cluster.kubeconfig_secret}
+    pulumi.runtime.set_all_config(dict.fromkeys(given, GIVEN_KUBECONFIG), list(given))
     try:
         built, mocks = registered(checked.plan)
     except Exception:

@@ -3,6 +3,7 @@
 A seed given by kubeconfig is an EKS or GKE cluster arbor did not make; with `cluster.issuer` its bucket's role (an
 IAM role through the account's OIDC provider, named or made; a workload identity pool on gcp) and its shoots'
 machines' identities trust its ServiceAccount tokens, as for a seed arbor made. Without it, keys, as before.
+A bucket in the other cloud than its seed's trusts the seed's public issuer through a provider or pool of its own.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from components.plan.values import STS_AUDIENCE, LandscapePlan
 from components.providers.registry import provider_for
 from components.spec.fields import SpecError
 from components.spec.landscape import parse_fields
-from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, CloudMocks, settled, stack_landscape
+from tests.unit.test_cloud_stacks import GARDEN_KUBECONFIG, OIDC_ISSUER, CloudMocks, settled, stack_landscape
 
 EKS_ISSUER = "https://oidc.eks.eu-central-1.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF"
 EKS_PROVIDER = f"arn:aws:iam::111122223333:oidc-provider/{EKS_ISSUER.removeprefix('https://')}"
@@ -38,20 +39,26 @@ def existing(stack: str, issuer: dict[str, str] | None) -> dict[str, Any]:
     return {**landscape, "seeds": [seed], "shoots": []}
 
 
-def planned(stack: str, issuer: dict[str, str] | None) -> LandscapePlan:
-    """The plan of `existing(stack, issuer)`, which the checks accept."""
-    plan = plan_landscape(parse_landscape(existing(stack, issuer)), stack)
+def across(stack: str, backup: dict[str, str]) -> dict[str, Any]:
+    """The example stack's landscape, its first seed (made by arbor) keeping backups in `backup`, no shoots."""
+    landscape = stack_landscape(stack)
+    return {**landscape, "seeds": [{**landscape["seeds"][0], "backup": backup}], "shoots": []}
+
+
+def planned(stack: str, landscape: dict[str, Any]) -> LandscapePlan:
+    """The plan of `landscape`, which the checks accept."""
+    plan = plan_landscape(parse_landscape(landscape), stack)
     assert unsupported(plan) == []
     return plan
 
 
-def registered(stack: str, issuer: dict[str, str] | None) -> CloudMocks:
-    """`existing(stack, issuer)` registered under mocks until every cluster's provider is."""
+def registered(stack: str, landscape: dict[str, Any]) -> CloudMocks:
+    """`landscape` registered under mocks until every cluster's provider is."""
     mocks = CloudMocks()
     pulumi.runtime.set_mocks(mocks, project="arbor", stack=stack, preview=False)
     config = {"arbor:gardenKubeconfig": GARDEN_KUBECONFIG, "arbor:seedKubeconfig": GARDEN_KUBECONFIG}
     pulumi.runtime.set_all_config(config, list(config))
-    plan = planned(stack, issuer)
+    plan = planned(stack, landscape)
 
     @pulumi.runtime.test
     def program() -> pulumi.Output[list[str]]:
@@ -79,7 +86,7 @@ def test_an_eks_seed_by_kubeconfig_trusts_the_named_oidc_provider_and_makes_no_k
     An account holds one IAM OIDC provider per issuer, so one that exists (as EKS's IRSA setup makes it) is named,
     and arbor makes none.
     """
-    mocks = registered("aws-example", {"url": EKS_ISSUER, "oidcProvider": EKS_PROVIDER})
+    mocks = registered("aws-example", existing("aws-example", {"url": EKS_ISSUER, "oidcProvider": EKS_PROVIDER}))
     assert of_type(mocks, OIDC) == {}
     assert of_type(mocks, "aws:iam/accessKey:AccessKey") == {}
     assert of_type(mocks, "aws:iam/user:User") == {}
@@ -91,7 +98,7 @@ def test_an_eks_seed_by_kubeconfig_trusts_the_named_oidc_provider_and_makes_no_k
 
 def test_an_eks_seed_by_kubeconfig_without_a_provider_gets_one_made_for_its_issuer() -> None:
     """GIVEN an existing aws seed naming its issuer alone WHEN registered THEN an IAM OIDC provider for it, no key."""
-    mocks = registered("aws-example", {"url": EKS_ISSUER})
+    mocks = registered("aws-example", existing("aws-example", {"url": EKS_ISSUER}))
     [(name, oidc)] = of_type(mocks, OIDC).items()
     assert name == "arbor-seed-aws-euc1-oidc"
     assert oidc["url"] == EKS_ISSUER and oidc["clientIdLists"] == [STS_AUDIENCE]
@@ -100,7 +107,7 @@ def test_an_eks_seed_by_kubeconfig_without_a_provider_gets_one_made_for_its_issu
 
 def test_a_gke_seed_by_kubeconfig_gets_a_pool_trusting_its_issuer_and_no_key() -> None:
     """GIVEN an existing gcp seed naming its issuer WHEN registered THEN a pool provider of that issuer, no key."""
-    mocks = registered("gcp-example", {"url": GKE_ISSUER})
+    mocks = registered("gcp-example", existing("gcp-example", {"url": GKE_ISSUER}))
     assert of_type(mocks, "gcp:serviceaccount/key:Key") == {}
     [provider] = of_type(mocks, "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider").values()
     assert provider["oidc"] == {"issuerUri": GKE_ISSUER, "allowedAudiences": ["arbor-seed:gcp-euw1"]}
@@ -109,9 +116,9 @@ def test_a_gke_seed_by_kubeconfig_gets_a_pool_trusting_its_issuer_and_no_key() -
 @pytest.mark.parametrize("stack", ["aws-example", "gcp-example"])
 def test_an_existing_seed_naming_no_issuer_keeps_a_key(stack: str) -> None:
     """GIVEN an existing seed without an issuer WHEN registered THEN its bucket's identity has a key, no trust."""
-    plan = planned(stack, None)
+    plan = planned(stack, existing(stack, None))
     assert [s.backup.audience for s in plan.seeds if s.backup] == [None]
-    mocks = registered(stack, None)
+    mocks = registered(stack, existing(stack, None))
     key = "aws:iam/accessKey:AccessKey" if stack == "aws-example" else "gcp:serviceaccount/key:Key"
     assert len(of_type(mocks, key)) == 1
     assert of_type(mocks, OIDC) == {}
@@ -183,3 +190,37 @@ def test_a_garden_has_no_issuer_field() -> None:
     with pytest.raises(SpecError) as refused:
         parse_fields({"garden": {"cluster": {"kubeconfigSecret": "k", "issuer": {"url": EKS_ISSUER}}}})
     assert any(line.startswith("landscape.garden.cluster.issuer: unknown field") for line in refused.value.lines)
+
+
+def test_a_gke_seeds_s3_bucket_trusts_the_seeds_issuer_through_a_provider_made_for_it_and_no_key() -> None:
+    """GIVEN a GKE seed arbor makes with its bucket on S3 WHEN registered THEN an IAM OIDC provider of its issuer.
+
+    GKE's issuer is public, so AWS can trust it as it trusts an EKS cluster's: the role `<bucket>` is assumed with
+    the seed's `etcd-backup` tokens for `sts.amazonaws.com`, and no access key exists.
+    """
+    landscape = across("gcp-example", {"provider": "aws", "region": "eu-central-1"})
+    [seed] = planned("gcp-example", landscape).seeds
+    assert seed.backup is not None and seed.backup.audience == STS_AUDIENCE
+    mocks = registered("gcp-example", landscape)
+    assert of_type(mocks, "aws:iam/accessKey:AccessKey") == {}
+    [(name, oidc)] = of_type(mocks, OIDC).items()
+    issuer = (
+        f"https://container.googleapis.com/v1/projects/my-project/locations/europe-west1/clusters/{seed.cluster.name}"
+    )
+    assert name == "arbor-seed-gcp-euw1-oidc" and oidc["url"] == issuer
+    statement = trust_of(mocks, "gcp-euw1")
+    host = issuer.removeprefix("https://")
+    assert statement["Condition"]["StringEquals"] == {f"{host}:aud": STS_AUDIENCE}
+
+
+def test_an_eks_seeds_gcs_bucket_trusts_the_seeds_issuer_through_a_pool_of_its_own_and_no_key() -> None:
+    """GIVEN an EKS seed arbor makes with its bucket on Cloud Storage WHEN registered THEN a pool of its issuer."""
+    landscape = across("aws-example", {"provider": "gcp", "region": "europe-west1"})
+    [seed] = planned("aws-example", landscape).seeds
+    assert seed.backup is not None and seed.backup.audience == "arbor-seed:aws-euc1"
+    mocks = registered("aws-example", landscape)
+    assert of_type(mocks, "gcp:serviceaccount/key:Key") == {}
+    [pool] = of_type(mocks, "gcp:iam/workloadIdentityPool:WorkloadIdentityPool").values()
+    assert pool["workloadIdentityPoolId"].startswith("arbor-bk-")
+    [provider] = of_type(mocks, "gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider").values()
+    assert provider["oidc"] == {"issuerUri": OIDC_ISSUER, "allowedAudiences": ["arbor-seed:aws-euc1"]}
