@@ -124,7 +124,7 @@ class AwsProvider(cloud.CloudProvider):
         driver = aws_storage.ebs_csi_driver(cluster, issuer, nodes, values.region, parent)
         return cloud.access(values, parent, kubeconfig, cluster.endpoint, ready=[nodes, driver], issuer=issuer)
 
-    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+    def trusted(self, url: pulumi.Input[str], values: ClusterValues, parent: pulumi.Resource) -> Issuer:
         """An existing seed's issuer: the account's IAM OIDC provider the spec names, or one made for it."""
         return aws_storage.oidc_issuer(url, parent, values.oidc_provider)
 

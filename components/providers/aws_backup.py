@@ -62,10 +62,11 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     ]  # fmt: skip
     rights = partition.apply(lambda p: json.dumps(backup.aws_identity_policy(p, values.bucket), sort_keys=True))
     if values.audience is not None:
-        seeds = trusted_issuer(issuer, f"seed {values.seed}: its bucket's role")
+        user = f"seed {values.seed}: its bucket's role"
+        seeds = trusted_issuer(issuer, user)
         # Another cloud's seed: the account trusts its issuer through an IAM OIDC provider made for the bucket.
         seeds = seeds if seeds.cloud is ProviderType.AWS else oidc_issuer(seeds.url, parent)
-        trusted = (trusted_issuer(seeds, f"seed {values.seed}: its bucket's role", named=True),
+        trusted = (trusted_issuer(seeds, user, named=True),
                    backup.web_identity_subjects(), values.audience)  # fmt: skip
         role, ready = role_with_trust(name, values.bucket, trusted, rights, tags, parent)
         data = role.apply(lambda arn: backup.etcd_backup_data(values.provider, values.bucket, region,

@@ -60,10 +60,15 @@ def access(
     )
 
 
+def given_kubeconfig(values: ClusterValues) -> pulumi.Output[str]:
+    """An existing cluster's kubeconfig, from the stack's secret config key its spec names."""
+    assert values.kubeconfig_secret
+    return pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
+
+
 def existing(values: ClusterValues, parent: pulumi.Resource, issuer: Issuer | None = None) -> ClusterAccess:
     """An existing cluster, reached with the kubeconfig kept in the stack's secret config key; `issuer` where given."""
-    assert values.kubeconfig_secret
-    kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
+    kubeconfig = given_kubeconfig(values)
     endpoint = kubeconfig.apply(server_of)
     return access(values, parent, kubeconfig, pulumi.Output.unsecret(endpoint), issuer=issuer)
 
@@ -97,7 +102,7 @@ class CloudProvider:
             return existing(values, parent, self.trusted(values.issuer, values, parent) if values.issuer else None)
         return self.created(values, parent, depends_on)
 
-    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+    def trusted(self, url: pulumi.Input[str], values: ClusterValues, parent: pulumi.Resource) -> Issuer:
         """An existing seed's issuer at `url`, as this cloud's identities trust it."""
         raise NotImplementedError
 

@@ -107,12 +107,11 @@ class GcpProvider(cloud.CloudProvider):
         if values.key.startswith("seed/"):
             project = gcp.organizations.get_client_config_output().project
             url = pulumi.Output.all(project, cluster.name).apply(lambda got: gke_issuer(got[0], region, got[1]))
-            seed = values.key.removeprefix("seed/")
-            issuer = gcp_credentials.seed_pool(name, url, seed_audience(seed), parent)
+            issuer = self.trusted(url, values, parent)
         return cloud.access(values, parent, kubeconfig, endpoint, ready=[pool], issuer=issuer)
 
-    def trusted(self, url: str, values: ClusterValues, parent: pulumi.Resource) -> Issuer:
-        """An existing seed's issuer, trusted by a workload identity pool of its own, as a GKE seed arbor made."""
+    def trusted(self, url: pulumi.Input[str], values: ClusterValues, parent: pulumi.Resource) -> Issuer:
+        """A seed's issuer (its GKE cluster's, or an existing one's), trusted by a workload identity pool of its own."""
         name, seed = naming.capped(values.name, GKE_NAME_MAX), values.key.removeprefix("seed/")
         return gcp_credentials.seed_pool(name, pulumi.Output.from_input(url), seed_audience(seed), parent)
 

@@ -30,7 +30,7 @@ from components.bundles import (
 from components.kinds import ProviderType
 from components.plan.network import NetworkPlan, NodeNetwork, local_node_ranges
 from components.plan.values import ClusterValues, LocalNode, ShootValues, ZoneDeployment
-from components.providers import local_backup
+from components.providers import cloud, local_backup
 from components.providers.local_nodes import kwok_node, mirror_pod
 from components.providers.local_resource_manager import run_resource_manager
 from components.reconciler import kwokctl
@@ -204,8 +204,7 @@ class LocalProvider(local_backup.LocalBackups):
 
         Its nodes are its own; its issuer, where its spec names one, is where the object store fetches its keys.
         """
-        assert values.kubeconfig_secret
-        kubeconfig = pulumi.Config("arbor").require_secret(values.kubeconfig_secret)
+        kubeconfig = cloud.given_kubeconfig(values)
         issuer = Issuer(pulumi.Output.from_input(values.issuer), cloud=ProviderType.LOCAL) if values.issuer else None
         return self.reference(values, parent, kubeconfig, None, issuer)
 

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+from components.providers.local_nodes import KWOK_NODE_ANNOTATION
 from components.reconciler import kwokctl, local_process
 from components.reconciler.kube import certificate_authority
 from components.reconciler.local_cluster import JWKS_FLAG, JWKS_PATH
@@ -39,7 +40,7 @@ SECOND_SEED = {
 # may read the issuer's discovery document and keys (Kubernetes' own role), so the object store can fetch them.
 GIVEN_SEED_OBJECTS = [
     {"apiVersion": "v1", "kind": "Node",
-     "metadata": {"name": "given-node-0", "annotations": {"kwok.x-k8s.io/node": "fake"}, "labels": {"type": "kwok"}}},
+     "metadata": {"name": "given-node-0", "annotations": KWOK_NODE_ANNOTATION, "labels": {"type": "kwok"}}},
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
      "metadata": {"name": "operator:service-account-issuer-discovery"},
      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
