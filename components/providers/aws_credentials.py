@@ -105,4 +105,4 @@ def machine_credentials(
         f"{parent._name}-machines", name, trusted, machine_policy(shoot, network), tags, parent
     )
     data = arn.apply(lambda a: {"roleARN": a, "workloadIdentityTokenFile": machines.IDENTITY_TOKEN_FILE})
-    return MachineCredentials(data=data, ready=ready)
+    return MachineCredentials(data=data, ready=[*ready, *seed.ready])
