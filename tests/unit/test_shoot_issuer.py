@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 
 import pytest
 from arbor_policies import cloud as cloud_policies
@@ -18,7 +19,10 @@ from arbor_policies.resource import Resource
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from hypothesis import given
+from hypothesis import strategies as st
 
+from components import naming
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import STS_AUDIENCE, ShootValues
@@ -106,6 +110,20 @@ def test_the_issuer_bucket_lets_anyone_read_the_two_documents_and_nothing_else()
     }]  # fmt: skip
     assert {s["Sid"] for s in policy["Statement"] if s["Effect"] == "Deny"} == {"DenyInsecureTransport",
                                                                                 "DenyOutdatedTLS"}  # fmt: skip
+
+
+LABEL = st.from_regex(r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?", fullmatch=True)
+S3_NAME = r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"
+
+
+@given(project=LABEL, shoot=LABEL, stack=st.text(min_size=1, max_size=40))
+def test_an_issuer_bucket_is_a_valid_s3_name_of_its_own(project: str, shoot: str, stack: str) -> None:
+    """GIVEN any shoot WHEN its issuer bucket is named THEN a valid S3 name, not its seed's backup bucket's."""
+    tid = naming.shoot_namespace(project, shoot)
+    bucket = naming.issuer_bucket(tid, "example.com", stack)
+    assert re.fullmatch(S3_NAME, bucket) and ".." not in bucket and not bucket.startswith("xn--"), bucket
+    assert bucket != naming.backup_bucket(tid, "example.com", stack)
+    assert bucket != naming.issuer_bucket(tid, "example.com", f"{stack}-other")
 
 
 @pytest.mark.parametrize("provider", ["aws", "gcp"])
