@@ -28,6 +28,8 @@ class Issuer:
     provider: pulumi.Output[str] | None = None
     # The cloud `provider` is in: a bucket of another cloud makes its own trust of `url`.
     cloud: ProviderType | None = None
+    # What must exist before its tokens are trusted: the documents a published issuer's cloud fetches.
+    ready: Sequence[pulumi.Resource] = ()
 
 
 def trusted_issuer(issuer: Issuer | None, user: str, *, named: bool = False) -> Issuer:

@@ -60,6 +60,12 @@ def backup_bucket(seed: str, *owner: str) -> str:
     return f"{capped(f'arbor-{seed}', DNS_LABEL_MAX - len(suffix) - 1)}-{suffix}"
 
 
+def issuer_bucket(technical_id: str, *owner: str) -> str:
+    """A self-hosted shoot's issuer bucket, `arbor-<technical id>-<hash>`, unique per owner as a backup bucket."""
+    suffix = short_hash(*owner, technical_id, "issuer", length=10)
+    return f"{capped(f'arbor-{technical_id}', DNS_LABEL_MAX - len(suffix) - 1)}-{suffix}"
+
+
 def backup_entry(technical_id: str, uid: str) -> str:
     """A shoot's backup entry as Gardener names it, `<technical id>--<uid>`: a shoot made again gets a new one."""
     return f"{technical_id}--{uid}"

@@ -21,6 +21,7 @@ Here they become resources:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 
@@ -168,14 +169,19 @@ def in_shoot_workers(
     cas: NodeCas,
     joinable: Sequence[pulumi.Resource],
     parent: pulumi.Resource,
+    public_key: pulumi.Output[str],
 ) -> list[pulumi.Resource]:
-    """A self-hosted cloud shoot's further pools: MCM and its machine kinds inside the shoot, as gardenadm runs it."""
+    """A self-hosted cloud shoot's further pools: MCM and its machine kinds inside the shoot, as gardenadm runs it.
+
+    `public_key` (the service-account key's) is what the cloud trusts MCM's tokens by (`shoot_issuer`).
+    """
     if not any(not p.control_plane for p in shoot.workers):
         return []
     in_shoot = pulumi.ResourceOptions(parent=parent, provider=shoot_api.provider, depends_on=list(shoot_api.ready))
     crds = machine_kinds(name, in_shoot)
-    # The shoot is its own seed: MCM works in its kube-system, against the API it runs behind.
-    itself = SeedAccess(shoot.name, shoot_api, namespaces={}, machine_crds=crds)
+    # The shoot is its own seed: MCM works in its kube-system, against the API it runs behind, with its tokens.
+    issued = dataclasses.replace(shoot_api, issuer=infra.shoot_issuer(shoot, public_key, parent))
+    itself = SeedAccess(shoot.name, issued, namespaces={}, machine_crds=crds)
     opts = pulumi.ResourceOptions(parent=parent)
     after = list(shoot_api.ready)
     return Workers(

@@ -34,6 +34,7 @@ from components.plan.values import (
     VolumeValues,
     garden_accounts,
     seed_audience,
+    shoot_audience,
 )
 from components.spec.catalogue import CloudProfiles
 from components.spec.extensions import ExtensionSpec
@@ -229,7 +230,8 @@ def _shoot(
         encryption=_encryption(spec.encryption),
         cloud_credentials_secret=spec.cloud_credentials_secret,
         cloud_credentials=spec.cloud_credentials,
-        machine_audience=_machine_audience(spec, seed, networking.provider),
+        machine_audience=_machine_audience(spec, seed, networking.provider, technical_id),
+        issuer_bucket=_issuer_bucket(stack, spec, garden, networking.provider),
         network_type=spec.networking.type.value,
         images=_images(spec, networking, profiles),
         dns=_dns(spec, garden, networking.provider),
@@ -243,19 +245,29 @@ def _shoot(
     return with_nodes(shoot)
 
 
-def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: ProviderType) -> str | None:
-    """Workload identity for the machines' identity arbor makes, where its role can trust the seed's issuer.
+def _machine_audience(spec: ShootSpec, seed: SeedSpec | None, provider: ProviderType, technical_id: str) -> str | None:
+    """Workload identity for the machines' identity arbor makes, where its role can trust MCM's token issuer.
 
     As for a bucket (`_backup_audience`): MCM runs in the seed, so a shoot on an EKS or GKE seed arbor made (or an
     existing one that names its issuer), in the seed's cloud, gets an identity its ServiceAccount uses. A self-hosted
-    shoot's MCM runs behind its own API, whose issuer no cloud can fetch; pasted credentials are the user's; local
-    machines (kwok nodes) need no identity.
+    shoot's MCM runs behind its own API, whose issuer arbor publishes for its cloud (render/service_account_issuer.py).
+    Pasted credentials are the user's; local machines (kwok nodes) need no identity.
     """
-    if seed is None or spec.self_hosted or spec.cloud_credentials_secret is not None or seed.provider != provider:
+    if spec.cloud_credentials_secret is not None or provider is ProviderType.LOCAL:
         return None
-    if provider is ProviderType.LOCAL:
+    if spec.self_hosted:
+        return STS_AUDIENCE if provider is ProviderType.AWS else shoot_audience(technical_id)
+    if seed is None or seed.provider != provider:
         return None
     return _audience(seed, provider)
+
+
+def _issuer_bucket(stack: str, spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> str | None:
+    """Where a self-hosted aws shoot whose machines' role arbor makes publishes its issuer; None elsewhere."""
+    if not spec.self_hosted or provider is not ProviderType.AWS or spec.cloud_credentials_secret is not None:
+        return None
+    domain = garden.dns.domain if garden.dns else ""
+    return naming.issuer_bucket(naming.shoot_namespace(spec.project, spec.name), domain, stack)
 
 
 def _dns(spec: ShootSpec, garden: GardenSpec, provider: ProviderType) -> DnsValues | None:

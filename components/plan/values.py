@@ -76,6 +76,11 @@ def seed_audience(seed: str) -> str:
     return f"arbor-seed:{seed}"
 
 
+def shoot_audience(technical_id: str) -> str:
+    """The audience a self-hosted gcp shoot's pool trusts its machine-controller-manager's tokens for."""
+    return f"arbor-shoot:{technical_id}"
+
+
 @dataclass(frozen=True)
 class BackupValues:
     """A seed's backup bucket: in which provider's object store and region, under which name."""
@@ -231,6 +236,8 @@ class ShootValues:
     # Workload identity of the machines' identity: the audience of MCM's ServiceAccount tokens its role trusts
     # through the seed's issuer (None: a key, pasted or made).
     machine_audience: str | None = None
+    # The S3 bucket a self-hosted aws shoot publishes its service-account issuer in (render/service_account_issuer.py).
+    issuer_bucket: str | None = None
     # The network plugin in the shoot (kinds.NetworkType's value).
     network_type: str = "calico"
     # Each cloud pool's image as its provider's profile offers it, by pool (components/plan/catalogue.py).

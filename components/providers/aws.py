@@ -28,7 +28,15 @@ from components.kinds import SUPPORTED_MINORS
 from components.plan.catalogue import ImageSource
 from components.plan.network import NetworkPlan
 from components.plan.values import BackupValues, ClusterValues, ControlPlaneMachine, ShootValues, ZoneDeployment
-from components.providers import aws_backup, aws_control_plane, aws_credentials, aws_network, aws_storage, cloud
+from components.providers import (
+    aws_backup,
+    aws_control_plane,
+    aws_credentials,
+    aws_issuer,
+    aws_network,
+    aws_storage,
+    cloud,
+)
 from components.providers.kubeconfig import exec_kubeconfig
 from components.render import machine_providers
 from components.render.machines import Object, Sidecar
@@ -154,6 +162,12 @@ class AwsProvider(cloud.CloudProvider):
             net.ip_families,
         )  # fmt: skip
         return machine_providers.aws_provider_spec(d, values, image)
+
+    def shoot_issuer(
+        self, shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource
+    ) -> Issuer | None:
+        """Published in the shoot's issuer bucket, trusted through an IAM OIDC provider made for its URL."""
+        return aws_issuer.published_issuer(shoot, public_key, parent) if shoot.issuer_bucket else None
 
     def machine_credentials(
         self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource

@@ -1,9 +1,10 @@
-"""A shoot's machine credentials on AWS: an IAM user with an inline policy scoped to the shoot, and its access key.
+"""A shoot's machine credentials on AWS: an IAM role (or user and key) with an inline policy scoped to the shoot.
 
 machine-controller-manager-provider-aws reads `accessKeyID` and `secretAccessKey` from the `cloudprovider` Secret,
 or assumes `roleARN` with the web identity token in `workloadIdentityTokenFile` (Gardener's workload identity). On
 an EKS seed arbor made (its IAM OIDC provider trusts the seed's issuer), the shoot's identity is such a role, which
-MCM's ServiceAccount in the shoot's seed namespace assumes with the token its Deployment projects: no key exists.
+MCM's ServiceAccount in the shoot's seed namespace assumes with the token its Deployment projects: no key exists; a
+self-hosted shoot's MCM in its kube-system does the same through the issuer arbor publishes (aws_issuer.py).
 Elsewhere it is an IAM user and its access key, whose secret stays a secret output from the provider into the
 Secret. The policy (components/render/cloud_credentials.py) names the shoot's nodes subnets, security group and
 nodes' role.
@@ -105,4 +106,4 @@ def machine_credentials(
         f"{parent._name}-machines", name, trusted, machine_policy(shoot, network), tags, parent
     )
     data = arn.apply(lambda a: {"roleARN": a, "workloadIdentityTokenFile": machines.IDENTITY_TOKEN_FILE})
-    return MachineCredentials(data=data, ready=ready)
+    return MachineCredentials(data=data, ready=[*ready, *seed.ready])

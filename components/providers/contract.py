@@ -16,6 +16,7 @@ from components.bundles import (
     ClusterAccess,
     ExposedControlPlane,
     HeldSecret,
+    Issuer,
     MachineCredentials,
     NetworkAccess,
     ResourceManagerServing,
@@ -121,6 +122,16 @@ class InfrastructureProvider(Protocol):
 
         Where `shoot.machine_audience` is set, one MCM's ServiceAccount in `seed` uses with its tokens (workload
         identity: no key). None where machines need nothing of a cloud (local).
+        """
+        ...
+
+    def shoot_issuer(
+        self, shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource
+    ) -> Issuer | None:
+        """A self-hosted shoot's token issuer as its cloud trusts it, from its service-account key's public half.
+
+        What its machines' identity trusts where `shoot.machine_audience` is set (render/service_account_issuer.py);
+        None elsewhere (local, pasted credentials).
         """
         ...
 

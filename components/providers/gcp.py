@@ -138,6 +138,12 @@ class GcpProvider(cloud.CloudProvider):
         )
         return machine_providers.gcp_provider_spec(d, values, image)
 
+    def shoot_issuer(
+        self, shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource
+    ) -> Issuer | None:
+        """Its keys held by a workload identity pool of the shoot's own (nothing published)."""
+        return gcp_credentials.shoot_pool(shoot, public_key, parent) if shoot.machine_audience else None
+
     def machine_credentials(
         self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials:

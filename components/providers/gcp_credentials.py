@@ -1,11 +1,11 @@
-"""A shoot's machine credentials on GCP: a service account with a custom role, bindings and a key.
+"""A shoot's machine credentials on GCP: a service account with a custom role, bindings, and a pool or a key.
 
 machine-controller-manager-provider-gcp reads a service account key from `serviceaccount.json` in the
 `cloudprovider` Secret (Gardener's key name). The account gets the compute rights its calls need in a custom role
 of the project (components/render/cloud_credentials.py), `compute.networkUser` on the nodes subnetwork only and
 `iam.serviceAccountUser` on the nodes' service account only. The key's JSON stays a secret output from the
-provider into the Secret. Where an organisation policy forbids service account keys, name pasted credentials
-(`cloudCredentials: secret`) instead.
+provider into the Secret. Where MCM's tokens can be trusted (a GKE seed's pool, or a self-hosted shoot's own pool,
+`shoot_pool`) no key exists: MCM's ServiceAccount acts as the account through the pool.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from components.bundles import Issuer, MachineCredentials, NetworkAccess, truste
 from components.kinds import ProviderType
 from components.naming import capped
 from components.plan.values import ShootValues
-from components.render import backup, cloud_credentials, machines
+from components.render import backup, cloud_credentials, machines, service_account_issuer
 
 # GCE service account IDs are 6 to 30 characters; workload identity pool and provider IDs 4 to 32.
 SERVICE_ACCOUNT_ID_MAX = 30
@@ -33,12 +33,21 @@ POOL_SHOOT_ACCOUNTS = [backup.SERVICE_ACCOUNT, machines.MCM_NAME]
 POOL_GARDEN_ACCOUNTS = [backup.SERVICE_ACCOUNT]
 
 
-def seed_pool(cluster: str, url: pulumi.Output[str], audience: str, parent: pulumi.Resource) -> Issuer:
+def seed_pool(
+    cluster: str,
+    url: pulumi.Output[str],
+    audience: str,
+    parent: pulumi.Resource,
+    *,
+    condition: str | None = None,
+    jwks: pulumi.Input[str] | None = None,
+) -> Issuer:
     """A GKE seed's issuer, trusted by a workload identity pool of its own for `audience` and its accounts alone.
 
     As Gardener's provider-gcp documents for a WorkloadIdentity: the pool's OIDC provider accepts the seed's tokens
-    whose subject is one of the accounts above, and maps each to its ServiceAccount's name, so a binding can grant a
-    service account to every shoot's `etcd-backup` (the bucket's) or to one shoot's MCM (its machines').
+    whose subject is one of the accounts above (or `condition`'s), and maps each to its ServiceAccount's name, so a
+    binding can grant a service account to every shoot's `etcd-backup` (the bucket's) or to one shoot's MCM (its
+    machines'). With `jwks` the provider holds the issuer's keys and fetches nothing (an issuer nobody can reach).
     """
     opts = pulumi.ResourceOptions(parent=parent)
     # Unique in the project as the GKE cluster's name (its stack's and seed's); a pool ID may not start with `gcp-`.
@@ -46,16 +55,28 @@ def seed_pool(cluster: str, url: pulumi.Output[str], audience: str, parent: pulu
         f"{parent._name}-pool", workload_identity_pool_id=capped(f"arbor-{cluster}", POOL_ID_MAX),
         display_name=capped(f"arbor {cluster}", POOL_ID_MAX), opts=opts,
     )  # fmt: skip
+    oidc = gcp.iam.WorkloadIdentityPoolProviderOidcArgs(issuer_uri=url, allowed_audiences=[audience], jwks_json=jwks)
     provider = gcp.iam.WorkloadIdentityPoolProvider(
         f"{parent._name}-pool-provider",
         workload_identity_pool_id=pool.workload_identity_pool_id,
         workload_identity_pool_provider_id=POOL_PROVIDER,
         attribute_mapping=cloud_credentials.gcp_pool_attributes(),
-        attribute_condition=cloud_credentials.gcp_pool_condition(POOL_SHOOT_ACCOUNTS, POOL_GARDEN_ACCOUNTS),
-        oidc={"issuer_uri": url, "allowed_audiences": [audience]},
+        attribute_condition=condition
+        or cloud_credentials.gcp_pool_condition(POOL_SHOOT_ACCOUNTS, POOL_GARDEN_ACCOUNTS),
+        oidc=oidc,
         opts=opts,
     )
     return Issuer(url, provider.name, ProviderType.GCP)
+
+
+def shoot_pool(shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource) -> Issuer:
+    """A self-hosted shoot's issuer, its keys held by a pool of its own that trusts its MCM's tokens alone."""
+    assert shoot.machine_audience is not None  # the plan gives a self-hosted gcp shoot's machines workload identity
+    keys = public_key.apply(lambda pem: json.dumps(service_account_issuer.jwks(pem), sort_keys=True))
+    subject = f"system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
+    url = pulumi.Output.from_input(shoot.topology.apiserver)
+    return seed_pool(shoot.technical_id, url, shoot.machine_audience, parent,
+                     condition=f"assertion.sub == '{subject}'", jwks=keys)  # fmt: skip
 
 
 def pool_of(provider: str) -> str:

@@ -306,6 +306,12 @@ class LocalProvider(local_backup.LocalBackups):
         """provider-local's sidecar."""
         return machine_providers.sidecar_local(namespace)
 
+    def shoot_issuer(
+        self, shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource
+    ) -> Issuer | None:
+        """None: kwok machines call no cloud."""
+        return None
+
     def machine_credentials(
         self, shoot: ShootValues, network: NetworkAccess, seed: ClusterAccess, parent: pulumi.Resource
     ) -> MachineCredentials | None:

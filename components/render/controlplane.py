@@ -21,7 +21,7 @@ from typing import Any
 from components import naming, yaml_text
 from components.plan.topology import APISERVER_PORT, Topology
 from components.plan.values import ShootValues
-from components.render import backup_restore, exposure, objects, pki, storage
+from components.render import backup_restore, exposure, objects, pki, service_account_issuer, storage
 
 Object = dict[str, Any]
 KCM_PORT, SCHEDULER_PORT = 10257, 10259
@@ -229,7 +229,7 @@ def kube_apiserver(shoot: ShootValues, topology: Topology) -> Workload:
         f"--proxy-client-key-file={_path(pki.FRONT_PROXY_CLIENT, 'tls.key')}",
         f"--service-account-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PUBLIC)}",
         f"--service-account-signing-key-file={_path(pki.SERVICE_ACCOUNT_KEY, pki.KEY_RSA_PRIVATE)}",
-        f"--service-account-issuer={topology.apiserver}",
+        *service_account_issuer.apiserver_flags(service_account_issuer.published(shoot), topology.apiserver),
         f"--encryption-provider-config={_path(ENCRYPTION_SECRET, ENCRYPTION_KEY)}",
         "--encryption-provider-config-automatic-reload=true",
         "--enable-bootstrap-token-auth=true",

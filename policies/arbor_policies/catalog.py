@@ -117,7 +117,8 @@ POLICIES: tuple[Policy, ...] = (
            cloud.eks_public_endpoint),
     Policy("gke-deletion-protection", "GKE clusters keep deletion protection on.", cloud.gke_deletion_protection),
     Policy("backup-buckets-private-and-versioned",
-           "Backup buckets are never public, keep old versions and are never force-destroyed.",
+           "Backup buckets are never public, keep old versions and are never force-destroyed; a bucket policy makes "
+           "nothing public but an issuer's discovery documents.",
            cloud.backup_bucket_safety),
 )  # fmt: skip
 

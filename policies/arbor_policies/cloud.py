@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +17,12 @@ S3_BUCKET = "aws:s3/bucket:Bucket"
 S3_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
 S3_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
 S3_BLOCKS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+S3_BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+# A self-hosted aws shoot's issuer bucket (components/providers/aws_issuer.py): a policy may make its two discovery
+# documents public, nothing else; ACLs stay blocked there too.
+ISSUER_BLOCK_SUFFIX = "-issuer-public-access-block"
+ISSUER_DOCUMENTS = ("/.well-known/openid-configuration", "/openid/v1/jwks")
+POLICY_BLOCKS = ("blockPublicPolicy", "restrictPublicBuckets")
 
 
 def _class_spec(r: Resource, provider: str) -> Mapping[str, Any] | None:
@@ -99,8 +106,36 @@ def gke_deletion_protection(r: Resource, config: Mapping[str, Any]) -> list[str]
     return [f"GKE cluster {r.name} has deletion protection off: set deletion_protection=True"]
 
 
+def _public_grants(policy: Any) -> list[str]:
+    """What a bucket policy lets anyone do beyond reading an issuer's two documents (unknown in a preview: nothing)."""
+    try:
+        document = json.loads(policy) if isinstance(policy, str) else policy
+    except json.JSONDecodeError:
+        return []
+    problems = []
+    for statement in (mapping(s) for s in items(mapping(document).get("Statement"))):
+        principal = statement.get("Principal")
+        if statement.get("Effect") != "Allow" or principal not in ("*", {"AWS": "*"}):
+            continue
+        actions = (
+            [statement.get("Action")] if isinstance(statement.get("Action"), str) else items(statement.get("Action"))
+        )
+        resources = (
+            [statement.get("Resource")]
+            if isinstance(statement.get("Resource"), str)
+            else items(statement.get("Resource"))
+        )
+        if actions != ["s3:GetObject"] or not all(str(x).endswith(ISSUER_DOCUMENTS) for x in resources):
+            problems.append(f"anyone may {', '.join(map(str, actions))} on {', '.join(map(str, resources))}: "
+                            "only an issuer's discovery documents may be public")  # fmt: skip
+    return problems
+
+
 def backup_bucket_safety(r: Resource, config: Mapping[str, Any]) -> list[str]:
-    """Backup buckets are never public, keep old versions, and are never destroyed with their objects."""
+    """Backup buckets are never public, keep old versions, and are never destroyed with their objects.
+
+    The one public object a bucket may hold is a self-hosted shoot's issuer document, which anyone may read.
+    """
     problems = []
     if r.type in (GCS_BUCKET, S3_BUCKET) and r.props.get("forceDestroy") is True:
         problems.append("forceDestroy deletes every backup with the bucket: set force_destroy=False")
@@ -112,7 +147,12 @@ def backup_bucket_safety(r: Resource, config: Mapping[str, Any]) -> list[str]:
         if mapping(r.props.get("versioning")).get("enabled") is not True and r.props.get("versioning") is not None:
             problems.append("versioning is off: a deleted or overwritten snapshot is gone at once")
     if r.type == S3_PUBLIC_ACCESS_BLOCK:
-        problems += [f"{k} is not set: public access is not blocked" for k in S3_BLOCKS if r.props.get(k) is False]
+        # An issuer bucket's policy may grant public reads; it is checked itself (`_public_grants`).
+        lifted = POLICY_BLOCKS if r.name.endswith(ISSUER_BLOCK_SUFFIX) else ()
+        unset = [k for k in S3_BLOCKS if r.props.get(k) is False and k not in lifted]
+        problems += [f"{k} is not set: public access is not blocked" for k in unset]
+    if r.type == S3_BUCKET_POLICY:
+        problems += _public_grants(r.props.get("policy"))
     if r.type == S3_VERSIONING and mapping(r.props.get("versioningConfiguration")).get("status") not in (
         None,
         "Enabled",

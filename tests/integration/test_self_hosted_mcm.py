@@ -10,7 +10,9 @@ right beyond what arbor grants, and go again when the deployment is deleted.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from components.checks import parse_landscape
 from components.plan.bootstrap import pool_user_data
@@ -33,7 +37,7 @@ from components.providers.local import (
     process_args,
 )
 from components.reconciler import local_process
-from components.render import machine_crds, machine_pools, machine_providers, machines
+from components.render import machine_crds, machine_pools, machine_providers, machines, service_account_issuer
 from tests.integration.engine import LOCAL_LANDSCAPE, Stack, kube_items, kubectl
 
 pytestmark = pytest.mark.integration
@@ -144,3 +148,38 @@ def _logs(tmp_path: Path) -> str:
         for program in (machines.MCM_NAME, machine_providers.KWOK_SIDECAR)
         if (tmp_path / program / local_process.LOG_FILE).exists()
     )
+
+
+def _decoded(part: str) -> bytes:
+    """A JWT part, unpadded base64url."""
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def test_the_issuer_keys_arbor_renders_are_what_the_shoots_api_server_serves(
+    local_stack: Stack, tmp_path: Path
+) -> None:
+    """GIVEN the shoot's service-account key WHEN rendered as a cloud shoot's keys THEN its API serves the same.
+
+    The key is the one the engine made; a token the shoot's kube-apiserver issues verifies with the rendered set.
+
+    What AWS STS and a GCP pool do with a self-hosted cloud shoot's MCM token (render/service_account_issuer.py):
+    pick the key by the token's `kid`, check the RS256 signature.
+    """
+    admin = local_stack.outputs()["kubeconfigs"][ROOT]
+    keys = local_stack.resource_outputs("pulumi-python:dynamic/arbor:ServiceAccountKey")
+    [public] = [o["publicKey"] for name, o in keys.items() if name.startswith("arbor-shoot-ops-root-")]
+    served = json.loads(kubectl(admin, tmp_path, "get", "--raw", "/openid/v1/jwks"))
+    assert served == service_account_issuer.jwks(public)
+    discovery = json.loads(kubectl(admin, tmp_path, "get", "--raw", "/.well-known/openid-configuration"))
+    rendered = service_account_issuer.discovery(discovery["issuer"])
+    assert {k: v for k, v in discovery.items() if k != "jwks_uri"} == {
+        k: v for k, v in rendered.items() if k != "jwks_uri"
+    }
+    token = kubectl(admin, tmp_path, "create", "token", "default", "-n", NS, "--audience=sts.amazonaws.com").strip()
+    header, payload, signature = token.split(".")
+    assert json.loads(_decoded(header))["kid"] == service_account_issuer.key_id(public)
+    assert json.loads(_decoded(payload))["aud"] == ["sts.amazonaws.com"]
+    [jwk] = served["keys"]
+    n, e = (int.from_bytes(_decoded(jwk[k]), "big") for k in ("n", "e"))
+    key = rsa.RSAPublicNumbers(e, n).public_key()
+    key.verify(_decoded(signature), f"{header}.{payload}".encode(), padding.PKCS1v15(), hashes.SHA256())

@@ -14,6 +14,10 @@ from components.layers.landscape import Landscape
 from components.plan.planner import plan_landscape
 from components.plan.values import LandscapePlan
 from components.providers.local import LocalProvider, LocalSettings
+from components.reconciler.signing import new_key, public_pem
+
+# A real public key for the service-account keys: a self-hosted cloud shoot publishes its issuer's keys from it.
+PUBLIC_KEY = public_pem(new_key())
 
 OUTPUTS: dict[str, dict[str, Any]] = {
     "pulumi-python:dynamic/arbor:LocalCluster": {"endpoint": "https://127.0.0.1:1", "running": True},
@@ -30,7 +34,7 @@ OUTPUTS: dict[str, dict[str, Any]] = {
     # The PKI provider generates keys and certificates; placeholders stand in here.
     "pulumi-python:dynamic/arbor:CertificateAuthority": {"cert": "<ca cert>", "key": "<ca key>"},
     "pulumi-python:dynamic/arbor:Certificate": {"cert": "<cert>", "key": "<key>"},
-    "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": "<public>"},
+    "pulumi-python:dynamic/arbor:ServiceAccountKey": {"privateKey": "<private>", "publicKey": PUBLIC_KEY},
     "pulumi-python:dynamic/arbor:BootstrapToken": {"tokenId": "abcdef", "tokenSecret": "<secret>"},
     "pulumi-python:dynamic/arbor:AdminKubeconfig": {"kubeconfig": "<admin kubeconfig>", "notAfter": 0.0},
     "pulumi-python:dynamic/arbor:ShootStateKey": {"key": "<state key>", "digest": "<state key digest>"},

@@ -28,6 +28,14 @@ def container(name: str = "kube-apiserver", **changes: Any) -> dict[str, Any]:
     return {**base, **changes}
 
 
+def bucket_policy(action: str | list[str], resource: str | list[str]) -> Resource:
+    """An S3 bucket policy letting anyone do `action` on `resource`, beside the TLS denial arbor's buckets have."""
+    deny = {"Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": "arn:aws:s3:::b/*",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}}}  # fmt: skip
+    allow = {"Effect": "Allow", "Principal": "*", "Action": action, "Resource": resource}
+    return Resource(cloud.S3_BUCKET_POLICY, {"policy": json.dumps({"Statement": [deny, allow]})}, "p")
+
+
 def deployment(*containers: dict[str, Any], namespace: str = "shoot--dev--web", **pod: Any) -> Resource:
     """A Deployment in a seed namespace with these containers and pod spec fields."""
     spec = {"containers": list(containers) or [container()], **pod}
@@ -281,6 +289,28 @@ CASES: list[tuple[str, list[Resource], str | None]] = [
      [Resource(cloud.S3_PUBLIC_ACCESS_BLOCK, {"blockPublicAcls": False, "blockPublicPolicy": True,
                                               "ignorePublicAcls": True, "restrictPublicBuckets": True}, "p")],
      "BucketPublicAccessBlock p: blockPublicAcls is not set"),
+    ("backup-buckets-private-and-versioned",
+     [Resource(cloud.S3_PUBLIC_ACCESS_BLOCK, {"blockPublicAcls": True, "blockPublicPolicy": False,
+                                              "ignorePublicAcls": True, "restrictPublicBuckets": True},
+               "b-public-access-block")],
+     "BucketPublicAccessBlock b-public-access-block: blockPublicPolicy is not set"),
+    ("backup-buckets-private-and-versioned",
+     [Resource(cloud.S3_PUBLIC_ACCESS_BLOCK, {"blockPublicAcls": False, "blockPublicPolicy": False,
+                                              "ignorePublicAcls": True, "restrictPublicBuckets": False},
+               "edge-issuer-public-access-block")],
+     "BucketPublicAccessBlock edge-issuer-public-access-block: blockPublicAcls is not set"),
+    ("backup-buckets-private-and-versioned", [bucket_policy("s3:GetObject", "arn:aws:s3:::b/*")],
+     "BucketPolicy p: anyone may s3:GetObject on arn:aws:s3:::b/*: only an issuer's discovery documents may be public"),
+    ("backup-buckets-private-and-versioned",
+     [bucket_policy(["s3:GetObject", "s3:ListBucket"], "arn:aws:s3:::b/openid/v1/jwks")],
+     "anyone may s3:GetObject, s3:ListBucket"),
+    ("backup-buckets-private-and-versioned",
+     [Resource(cloud.S3_PUBLIC_ACCESS_BLOCK, {"blockPublicAcls": True, "blockPublicPolicy": False,
+                                              "ignorePublicAcls": True, "restrictPublicBuckets": False},
+               "edge-issuer-public-access-block"),
+      bucket_policy("s3:GetObject", [f"arn:aws:s3:::b/{d}" for d in (".well-known/openid-configuration",
+                                                                      "openid/v1/jwks")])],
+     None),
     ("backup-buckets-private-and-versioned",
      [Resource(cloud.GCS_BUCKET, {"uniformBucketLevelAccess": True, "publicAccessPrevention": "enforced",
                                   "versioning": {"enabled": True}, "forceDestroy": False}, "b"),

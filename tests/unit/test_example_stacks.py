@@ -414,12 +414,14 @@ def test_the_self_hosted_shoots_further_pool_is_made_by_mcm_inside_the_shoot(exa
     assert [o["kind"] for o in manager] == ["ServiceAccount", "Role", "RoleBinding", "Deployment", "Service"]
     assert {o["metadata"]["namespace"] for o in manager} == {"kube-system"}
     pod = manager[3]["spec"]["template"]["spec"]
-    assert "volumes" not in pod and pod["tolerations"] == [
+    # No kubeconfig mounted: only the sidecar's token of the shoot's own issuer (tests/unit/test_shoot_issuer.py).
+    assert [v["name"] for v in pod["volumes"]] == ["workload-identity"] and pod["tolerations"] == [
         {"key": "node-role.kubernetes.io/control-plane", "operator": "Exists"}
     ]
     for container in pod["containers"]:
         flags = container.get("command", container.get("args"))
-        assert {"--target-kubeconfig=", "--namespace=kube-system"} <= set(flags) and "volumeMounts" not in container
+        assert {"--target-kubeconfig=", "--namespace=kube-system"} <= set(flags)
+    assert [[m["name"] for m in c.get("volumeMounts", [])] for c in pod["containers"]] == [[], ["workload-identity"]]
     rights = unwrapped(example.of(OBJECT_SET, p)["workers-mcm-shoot"]["manifests"])
     service_account = {"kind": "ServiceAccount", "name": "machine-controller-manager", "namespace": "kube-system"}
     assert [o["subjects"] for o in rights if o["kind"].endswith("Binding")] == [[service_account]] * 2
