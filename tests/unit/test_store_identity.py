@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import base64
+import socket
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from minio.credentials.providers import StaticProvider
 from minio.error import MinioAdminException
+from minio.minioadmin import MinioAdmin
 
 from components.checks import parse_landscape
 from components.plan.planner import plan_landscape
-from components.reconciler import store_identity
+from components.reconciler import store_bucket, store_identity
 from components.render import backup
 from tests.unit.spec_cases import base
 
@@ -156,3 +160,22 @@ def test_a_target_the_store_has_not_reads_as_none_though_the_client_loses_the_re
 
     assert store_identity.configured(Refusing(), "b") == {}  # type: ignore[arg-type]
     assert store_identity.configured(Admin(), "b") == {}  # type: ignore[arg-type]
+
+
+def test_a_restart_whose_answer_the_store_drops_as_it_goes_down_is_waited_for(props: dict[str, Any]) -> None:
+    """GIVEN a store that closes the connection instead of answering the restart WHEN restarted THEN no error.
+
+    MinIO replaces its process as it answers a restart; on a busy machine the answer is lost (CI, 2026-12-06). The
+    client is minio-py's over the pool arbor gives it, against a socket that reads the request and hangs up.
+    """
+    with socket.create_server(("127.0.0.1", 0)) as server:
+
+        def hang_up() -> None:
+            connection, _ = server.accept()
+            connection.recv(65536)
+            connection.close()
+
+        threading.Thread(target=hang_up, daemon=True).start()
+        host = f"127.0.0.1:{server.getsockname()[1]}"
+        creds, http = StaticProvider("u", "p"), store_bucket.trusting(props["caCert"], 5)
+        store_identity.restart(MinioAdmin(endpoint=host, credentials=creds, secure=False, http_client=http), props)
