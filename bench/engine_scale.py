@@ -35,10 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "bench" / "engine_program"
 # The section `--readme` rewrites: the last run alone; the history and its reading stay in the section before it.
 HEADING = "## The engine at landscape scale: the last run (`make bench`)"
-# A hosted shoot on the local landscape, measured with bench/state_size.py (bench/README.md; 2026-11-28, later: 56
-# resources, 310 KiB in /work/main).
-RESOURCES_PER_SHOOT = 56
-KIB_PER_SHOOT = 310
+# A hosted shoot on the local landscape, measured with bench/state_size.py after `make up` twice on a fresh clone
+# (bench/README.md; 2026-12-06, 4f1b8d1: dev/web 188 KiB and ops/db 189 KiB, 45 resources each).
+RESOURCES_PER_SHOOT = 45
+KIB_PER_SHOOT = 189
 # What the engine keeps of a bench resource besides its content (URN, type, parent, dependencies, the pickled
 # provider, outputs), measured: the table's "KiB per shoot" shows what the state held.
 OVERHEAD_BYTES = 2300
