@@ -18,6 +18,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -28,14 +29,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
+from scale import write_readme
+
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAM = ROOT / "bench" / "engine_program"
-README = ROOT / "bench" / "README.md"
-HEADING = "## The engine at landscape scale (`bench/engine_scale.py`)"
-# A hosted shoot on the local landscape, measured with bench/state_size.py (bench/README.md; 2026-11-28, later: 56
-# resources, 310 KiB in /work/main).
-RESOURCES_PER_SHOOT = 56
-KIB_PER_SHOOT = 310
+# The section `--readme` rewrites: the last run alone; the history and its reading stay in the section before it.
+HEADING = "## The engine at landscape scale: the last run (`make bench`)"
+# A hosted shoot on the local landscape, measured with bench/state_size.py after `make up` twice on a fresh clone
+# (bench/README.md; 2026-12-06, 4f1b8d1: dev/web 188 KiB and ops/db 189 KiB, 45 resources each).
+RESOURCES_PER_SHOOT = 45
+KIB_PER_SHOOT = 189
 # What the engine keeps of a bench resource besides its content (URN, type, parent, dependencies, the pickled
 # provider, outputs), measured: the table's "KiB per shoot" shows what the state held.
 OVERHEAD_BYTES = 2300
@@ -51,6 +54,8 @@ class Run:
     preview_s: float
     state_bytes: int
     peak_rss: int
+    # Stopped at `--one-stack-limit`: `up_s` is then a lower bound, and no preview ran.
+    stopped: bool = False
 
 
 def _tree_rss(root: int) -> int:
@@ -74,10 +79,15 @@ def _tree_rss(root: int) -> int:
     return total
 
 
-def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
-    """Runs `cmd`; its wall-clock seconds and the peak resident bytes of its process tree. Raises when it fails."""
+def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None = None) -> tuple[float, int, bool]:
+    """Runs `cmd`; its wall-clock seconds, the peak resident bytes of its process tree, and whether it was stopped.
+
+    Past `limit_s` the whole process tree is killed (the stack is thrown away). Raises when it fails.
+    """
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
     peak = 0
     done = threading.Event()
 
@@ -88,12 +98,18 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, _ = proc.communicate()
+    stopped = False
+    try:
+        out, _ = proc.communicate(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        stopped = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
     done.set()
     sampler.join()
-    if proc.returncode != 0:
+    if proc.returncode != 0 and not stopped:
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{out[-3000:]}")
-    return time.perf_counter() - start, peak
+    return time.perf_counter() - start, peak, stopped
 
 
 def _project(workdir: Path, name: str) -> Path:
@@ -107,8 +123,10 @@ def _project(workdir: Path, name: str) -> Path:
     return project
 
 
-def run_stack(workdir: Path, name: str, first: int, shoots: int, args: argparse.Namespace) -> Run:
-    """A stack of `shoots` shoots from nothing: `up`, then a no-op `preview`."""
+def run_stack(
+    workdir: Path, name: str, first: int, shoots: int, args: argparse.Namespace, limit_s: float | None = None
+) -> Run:
+    """A stack of `shoots` shoots from nothing: `up` (stopped after `limit_s`), then a no-op `preview`."""
     project = _project(workdir, name)
     backend = workdir / f"{name}-state"
     backend.mkdir()
@@ -123,17 +141,22 @@ def run_stack(workdir: Path, name: str, first: int, shoots: int, args: argparse.
     for key, value in (("shoots", shoots), ("first", first), ("resources", args.resources), ("bytes", size),
                        ("layers", args.layers)):  # fmt: skip
         subprocess.run([*cli, "config", "set", f"arbor-bench:{key}", str(value)], cwd=project, env=env, check=True)
-    up_s, up_peak = _timed([*cli, "up", "--yes", "--skip-preview", "--suppress-progress"], project, env)
-    preview_s, preview_peak = _timed([*cli, "preview", "--expect-no-changes", "--suppress-progress"], project, env)
-    checkpoint = next(backend.glob(".pulumi/stacks/**/*.json"))
+    up_s, up_peak, stopped = _timed([*cli, "up", "--yes", "--skip-preview", "--suppress-progress"], project, env,
+                                    limit_s)  # fmt: skip
+    preview_s, preview_peak = 0.0, 0
+    if not stopped:
+        preview = [*cli, "preview", "--expect-no-changes", "--suppress-progress"]
+        preview_s, preview_peak, _ = _timed(preview, project, env)
+    checkpoint = next(backend.glob(".pulumi/stacks/**/*.json"), None)
     if not args.keep:
         shutil.rmtree(project)
-    return Run(shoots, up_s, preview_s, checkpoint.stat().st_size, max(up_peak, preview_peak))
+    state = checkpoint.stat().st_size if checkpoint else 0
+    return Run(shoots, up_s, preview_s, state, max(up_peak, preview_peak), stopped)
 
 
 def measure(shoots: int, args: argparse.Namespace, workdir: Path) -> dict[str, list[Run] | float]:
     """One stack of `shoots`, and shards of `--shard` run `--parallel` at a time (with their wall-clock)."""
-    one = [run_stack(workdir, f"one-{shoots}", 0, shoots, args)]
+    one = [run_stack(workdir, f"one-{shoots}", 0, shoots, args, args.one_stack_limit or None)]
     count = math.ceil(shoots / args.shard)
     if count == 1:
         return {"one": one, "shards": one, "shards_wall_s": one[0].up_s + one[0].preview_s}
@@ -165,27 +188,17 @@ def table(results: dict[int, dict[str, list[Run] | float]], args: argparse.Names
                 continue
             slow = max(runs, key=lambda r: r.up_s)
             wall = got["shards_wall_s"] if layout == "shards" else slow.up_s + slow.preview_s
+            # A stopped stack's figures are lower bounds; its state is partial, so no size per shoot.
+            up = f"> {slow.up_s:.0f} (stopped)" if slow.stopped else f"{slow.up_s:.0f}"
+            preview = "-" if slow.stopped else f"{max(r.preview_s for r in runs):.0f}"
+            per_shoot = "-" if slow.stopped else f"{slow.state_bytes / slow.shoots / 1024:.0f}"
             lines.append(
                 f"| {shoots} | {'one stack' if layout == 'one' else 'a stack per seed'} | {len(runs)} "
-                f"| {slow.shoots * args.resources} | {slow.up_s:.0f} | {max(r.preview_s for r in runs):.0f} "
-                f"| {max(r.state_bytes for r in runs) / 2**20:.1f} | {slow.state_bytes / slow.shoots / 1024:.0f} "
-                f"| {max(r.peak_rss for r in runs) / 2**20:.0f} "
-                f"| {wall:.0f} |"
+                f"| {slow.shoots * args.resources} | {up} | {preview} "
+                f"| {max(r.state_bytes for r in runs) / 2**20:.1f} | {per_shoot} "
+                f"| {max(r.peak_rss for r in runs) / 2**20:.0f} | {'> ' if slow.stopped else ''}{wall:.0f} |"
             )
     return "\n".join(lines)
-
-
-def write_readme(text: str) -> None:
-    """Replaces the section under HEADING in bench/README.md (appends it the first time)."""
-    readme = README.read_text()
-    section = f"{HEADING}\n\nMeasured {datetime.date.today()} on this project's machine.\n\n{text}\n"
-    if HEADING in readme:
-        start = readme.index(HEADING)
-        end = readme.find("\n## ", start + len(HEADING))
-        readme = readme[:start] + section + (readme[end + 1 :] if end != -1 else "")
-    else:
-        readme = readme.rstrip("\n") + "\n\n" + section
-    README.write_text(readme)
 
 
 def main(argv: list[str]) -> None:
@@ -197,6 +210,12 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--kib", type=int, default=KIB_PER_SHOOT)
     parser.add_argument("--layers", type=int, default=8)
     parser.add_argument("--parallel", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--one-stack-limit",
+        type=float,
+        default=1800.0,
+        help="seconds after which a one-stack `up` is stopped and shown as a lower bound (0: none)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the projects and states (printed)")
     parser.add_argument("--readme", action="store_true")
     args = parser.parse_args(argv)
@@ -212,7 +231,14 @@ def main(argv: list[str]) -> None:
         text = table(results, args)
         print(text)
         if args.readme:
-            write_readme(text)
+            intro = (
+                f"Measured {datetime.date.today()} by `make bench` (bench/engine_scale.py) on this project's machine."
+            )
+            note = (
+                "A stopped one-stack `up` ran for its limit (`--one-stack-limit`) without converging: its time is a "
+                "lower bound, and it had no preview."
+            )
+            write_readme(intro, text, note, HEADING)
     finally:
         if args.keep:
             print(f"kept in {workdir}")

@@ -299,7 +299,8 @@ class Shoot(pulumi.ComponentResource):
         for pool in (p for p in self.values.workers if p.control_plane):
             published += infra.publish_static_pods(self.access, pool.name, static.manifests, self)
         key = self.credentials[pki.SERVICE_ACCOUNT_KEY].cert
-        pools = [] if first is None or cas is None or key is None else in_shoot_workers(
+        assert key is not None  # an rsa-key credential's `cert` is its public half, always made
+        pools = [] if first is None or cas is None else in_shoot_workers(
             name, self.values, infra, self.network, self.access, cas, node_configs, parent=self, public_key=key
         )  # fmt: skip
         return [*published, *self.access.ready, *node_configs, *pools]

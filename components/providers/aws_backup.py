@@ -27,6 +27,22 @@ from components.providers.aws_storage import oidc_issuer
 from components.render import backup
 
 
+def owner_enforced(
+    name: str, bucket: aws.s3.Bucket, region: str, opts: pulumi.ResourceOptions, *, public_policy: bool = False
+) -> list[pulumi.Resource]:
+    """A bucket's objects its account's (no ACLs) and ACLs blocked; public policies too unless `public_policy`."""
+    return [
+        aws.s3.BucketOwnershipControls(
+            f"{name}-ownership", bucket=bucket.id, region=region, opts=opts,
+            rule={"object_ownership": "BucketOwnerEnforced"},
+        ),
+        aws.s3.BucketPublicAccessBlock(
+            f"{name}-public-access-block", bucket=bucket.id, region=region, opts=opts, block_public_acls=True,
+            block_public_policy=not public_policy, ignore_public_acls=True, restrict_public_buckets=not public_policy,
+        ),
+    ]  # fmt: skip
+
+
 def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Resource) -> BackupAccess:
     """The bucket `values.bucket` in its region, its settings, and the role (or user) `<bucket>` that may use it."""
     name, region, tags = f"{parent._name}-backup", values.region, {backup.OWNER_TAG: values.seed}
@@ -35,14 +51,7 @@ def backup_bucket(values: BackupValues, issuer: Issuer | None, parent: pulumi.Re
     opts = pulumi.ResourceOptions(parent=parent)
     partition = aws.get_partition_output().partition
     settings: list[pulumi.Resource] = [
-        aws.s3.BucketOwnershipControls(
-            f"{name}-ownership", bucket=bucket.id, region=region, opts=opts,
-            rule={"object_ownership": "BucketOwnerEnforced"},
-        ),
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-public-access-block", bucket=bucket.id, region=region, opts=opts, block_public_acls=True,
-            block_public_policy=True, ignore_public_acls=True, restrict_public_buckets=True,
-        ),
+        *owner_enforced(name, bucket, region, opts),
         aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-encryption", bucket=bucket.id, region=region, opts=opts,
             rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],

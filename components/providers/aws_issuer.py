@@ -16,6 +16,7 @@ import pulumi_aws as aws
 
 from components.bundles import Issuer
 from components.plan.values import ShootValues
+from components.providers.aws_backup import owner_enforced
 from components.providers.aws_storage import oidc_issuer
 from components.render import service_account_issuer
 
@@ -29,25 +30,15 @@ def published_issuer(shoot: ShootValues, public_key: pulumi.Output[str], parent:
     tags = {"arbor.dev/shoot": shoot.technical_id}
     # Its objects are the program's: they go before it when the shoot goes, so nothing is ever force-destroyed.
     bucket = aws.s3.Bucket(name, bucket=bucket_name, region=region, force_destroy=False, tags=tags, opts=opts)
-    ownership = aws.s3.BucketOwnershipControls(
-        f"{name}-ownership",
-        bucket=bucket.id,
-        region=region,
-        rule={"object_ownership": "BucketOwnerEnforced"},
-        opts=opts,
-    )
     # ACLs stay refused; a policy may grant public reads (the one below, of two objects).
-    access = aws.s3.BucketPublicAccessBlock(
-        f"{name}-public-access-block", bucket=bucket.id, region=region, block_public_acls=True,
-        block_public_policy=False, ignore_public_acls=True, restrict_public_buckets=False, opts=opts,
-    )  # fmt: skip
+    settings = owner_enforced(name, bucket, region, opts, public_policy=True)
     partition = aws.get_partition_output().partition
     policy = partition.apply(
         lambda p: json.dumps(service_account_issuer.aws_bucket_policy_public_documents(p, bucket_name), sort_keys=True)
     )
     readable = aws.s3.BucketPolicy(
         f"{name}-policy", bucket=bucket.id, region=region, policy=policy,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[access, ownership]),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=settings),
     )  # fmt: skip
     texts = public_key.apply(lambda pem: service_account_issuer.documents(url, pem))
     documents = [

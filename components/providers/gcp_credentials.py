@@ -72,7 +72,7 @@ def seed_pool(
 def shoot_pool(shoot: ShootValues, public_key: pulumi.Output[str], parent: pulumi.Resource) -> Issuer:
     """A self-hosted shoot's issuer, its keys held by a pool of its own that trusts its MCM's tokens alone."""
     assert shoot.machine_audience is not None  # the plan gives a self-hosted gcp shoot's machines workload identity
-    keys = public_key.apply(lambda pem: json.dumps(service_account_issuer.jwks(pem), sort_keys=True))
+    keys = public_key.apply(service_account_issuer.jwks_text)
     subject = f"system:serviceaccount:{shoot.machine_namespace}:{machines.MCM_NAME}"
     url = pulumi.Output.from_input(shoot.topology.apiserver)
     return seed_pool(shoot.technical_id, url, shoot.machine_audience, parent,

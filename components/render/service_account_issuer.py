@@ -75,10 +75,19 @@ def discovery(issuer: str) -> dict[str, Any]:
     }
 
 
+def _text(document: dict[str, Any]) -> str:
+    """A document as the compact JSON text published."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def jwks_text(public_pem: str) -> str:
+    """The key set as published, wherever it goes (an object at the issuer, or a pool provider's inline keys)."""
+    return _text(jwks(public_pem))
+
+
 def documents(issuer: str, public_pem: str) -> dict[str, str]:
     """Both documents as the JSON text to publish, by their path under the issuer."""
-    texts = {DISCOVERY_PATH: discovery(issuer), JWKS_PATH: jwks(public_pem)}
-    return {path: json.dumps(doc, sort_keys=True, separators=(",", ":")) for path, doc in texts.items()}
+    return {DISCOVERY_PATH: _text(discovery(issuer)), JWKS_PATH: jwks_text(public_pem)}
 
 
 def s3_issuer(bucket: str, region: str) -> str:

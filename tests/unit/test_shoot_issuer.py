@@ -177,7 +177,8 @@ def test_the_self_hosted_shoots_machines_have_no_key_and_mcm_projects_its_token(
         provider = example.of("gcp:iam/workloadIdentityPoolProvider:WorkloadIdentityPoolProvider", EDGE)
         oidc = provider["pool-provider"]["oidc"]
         assert oidc["issuerUri"] == OWN_ISSUER and oidc["allowedAudiences"] == [shoot.machine_audience]
-        assert json.loads(oidc["jwksJson"]) == service_account_issuer.jwks(PUBLIC_KEY)
+        # The very text an aws shoot publishes at its issuer: one rendering of the keys for both clouds.
+        assert oidc["jwksJson"] == service_account_issuer.documents(OWN_ISSUER, PUBLIC_KEY)["openid/v1/jwks"]
         assert provider["pool-provider"]["attributeCondition"] == f"assertion.sub == '{MCM_SUBJECT}'"
         acting = example.of("gcp:serviceaccount/iAMMember:IAMMember", EDGE)["workers-machines-acts-as"]
         assert acting["member"].endswith(f"/subject/{MCM_SUBJECT}")
