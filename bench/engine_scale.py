@@ -13,6 +13,7 @@ peak resident memory of the CLI and every process under it (sampled from /proc).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import math
@@ -58,8 +59,8 @@ class Run:
     stopped: bool = False
 
 
-def _tree_rss(root: int) -> int:
-    """Resident bytes of `root` and every process under it, from /proc."""
+def _processes() -> tuple[dict[int, list[int]], dict[int, int]]:
+    """Every process's children and resident bytes, from /proc."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
@@ -71,12 +72,24 @@ def _tree_rss(root: int) -> int:
             children.setdefault(int(stat[1]), []).append(int(entry.name))
         except (OSError, IndexError, ValueError):
             continue
-    total, todo = 0, [root]
+    return children, rss
+
+
+def _tree(root: int) -> list[int]:
+    """`root` and every process under it (the engine starts its plugins in process groups of their own)."""
+    children, _ = _processes()
+    found, todo = [], [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        found.append(pid)
         todo += children.get(pid, [])
-    return total
+    return found
+
+
+def _tree_rss(root: int) -> int:
+    """Resident bytes of `root` and every process under it."""
+    _, rss = _processes()
+    return sum(rss.get(pid, 0) for pid in _tree(root))
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None = None) -> tuple[float, int, bool]:
@@ -85,9 +98,7 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None
     Past `limit_s` the whole process tree is killed (the stack is thrown away). Raises when it fails.
     """
     start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
-    )
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak = 0
     done = threading.Event()
 
@@ -103,7 +114,9 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None
         out, _ = proc.communicate(timeout=limit_s)
     except subprocess.TimeoutExpired:
         stopped = True
-        os.killpg(proc.pid, signal.SIGKILL)
+        for pid in _tree(proc.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         out, _ = proc.communicate()
     done.set()
     sampler.join()

@@ -10,9 +10,12 @@ import engine_scale
 
 
 def test_a_command_past_its_limit_is_stopped_with_its_children(tmp_path: Path) -> None:
-    """GIVEN a command whose child outlives it WHEN timed with a limit THEN stopped, the child killed too."""
+    """GIVEN a command whose child outlives it in a session of its own WHEN timed with a limit THEN both killed.
+
+    The engine starts its plugins in process groups of their own: killing the CLI's group alone left them running.
+    """
     marker = tmp_path / "child-finished"
-    script = f"(sleep 3; touch {marker}) & wait"
+    script = f"setsid bash -c 'sleep 3; touch {marker}' & wait"
     seconds, _, stopped = engine_scale._timed(["bash", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin"}, 0.5)
     assert stopped and 0.5 <= seconds < 3
     time.sleep(3)
