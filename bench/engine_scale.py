@@ -75,9 +75,8 @@ def _processes() -> tuple[dict[int, list[int]], dict[int, int]]:
     return children, rss
 
 
-def _tree(root: int) -> list[int]:
+def _tree(root: int, children: dict[int, list[int]]) -> list[int]:
     """`root` and every process under it (the engine starts its plugins in process groups of their own)."""
-    children, _ = _processes()
     found, todo = [], [root]
     while todo:
         pid = todo.pop()
@@ -87,9 +86,9 @@ def _tree(root: int) -> list[int]:
 
 
 def _tree_rss(root: int) -> int:
-    """Resident bytes of `root` and every process under it."""
-    _, rss = _processes()
-    return sum(rss.get(pid, 0) for pid in _tree(root))
+    """Resident bytes of `root` and every process under it, from one read of /proc."""
+    children, rss = _processes()
+    return sum(rss.get(pid, 0) for pid in _tree(root, children))
 
 
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None = None) -> tuple[float, int, bool]:
@@ -114,7 +113,7 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None
         out, _ = proc.communicate(timeout=limit_s)
     except subprocess.TimeoutExpired:
         stopped = True
-        for pid in _tree(proc.pid):
+        for pid in _tree(proc.pid, _processes()[0]):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         out, _ = proc.communicate()
