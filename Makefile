@@ -8,8 +8,9 @@ ENV := export ARBOR_STACK=$(STACK) && source hack/env.sh &&
 PYTEST_FLAGS ?=
 # The integration tests are CPU-bound in the engine, the programs and the API servers: workers share the cores
 # (bench/README.md, two test workers). `--dist loadfile` keeps each module on one worker, so a module's own stack
-# is made once and its tests run in order; each worker converges its own shared local stack.
-WORKERS := -n auto --maxprocesses 4 --dist loadfile
+# is made once and its tests run in order; each worker converges its own shared local stack. Modules start longest
+# first (tests/conftest.py), not by xdist's count of tests per module, which started the longest ones last.
+WORKERS := -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder
 # The policy pack `make preview` runs (POLICY_PACK= for none), and a --policy-pack-config file that overrides
 # policies/config.json's levels and settings (policies/README.md).
 POLICY_PACK ?= policies

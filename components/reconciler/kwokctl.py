@@ -35,6 +35,8 @@ BINARIES = {
     "--kube-scheduler-binary": "kube-scheduler",
     "--kwok-controller-binary": "kwok",
 }
+# One of each per cluster, nothing to elect: renewing their leases every 2 s was a fifth of an idle cluster's CPU.
+SINGLE_INSTANCE_ARGS = ("kube-controller-manager=leader-elect=false", "kube-scheduler=leader-elect=false")
 READY_TIMEOUT_S = 90
 CHECK_AGAIN_S = 5
 # kube-apiserver flags whose values arbor sets; every other flag stays as kwokctl made it.
@@ -121,8 +123,7 @@ def diagnosis(cluster: Cluster) -> str:
         return ""
     logs = f"`kwokctl logs <component> --name {cluster.name}`"
     parts = [f"\nits files stay in {cluster.dir} (logs: {cluster.dir / 'logs'}, or {logs})"]
-    gone = stopped_components(cluster)
-    if gone:
+    if gone := stopped_components(cluster):
         parts.append(f"not running: {', '.join(gone)}")
     for component in DIAGNOSED:
         log = cluster.dir / "logs" / f"{component}.log"
@@ -163,6 +164,7 @@ def create(cluster: Cluster, apiserver_flags: Mapping[str, str] | None = None) -
     Its ports are arbor's choice (components/reconciler/ports.py), given to kwokctl as a configuration file.
     """
     flags = [f"{flag}={_which(binary)}" for flag, binary in BINARIES.items()]
+    flags += [a for arg in SINGLE_INSTANCE_ARGS for a in ("--extra-args", arg)]
     with ports_lock(cluster.workdir):
         chosen = ports.for_new_cluster(cluster.dir)
         server = f"https://127.0.0.1:{chosen['kubeApiserverPort']}" if chosen else ""  # else set after a restart
@@ -343,12 +345,8 @@ def ready(cluster: Cluster) -> bool:
 def stopped_components(cluster: Cluster) -> list[str]:
     """Components whose process is gone (kwokctl's binary runtime starts them but restarts none that exits)."""
     pids = cluster.dir / "pids"
-    gone = []
-    for pid_file in sorted(pids.glob("*.pid")) if pids.is_dir() else []:
-        pid = pid_file.read_text().strip()
-        if not pid.isdigit() or not Path(f"/proc/{pid}").exists():
-            gone.append(pid_file.stem)
-    return gone
+    found = {f.stem: f.read_text().strip() for f in sorted(pids.glob("*.pid"))} if pids.is_dir() else {}
+    return [name for name, pid in found.items() if not pid.isdigit() or not Path(f"/proc/{pid}").exists()]
 
 
 def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:

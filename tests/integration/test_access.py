@@ -38,7 +38,7 @@ from tests.integration.engine import (
     require_environment,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
 FIXTURE = ROOT / "tests" / "integration" / "fixtures" / "access"
 PROJECT = "arbor-access"
 EXPIRATION_S = 2 * 3600

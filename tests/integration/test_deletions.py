@@ -42,6 +42,8 @@ from tests.integration.engine import (
 from tests.integration.test_backups import from_seed, restored_keys, secret_data, seed_client
 from tests.integration.test_encryption import etcd_value
 
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
+
 # web moved into db's project, so the two share the project's namespace in the garden as well as the seed.
 WEB, DB = {**LOCAL_LANDSCAPE["shoots"][0], "project": "ops"}, LOCAL_LANDSCAPE["shoots"][1]
 

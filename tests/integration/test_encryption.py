@@ -29,7 +29,7 @@ from tests.integration.engine import (
     steps_by_type,
 )
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
 REWRITE = "pulumi-python:dynamic/arbor:EncryptionRewrite"
 PLAINTEXT = b"k8s\x00"  # kube-apiserver's protobuf envelope: what an unencrypted object starts with
 # Every key the garden's configuration held during the tests; none may be readable in the state.

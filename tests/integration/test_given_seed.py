@@ -35,6 +35,8 @@ from tests.integration.engine import (
 )
 from tests.integration.test_backups import admin_args, from_seed, held, secret_data, seed_client
 
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
+
 SEED = f"seed/{SECOND_SEED['name']}"
 NAMESPACE = "shoot--dev--web"
 

@@ -36,7 +36,10 @@ API = "/apis/arbor.dev/v1alpha1"
 
 
 def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tmp_path: Path) -> None:
-    """GIVEN the local landscape WHEN `up` ran THEN each cluster answers kubectl and lists its Ready kwok node."""
+    """GIVEN the local landscape WHEN `up` ran THEN each cluster answers kubectl and lists its Ready kwok node.
+
+    Its one controller manager and one scheduler run without leader election: neither holds a lease.
+    """
     kubeconfigs = local_stack.outputs()["kubeconfigs"]
     assert sorted(kubeconfigs) == ["garden", "seed/local-1", "shoot/dev/web", "shoot/ops/db", "shoot/ops/root"]
     for key, cluster in [
@@ -49,6 +52,9 @@ def test_up_creates_garden_and_seed_with_a_kwok_node_each(local_stack: Stack, tm
         assert ready == "True"
         version = json.loads(kubectl(kubeconfigs[key], tmp_path, "version", "-o", "json"))["serverVersion"]
         assert version["gitVersion"] == os.environ["KUBERNETES_VERSION"]
+        leases = kubectl(kubeconfigs[key], tmp_path, "get", "leases", "-n", "kube-system", "-o", "name").split()
+        elected = {f"lease.coordination.k8s.io/{c}" for c in ("kube-controller-manager", "kube-scheduler")}
+        assert not elected & set(leases), leases
 
 
 @pytest.mark.parametrize("index", range(len(LOCAL_LANDSCAPE["shoots"])))

@@ -27,7 +27,7 @@ from tests.integration.engine import LOCAL_LANDSCAPE, ROOT, Stack, make_stack, r
 sys.path.insert(0, str(ROOT / "hack"))
 import recover
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
 # The local garden (its projects, encryption at rest) and the self-hosted shoot, no seed.
 LANDSCAPE = {**LOCAL_LANDSCAPE, "seeds": [], "shoots": [s for s in LOCAL_LANDSCAPE["shoots"] if s["name"] == "root"]}
 # Kill points: resources reported created (engine events, over all runs so far) when `pulumi up` is killed;

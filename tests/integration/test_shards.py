@@ -36,6 +36,8 @@ from tests.integration.engine import (
 )
 from tests.integration.test_backups import entry_status, secret_data, seed_client
 
+pytestmark = [pytest.mark.integration, pytest.mark.own_landscape]
+
 SEED = LOCAL_LANDSCAPE["seeds"][0]["name"]
 # A second seed with backups and no shoot: two seed stacks run side by side, and a shoot moves to it.
 OTHER: dict[str, Any] = SECOND_SEED

@@ -106,7 +106,8 @@ def test_a_flag_naming_the_servers_url_is_given_at_creation_where_its_port_is_ch
 ) -> None:
     """GIVEN a flag holding the server's URL WHEN a cluster is made THEN given its URL; with kwokctl's ports, later.
 
-    A seed's JWKS URI names its own API: known once arbor chose the port, else set (with a restart) once made.
+    A seed's JWKS URI names its own API: known once arbor chose the port, else set (with a restart) once made. The
+    controller manager and the scheduler, one of each, run without leader election.
     """
     args: list[str] = []
 
@@ -122,4 +123,5 @@ def test_a_flag_naming_the_servers_url_is_given_at_creation_where_its_port_is_ch
     kwokctl.create(kwokctl.Cluster(name="c", workdir=str(tmp_path)), flags)
     extra = [args[i + 1] for i, a in enumerate(args) if a == "--extra-args"]
     jwks = ["kube-apiserver=service-account-jwks-uri=https://127.0.0.1:31000/openid/v1/jwks"] if chosen else []
-    assert extra == [*jwks, "kube-apiserver=enable-bootstrap-token-auth=true"]
+    single = ["kube-controller-manager=leader-elect=false", "kube-scheduler=leader-elect=false"]
+    assert extra == [*single, *jwks, "kube-apiserver=enable-bootstrap-token-auth=true"]
