@@ -57,6 +57,8 @@ class Run:
     peak_rss: int
     # Stopped at `--one-stack-limit`: `up_s` is then a lower bound, and no preview ran.
     stopped: bool = False
+    # Not run: one stack of fewer shoots was already stopped, so `up_s` (the limit) is a lower bound too.
+    skipped: bool = False
 
 
 def _processes() -> tuple[dict[int, list[int]], dict[int, int]]:
@@ -166,9 +168,12 @@ def run_stack(
     return Run(shoots, up_s, preview_s, state, max(up_peak, preview_peak), stopped)
 
 
-def measure(shoots: int, args: argparse.Namespace, workdir: Path) -> dict[str, list[Run] | float]:
-    """One stack of `shoots`, and shards of `--shard` run `--parallel` at a time (with their wall-clock)."""
-    one = [run_stack(workdir, f"one-{shoots}", 0, shoots, args, args.one_stack_limit or None)]
+def measure(shoots: int, args: argparse.Namespace, workdir: Path, past_limit: bool) -> dict[str, list[Run] | float]:
+    """One stack of `shoots` (unless fewer were `past_limit`), and shards of `--shard` run `--parallel` at a time."""
+    if past_limit:  # more shoots in one stack cannot converge sooner than fewer did
+        one = [Run(shoots, args.one_stack_limit, 0.0, 0, 0, stopped=True, skipped=True)]
+    else:
+        one = [run_stack(workdir, f"one-{shoots}", 0, shoots, args, args.one_stack_limit or None)]
     count = math.ceil(shoots / args.shard)
     if count == 1:
         return {"one": one, "shards": one, "shards_wall_s": one[0].up_s + one[0].preview_s}
@@ -180,6 +185,24 @@ def measure(shoots: int, args: argparse.Namespace, workdir: Path) -> dict[str, l
     with ThreadPoolExecutor(max_workers=args.parallel) as pool:
         runs = list(pool.map(shard, range(count)))
     return {"one": one, "shards": runs, "shards_wall_s": time.perf_counter() - start}
+
+
+def _cells(runs: list[Run]) -> tuple[str, str, str, str, str]:
+    """The slowest stack's `up`, preview, state (MiB), KiB per shoot and peak memory (MiB), as table cells.
+
+    A stopped stack's time is a lower bound and its state partial: no preview, no size per shoot. One not run has
+    its bound alone.
+    """
+    slow = max(runs, key=lambda r: r.up_s)
+    if slow.stopped:
+        up, preview, per_shoot = f"> {slow.up_s:.0f} ({'not run' if slow.skipped else 'stopped'})", "-", "-"
+    else:
+        up, preview = f"{slow.up_s:.0f}", f"{max(r.preview_s for r in runs):.0f}"
+        per_shoot = f"{slow.state_bytes / slow.shoots / 1024:.0f}"
+    if slow.skipped:
+        return up, preview, "-", per_shoot, "-"
+    state, peak = max(r.state_bytes for r in runs) / 2**20, max(r.peak_rss for r in runs) / 2**20
+    return up, preview, f"{state:.1f}", per_shoot, f"{peak:.0f}"
 
 
 def table(results: dict[int, dict[str, list[Run] | float]], args: argparse.Namespace) -> str:
@@ -200,15 +223,11 @@ def table(results: dict[int, dict[str, list[Run] | float]], args: argparse.Names
                 continue
             slow = max(runs, key=lambda r: r.up_s)
             wall = got["shards_wall_s"] if layout == "shards" else slow.up_s + slow.preview_s
-            # A stopped stack's figures are lower bounds; its state is partial, so no size per shoot.
-            up = f"> {slow.up_s:.0f} (stopped)" if slow.stopped else f"{slow.up_s:.0f}"
-            preview = "-" if slow.stopped else f"{max(r.preview_s for r in runs):.0f}"
-            per_shoot = "-" if slow.stopped else f"{slow.state_bytes / slow.shoots / 1024:.0f}"
+            up, preview, state, per_shoot, peak = _cells(runs)
             lines.append(
                 f"| {shoots} | {'one stack' if layout == 'one' else 'a stack per seed'} | {len(runs)} "
-                f"| {slow.shoots * args.resources} | {up} | {preview} "
-                f"| {max(r.state_bytes for r in runs) / 2**20:.1f} | {per_shoot} "
-                f"| {max(r.peak_rss for r in runs) / 2**20:.0f} | {'> ' if slow.stopped else ''}{wall:.0f} |"
+                f"| {slow.shoots * args.resources} | {up} | {preview} | {state} | {per_shoot} | {peak} "
+                f"| {'> ' if slow.stopped else ''}{wall:.0f} |"
             )
     return "\n".join(lines)
 
@@ -225,8 +244,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "--one-stack-limit",
         type=float,
-        default=1800.0,
-        help="seconds after which a one-stack `up` is stopped and shown as a lower bound (0: none)",
+        default=900.0,
+        help="seconds after which a one-stack `up` is stopped, shown as a lower bound (0: none); the target: 15 min",
     )
     parser.add_argument("--keep", action="store_true", help="keep the projects and states (printed)")
     parser.add_argument("--readme", action="store_true")
@@ -235,9 +254,12 @@ def main(argv: list[str]) -> None:
         raise SystemExit("engine_scale: pulumi is not on PATH; run it through `make bench` or source hack/env.sh")
     workdir = Path(tempfile.mkdtemp(prefix="arbor-engine-scale-"))
     try:
-        results = {}
-        for shoots in args.shoots:
-            results[shoots] = measure(shoots, args, workdir)
+        results: dict[int, dict[str, list[Run] | float]] = {}
+        past = False  # whether a one-stack `up` was stopped: larger ones are then not run
+        for shoots in sorted(args.shoots):
+            results[shoots] = measure(shoots, args, workdir, past)
+            one = results[shoots]["one"]
+            past = isinstance(one, list) and one[0].stopped
             print(json.dumps({str(shoots): {k: v if isinstance(v, float) else [r.__dict__ for r in v]
                                             for k, v in results[shoots].items()}}), flush=True)  # fmt: skip
         text = table(results, args)
@@ -247,8 +269,9 @@ def main(argv: list[str]) -> None:
                 f"Measured {datetime.date.today()} by `make bench` (bench/engine_scale.py) on this project's machine."
             )
             note = (
-                "A stopped one-stack `up` ran for its limit (`--one-stack-limit`) without converging: its time is a "
-                "lower bound, and it had no preview."
+                "A stopped one-stack `up` ran for its limit (`--one-stack-limit`, the 15-minute target) without "
+                "converging: its time is a lower bound, and it had no preview. A one-stack `up` marked not run was "
+                "skipped because one stack of fewer shoots had been stopped: more shoots cannot converge sooner."
             )
             write_readme(intro, text, note, HEADING)
     finally:

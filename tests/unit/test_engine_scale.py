@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 import engine_scale
 
@@ -33,3 +34,23 @@ def test_a_stopped_stack_reads_as_a_lower_bound_without_a_preview() -> None:
     one, shards = text.splitlines()[-2:]
     assert "| > 1800 (stopped) | - |" in one and one.endswith("| > 1800 |")
     assert "| 400 | 12 |" in shards and shards.endswith("| 830 |")
+
+
+def test_one_stack_is_not_run_past_a_smaller_one_that_was_stopped(tmp_path: Path, monkeypatch: Any) -> None:
+    """GIVEN one stack of 100 stopped at the limit WHEN 500 are measured THEN their one stack is not run, shards are.
+
+    The table shows the skipped stack as `> limit (not run)` with no state or memory.
+    """
+    ran: list[str] = []
+
+    def run_stack(workdir: Path, name: str, first: int, shoots: int, args: Any, limit_s: Any = None) -> Any:
+        ran.append(name)
+        return engine_scale.Run(shoots, 900.0 if name.startswith("one") else 300.0, 0.0, 2**20, 2**30,
+                                stopped=name.startswith("one"))  # fmt: skip
+
+    monkeypatch.setattr(engine_scale, "run_stack", run_stack)
+    args = argparse.Namespace(resources=45, kib=189, layers=8, shard=250, parallel=1, one_stack_limit=900.0)
+    results = {n: engine_scale.measure(n, args, tmp_path, past) for n, past in ((100, False), (500, True))}
+    assert ran == ["one-100", "shard-500-0", "shard-500-1"]
+    row = engine_scale.table({500: results[500]}, args).splitlines()[-2]
+    assert "| > 900 (not run) | - | - | - | - |" in row, row
