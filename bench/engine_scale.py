@@ -13,13 +13,11 @@ peak resident memory of the CLI and every process under it (sampled from /proc).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,9 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from scale import write_readme
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "hack"))  # run as a script: hack/ holds the process-tree kill the tests share
+from process_tree import kill_tree, tree_rss  # noqa: E402
+from scale import write_readme  # noqa: E402
+
 PROGRAM = ROOT / "bench" / "engine_program"
 # The section `--readme` rewrites: the last run alone; the history and its reading stay in the section before it.
 HEADING = "## The engine at landscape scale: the last run (`make bench`)"
@@ -61,38 +61,6 @@ class Run:
     skipped: bool = False
 
 
-def _processes() -> tuple[dict[int, list[int]], dict[int, int]]:
-    """Every process's children and resident bytes, from /proc."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            rss[int(entry.name)] = int(stat[21]) * os.sysconf("SC_PAGE_SIZE")
-            children.setdefault(int(stat[1]), []).append(int(entry.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    return children, rss
-
-
-def _tree(root: int, children: dict[int, list[int]]) -> list[int]:
-    """`root` and every process under it (the engine starts its plugins in process groups of their own)."""
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo += children.get(pid, [])
-    return found
-
-
-def _tree_rss(root: int) -> int:
-    """Resident bytes of `root` and every process under it, from one read of /proc."""
-    children, rss = _processes()
-    return sum(rss.get(pid, 0) for pid in _tree(root, children))
-
-
 def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None = None) -> tuple[float, int, bool]:
     """Runs `cmd`; its wall-clock seconds, the peak resident bytes of its process tree, and whether it was stopped.
 
@@ -106,7 +74,7 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None
     def sample() -> None:
         nonlocal peak
         while not done.wait(0.5):
-            peak = max(peak, _tree_rss(proc.pid))
+            peak = max(peak, tree_rss(proc.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -115,9 +83,7 @@ def _timed(cmd: list[str], cwd: Path, env: dict[str, str], limit_s: float | None
         out, _ = proc.communicate(timeout=limit_s)
     except subprocess.TimeoutExpired:
         stopped = True
-        for pid in _tree(proc.pid, _processes()[0]):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        kill_tree(proc.pid)
         out, _ = proc.communicate()
     done.set()
     sampler.join()

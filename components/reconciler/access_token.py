@@ -46,8 +46,8 @@ from pulumi.dynamic import (
 )
 
 from components.reconciler import unknowns
+from components.reconciler.files import write_file
 from components.reconciler.kube import Kube, KubeError, secret_path
-from components.reconciler.kwokctl import write_file
 from components.reconciler.provider import Provider
 from components.reconciler.seed_operation import OPERATION, requested_operation
 

@@ -19,12 +19,14 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
 import yaml
 
-from components.reconciler import ports
+from components.reconciler import node_leases, ports
+from components.reconciler.files import write_file
 from components.reconciler.kube import Kube
 
 # kwokctl flag -> binary on PATH. Every component gets an explicit local binary: kwokctl's defaults are URLs.
@@ -47,6 +49,7 @@ SERVER = "{server}"  # the API server's URL in a flag's value, known once its po
 PORTS_CONFIG = {"apiVersion": "config.kwok.x-k8s.io/v1alpha1", "kind": "KwokctlConfiguration"}
 # Whose logs explain a cluster that does not get ready, and how many of their last lines an error quotes.
 DIAGNOSED = ("kube-apiserver", "etcd")
+KWOK = "kwok-controller"
 LOG_LINES = 8
 
 
@@ -203,8 +206,7 @@ def start(cluster: Cluster) -> None:
     """
     with ports_lock(cluster.workdir):
         try:
-            _kwokctl(cluster, "start", "cluster")
-            wait_ready(cluster)
+            _start_processes(cluster)
         except KwokError as error:
             if not holds_data(cluster):
                 raise
@@ -222,27 +224,16 @@ def restart(cluster: Cluster, while_stopped: Callable[[], None] | None = None) -
         if while_stopped is not None:
             while_stopped()
         ports.await_released(ports.recorded([(cluster.dir / "kwok.yaml").read_text()]) if cluster.exists() else set())
-        _kwokctl(cluster, "start", "cluster")
-        wait_ready(cluster)
+        _start_processes(cluster)
 
 
-def write_file(path: Path, text: str | None) -> bool:
-    """Writes `text` atomically, readable by the owner only (it may hold keys), or removes the file for None.
-
-    Returns whether the file changed. The rename makes a reader (kube-apiserver's reload) see old or new, never half.
-    """
-    current = path.read_text() if path.is_file() else None
-    if current == text:
-        return False
-    if text is None:
-        path.unlink()
-        return True
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.chmod(0o600)
-    os.replace(partial, path)
-    return True
+def _start_processes(cluster: Cluster) -> None:
+    """`kwokctl start` until ready; a kwok it started is handed its nodes' leases at once (node_leases.py)."""
+    since, kwok = datetime.now(UTC), _running_pid(cluster, KWOK)
+    _kwokctl(cluster, "start", "cluster")
+    wait_ready(cluster)
+    if _running_pid(cluster, KWOK) != kwok:
+        node_leases.release_stale(Kube.from_kubeconfig(kubeconfig(cluster)), since)
 
 
 def _own_ca(cluster: Cluster) -> str:
@@ -344,9 +335,15 @@ def ready(cluster: Cluster) -> bool:
 
 def stopped_components(cluster: Cluster) -> list[str]:
     """Components whose process is gone (kwokctl's binary runtime starts them but restarts none that exits)."""
-    pids = cluster.dir / "pids"
-    found = {f.stem: f.read_text().strip() for f in sorted(pids.glob("*.pid"))} if pids.is_dir() else {}
-    return [name for name, pid in found.items() if not pid.isdigit() or not Path(f"/proc/{pid}").exists()]
+    return [f.stem for f in sorted((cluster.dir / "pids").glob("*.pid")) if _running_pid(cluster, f.stem) is None]
+
+
+def _running_pid(cluster: Cluster, component: str) -> str | None:
+    """The pid of the component's process while it runs, from kwokctl's pid file."""
+    with contextlib.suppress(OSError):
+        if (pid := (cluster.dir / "pids" / f"{component}.pid").read_text().strip()).isdigit():
+            return pid if Path(f"/proc/{pid}").exists() else None
+    return None
 
 
 def wait_ready(cluster: Cluster, timeout_s: float = READY_TIMEOUT_S) -> None:

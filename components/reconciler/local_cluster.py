@@ -34,6 +34,7 @@ from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, Updat
 from components.naming import short_hash
 from components.reconciler import kwokctl, shoot_cluster, unknowns
 from components.reconciler.credential_secrets import secret_keys
+from components.reconciler.files import write_file
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
 from components.reconciler.secret_places import DIRECTORY
@@ -98,10 +99,10 @@ def _content(source: str | dict[str, str] | None) -> str | None:
 
 def _write_files(props: dict[str, Any], cluster: kwokctl.Cluster) -> None:
     """Writes (or removes) the encryption configuration and the client CA bundle the inputs ask for."""
-    kwokctl.write_file(cluster.encryption_file, props.get("encryptionConfig"))
+    write_file(cluster.encryption_file, props.get("encryptionConfig"))
     extra = props.get("extraClientCas")
     if cluster.own_ca_file.is_file():
-        kwokctl.write_file(cluster.client_ca_file, kwokctl.client_ca_bundle(cluster, extra) if extra else None)
+        write_file(cluster.client_ca_file, kwokctl.client_ca_bundle(cluster, extra) if extra else None)
 
 
 def digest(content: Any) -> Any:

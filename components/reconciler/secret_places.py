@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from components.reconciler import kwokctl
+from components.reconciler.files import write_file
 from components.reconciler.kube import Kube, KubeError, secret_path
 
 # The input that names a machine's directory in place of a cluster's kubeconfig and namespace.
@@ -93,13 +93,13 @@ class Directory:
         return {f.name: base64.b64encode(f.read_bytes()).decode() for f in files}
 
     def put(self, name: str, data: Mapping[str, str]) -> None:
-        """Each key's file written atomically (kwokctl.write_file); files of keys it no longer has removed."""
+        """Each key's file written atomically (files.write_file); files of keys it no longer has removed."""
         folder = self.root / name
         folder.mkdir(parents=True, exist_ok=True)
         for made in (self.root, folder):
             made.chmod(0o700)
         for key, value in data.items():
-            kwokctl.write_file(folder / key, base64.b64decode(value).decode())
+            write_file(folder / key, base64.b64decode(value).decode())
         for stale in (f for f in folder.iterdir() if f.is_file() and f.name not in data):
             stale.unlink()
 

@@ -34,6 +34,7 @@ from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.entry_status import latest_full
 from components.reconciler.entry_store import StoreError, entry_store
 from components.reconciler.etcd_snapshot import GZIP_SUFFIX, LAYOUT, SnapshotError, etcd_tool, restore_marker, take
+from components.reconciler.files import write_file
 from components.reconciler.kube import KubeError
 from components.reconciler.secret_places import DIRECTORY
 from components.render import backup, packed_keys
@@ -117,7 +118,7 @@ def write_pki(cluster: kwokctl.Cluster, pki: dict[str, str]) -> bool:
     shutil.rmtree(partial, ignore_errors=True)
     files = {"ca.crt": pki["ca"], "ca.key": pki["caKey"], "admin.crt": admin.cert, "admin.key": admin.key}
     for name, text in files.items():
-        kwokctl.write_file(partial / name, text)
+        write_file(partial / name, text)
     os.replace(partial, target)
     return True
 
@@ -138,7 +139,7 @@ def plan_restore(cluster: kwokctl.Cluster, data: dict[str, str] | None) -> str |
     """Before a cluster is made: names the snapshot it is to start from (the entry's newest), None for none."""
     key = latest_snapshot(data) if data else None
     if key:
-        kwokctl.write_file(restore_marker(cluster), key)
+        write_file(restore_marker(cluster), key)
     return key
 
 
@@ -193,7 +194,7 @@ def restore(cluster: kwokctl.Cluster, data: dict[str, str]) -> str:
             os.replace(staged, etcd_dir)
 
         kwokctl.restart(cluster, while_stopped=replace_data)
-    kwokctl.write_file(_restored_file(cluster), key)
+    write_file(_restored_file(cluster), key)
     restore_marker(cluster).unlink()
     return key
 

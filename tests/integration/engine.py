@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 import yaml
+from process_tree import kill_tree
 
 from components.providers.local_nodes import KWOK_NODE_ANNOTATION
 from components.reconciler import kwokctl, local_process
@@ -87,9 +88,21 @@ class Stack:
         """`pulumi <args> --stack <name>` in the project; raises with its output when it fails and `check`."""
         cmd = ["pulumi", *args, "--stack", self.name, "--non-interactive"]
         env = {**os.environ, **(self.env or {})}
-        proc = subprocess.run(
-            cmd, cwd=self.project_dir, env=env, capture_output=True, text=True, timeout=timeout, check=False
-        )
+        with subprocess.Popen(
+            cmd, cwd=self.project_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as running:
+            try:
+                out, err = running.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                # The CLI with its plugins: killed alone, they would run on and hold the stack's clusters busy.
+                kill_tree(running.pid)
+                out, err = running.communicate()
+                # As `make up` would first: the killed run's lock and pending creates go, so later tests can run.
+                subprocess.run([sys.executable, str(ROOT / "hack" / "recover.py"), self.name], env=env, check=False)
+                raise AssertionError(
+                    f"{' '.join(cmd)} did not end in {timeout} s:\n{out[-4000:]}\n{err[-4000:]}"
+                ) from None
+        proc = subprocess.CompletedProcess(cmd, running.returncode, out, err)
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"

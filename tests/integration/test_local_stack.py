@@ -249,10 +249,19 @@ def test_a_self_hosted_shoots_machine_files_deleted_are_written_again(local_stac
     assert steps_by_type(local_stack.preview_json("--refresh"), ops=("same", "refresh")) == {}
 
 
+def node_lease_holder(kubeconfig: str, node: str, tmp_path: Path) -> str:
+    """Who holds the node's lease (kwok's identity, new at every start), "" when no one does."""
+    args = ("-n", "kube-node-lease", "get", "lease", node, "-o", "jsonpath={.spec.holderIdentity}")
+    return kubectl(kubeconfig, tmp_path, *args).strip()
+
+
 def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack, tmp_path: Path) -> None:
     """GIVEN the garden's and seed's processes killed (a reboot) WHEN refreshed THEN both drift; one `up` restores."""
     garden, seed = f"{local_stack.name}-garden", f"{local_stack.name}-seed-local-1"
+    clusters = (("garden", garden), ("seed/local-1", seed))
     transitions = shoot_transitions(local_stack, tmp_path)
+    kubeconfigs = local_stack.outputs()["kubeconfigs"]
+    holders = {key: node_lease_holder(kubeconfigs[key], f"{cluster}-node-0", tmp_path) for key, cluster in clusters}
     killed = processes_of(f"{garden}/") + processes_of(f"{seed}/")
     assert killed, "the garden and seed clusters should be running"
     for line in killed:
@@ -267,10 +276,14 @@ def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack
     # As `make up` after a reboot: the refresh configures the kubernetes providers while the clusters are down; the
     # restarted servers' new kubeconfigs make them connect again, so one `up` is enough.
     local_stack.up()
-    for key, cluster in (("garden", garden), ("seed/local-1", seed)):
+    for key, cluster in clusters:
         assert processes_of(f"{cluster}/"), f"up should have restarted {cluster}"
         nodes = kubectl(local_stack.outputs()["kubeconfigs"][key], tmp_path, "get", "nodes", "-o", "name")
         assert nodes.split() == [f"node/{cluster}-node-0"]
+        # The killed kwok's lease is handed over: the new kwok runs the node's pods at its next beat, not after the
+        # lease expires, when kube-controller-manager would find the node unreachable (reconciler/node_leases.py).
+        lease = node_lease_holder(local_stack.outputs()["kubeconfigs"][key], f"{cluster}-node-0", tmp_path)
+        assert holders[key] and lease != holders[key], (holders[key], lease)
     # The shoots' status was written again (the garden could not be asked), and conditions that held all along
     # keep their transition time.
     assert shoot_transitions(local_stack, tmp_path) == transitions

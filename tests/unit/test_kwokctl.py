@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from components.reconciler import kwokctl, ports
+from components.reconciler import kwokctl, node_leases, ports
+from components.reconciler.kube import Kube
 
 
 def test_components_whose_process_is_gone_are_named(tmp_path: Path) -> None:
@@ -125,3 +126,21 @@ def test_a_flag_naming_the_servers_url_is_given_at_creation_where_its_port_is_ch
     jwks = ["kube-apiserver=service-account-jwks-uri=https://127.0.0.1:31000/openid/v1/jwks"] if chosen else []
     single = ["kube-controller-manager=leader-elect=false", "kube-scheduler=leader-elect=false"]
     assert extra == [*single, *jwks, "kube-apiserver=enable-bootstrap-token-auth=true"]
+
+
+@pytest.mark.parametrize(("kwok_before", "kwok_after", "released"), [(None, "222", True), ("111", "111", False)])
+def test_a_started_kwok_is_handed_its_node_leases_one_kept_running_is_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kwok_before: str | None, kwok_after: str, released: bool
+) -> None:
+    """GIVEN kwok stopped (or running) WHEN the cluster is started THEN stale node leases are released (or not)."""
+    cluster = kwokctl.Cluster(name="c", workdir=str(tmp_path))
+    pids = iter([kwok_before, kwok_after])
+    calls: list[str] = []
+    monkeypatch.setattr(kwokctl, "_running_pid", lambda c, component: next(pids))
+    monkeypatch.setattr(kwokctl, "_kwokctl", lambda c, *args: calls.append(args[0]))
+    monkeypatch.setattr(kwokctl, "wait_ready", lambda c: calls.append("ready"))
+    monkeypatch.setattr(kwokctl, "kubeconfig", lambda c: "kubeconfig")
+    monkeypatch.setattr(Kube, "from_kubeconfig", staticmethod(lambda k: k))
+    monkeypatch.setattr(node_leases, "release_stale", lambda kube, since: calls.append(f"release {kube}"))
+    kwokctl.start(cluster)
+    assert calls == ["start", "ready", *(["release kubeconfig"] if released else [])]

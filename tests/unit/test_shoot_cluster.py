@@ -11,6 +11,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from components.reconciler import entry_store, etcd_snapshot, kwokctl, local_cluster, shoot_cluster, signing
+from components.reconciler.files import write_file
 from components.reconciler.kube import Kube
 from components.render import packed_keys
 from tests.unit.test_entry_store import Listed
@@ -190,7 +191,7 @@ def test_a_pending_restore_reads_as_a_stopped_cluster_so_up_finishes_it(
     props = {"clusterName": "c", "workdir": str(tmp_path), "running": True}
     provider = local_cluster.LocalClusterProvider()
     assert dict(provider.read("c", props).outs or {})["running"] is True
-    kwokctl.write_file(cluster.dir / "arbor" / "restore-pending", f"{PREFIX}/v2/Full-00000000-00000020-1.gz")
+    write_file(cluster.dir / "arbor" / "restore-pending", f"{PREFIX}/v2/Full-00000000-00000020-1.gz")
     read = dict(provider.read("c", props).outs or {})
     assert read["running"] is False and provider.diff("c", read, props).changes
 
@@ -230,7 +231,7 @@ def test_a_cluster_with_an_entry_is_deleted_only_after_its_final_snapshot(
     with pytest.raises(shoot_cluster.RestoreError, match=r"^cluster 'c' is kept: its final snapshot failed \(.*503\)"):
         provider.delete("c", props)
     assert deleted == [cluster]
-    kwokctl.write_file(etcd_snapshot.restore_marker(cluster), "x")
+    write_file(etcd_snapshot.restore_marker(cluster), "x")
     assert shoot_cluster.final_snapshot(cluster, entry) is None
     provider.delete("c", {**props, "restore": None})
     assert len(deleted) == 2 and len(taken) == 1
@@ -239,7 +240,7 @@ def test_a_cluster_with_an_entry_is_deleted_only_after_its_final_snapshot(
 def test_no_snapshot_is_taken_of_a_cluster_whose_restore_is_pending(tmp_path: Path) -> None:
     """GIVEN a cluster made from a snapshot, not yet restored WHEN a snapshot is asked for THEN refused in one line."""
     cluster = kwokctl.Cluster("c", str(tmp_path))
-    kwokctl.write_file(etcd_snapshot.restore_marker(cluster), "x")
+    write_file(etcd_snapshot.restore_marker(cluster), "x")
     props = {"cluster": "c", "workdir": str(tmp_path), "backup": {}, "prefix": PREFIX}
     with pytest.raises(
         etcd_snapshot.SnapshotError, match=r"^cluster 'c' is being restored from a snapshot: run `make up`"
@@ -260,8 +261,8 @@ def test_a_clusters_files_are_kept_as_hashes_and_an_edited_one_is_drift(
     monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:1")
     monkeypatch.setattr(kwokctl, "kubeconfig", lambda c: "kind: Config\n")
     monkeypatch.setattr(kwokctl, "extra_client_cas", lambda c: "CA\n")
-    kwokctl.write_file(cluster.dir / "kwok.yaml", "{}")
-    kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n")
+    write_file(cluster.dir / "kwok.yaml", "{}")
+    write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n")
     news = {"clusterName": "c", "workdir": str(tmp_path), "kubernetesVersion": "v1", "version": "3",
             "encryptionConfig": "kind: EncryptionConfiguration\n", "extraClientCas": "CA\n"}  # fmt: skip
     provider = local_cluster.LocalClusterProvider()
@@ -270,7 +271,7 @@ def test_a_clusters_files_are_kept_as_hashes_and_an_edited_one_is_drift(
     assert read["extraClientCas"].startswith(local_cluster.DIGEST) and "CA\n" not in str(read)
     assert not provider.diff("c", read, news).changes
     assert not provider.diff("c", {**read, **{k: news.get(k) for k in local_cluster.UPDATE_ON}}, news).changes
-    kwokctl.write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n# edited\n")
+    write_file(cluster.encryption_file, "kind: EncryptionConfiguration\n# edited\n")
     assert provider.diff("c", dict(provider.read("c", news).outs or {}), news).changes
     with pytest.raises(kwokctl.KwokError, match="removing the encryption configuration"):
         provider.update("c", read, {**news, "encryptionConfig": None})
@@ -288,7 +289,7 @@ def test_a_seed_publishes_its_issuers_keys_and_an_older_seed_gets_the_flag_once(
     monkeypatch.setattr(kwokctl, "endpoint", lambda c: "https://127.0.0.1:31000")
     seed = {"servesIssuer": True}
     assert local_cluster._apiserver_flags(seed, cluster)[local_cluster.JWKS_FLAG] == kwokctl.SERVER + "/openid/v1/jwks"
-    kwokctl.write_file(cluster.dir / "kwok.yaml", "{}")
+    write_file(cluster.dir / "kwok.yaml", "{}")
     made = local_cluster._apiserver_flags(seed, cluster)
     assert made[local_cluster.JWKS_FLAG] == "https://127.0.0.1:31000/openid/v1/jwks"
     assert local_cluster._apiserver_flags({}, cluster)[local_cluster.JWKS_FLAG] is None
