@@ -276,13 +276,14 @@ def test_refresh_notices_killed_clusters_and_up_restores_them(local_stack: Stack
     # As `make up` after a reboot: the refresh configures the kubernetes providers while the clusters are down; the
     # restarted servers' new kubeconfigs make them connect again, so one `up` is enough.
     local_stack.up()
+    restarted = local_stack.outputs()["kubeconfigs"]
     for key, cluster in clusters:
         assert processes_of(f"{cluster}/"), f"up should have restarted {cluster}"
-        nodes = kubectl(local_stack.outputs()["kubeconfigs"][key], tmp_path, "get", "nodes", "-o", "name")
+        nodes = kubectl(restarted[key], tmp_path, "get", "nodes", "-o", "name")
         assert nodes.split() == [f"node/{cluster}-node-0"]
         # The killed kwok's lease is handed over: the new kwok runs the node's pods at its next beat, not after the
         # lease expires, when kube-controller-manager would find the node unreachable (reconciler/node_leases.py).
-        lease = node_lease_holder(local_stack.outputs()["kubeconfigs"][key], f"{cluster}-node-0", tmp_path)
+        lease = node_lease_holder(restarted[key], f"{cluster}-node-0", tmp_path)
         assert holders[key] and lease != holders[key], (holders[key], lease)
     # The shoots' status was written again (the garden could not be asked), and conditions that held all along
     # keep their transition time.
