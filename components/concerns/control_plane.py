@@ -17,10 +17,10 @@ from typing import Any
 import pulumi
 
 from components.bundles import ClusterAccess, NetworkAccess, SeedAccess
-from components.concerns.gather import gathered
 from components.concerns.objects import LoadBalancerService
 from components.plan import bootstrap, osc
 from components.plan.values import NodeValues, ShootValues
+from components.reconciler.gather import gathered
 from components.reconciler.object_set import ObjectSet
 from components.reconciler.osc_secret import OperatingSystemConfig
 from components.reconciler.secret_set import SecretSet

@@ -18,10 +18,10 @@ from typing import Any
 import pulumi
 
 from components import naming
-from components.concerns.gather import gathered
 from components.plan.values import ClusterValues, ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler.ca_source import ca_hash
+from components.reconciler.gather import gathered
 from components.reconciler.leaf_set import LeafSet
 from components.reconciler.pki import BootstrapToken, Certificate, CertificateAuthority, ServiceAccountKey
 from components.render import objects, pki

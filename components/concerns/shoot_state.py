@@ -17,13 +17,13 @@ import pulumi
 from components import naming
 from components.bundles import BackupAccess, ClusterAccess, GardenAccess, SeedAccess
 from components.concerns.access import internal_secret_name
-from components.concerns.gather import gathered
 from components.concerns.objects import KubeObject, Record
 from components.concerns.shoot_pki import ShootPki
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
 from components.reconciler import entry_store
 from components.reconciler.entry_secret import EntrySecret
+from components.reconciler.gather import gathered
 from components.reconciler.shoot_state import MachineRestore, ShootStateBackup, secrets_digest
 from components.reconciler.state_key import ShootStateKey, reference
 from components.render import api, backup, backup_restore, controlplane, objects, shoot_state

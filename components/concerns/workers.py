@@ -132,7 +132,7 @@ class Workers(pulumi.ComponentResource):
             f"{name}-mcm",
             kubeconfig=seed.cluster.reach,
             cluster=seed.cluster.identifier,
-            manifests=pulumi.Output.from_input(objects),
+            manifests=objects,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[*_namespace(seed, shoot), *seed.machine_crds, *after]),
         )
         return [manager, *self._in_shoot(name, shoot, infra, seed, shoot_api)]

@@ -35,7 +35,6 @@ from components.concerns.control_plane import (
 from components.concerns.encryption import EtcdEncryption, etcd_encryption, rewrite
 from components.concerns.exposure import api_records, arbor_kubeconfig, service_address
 from components.concerns.extensions import grant_shoot_records
-from components.concerns.gather import gathered
 from components.concerns.node_agent_access import node_agent_access
 from components.concerns.objects import KubeObject, Record
 from components.concerns.resource_manager import resource_manager
@@ -55,6 +54,7 @@ from components.plan import network
 from components.plan.bootstrap import secret_name
 from components.plan.values import ShootValues
 from components.providers.contract import InfrastructureProvider
+from components.reconciler.gather import gathered
 from components.reconciler.secret_places import DIRECTORY
 from components.reconciler.shoot_status import ShootStatus
 from components.render import api, backup, controlplane, nodeagent, pki

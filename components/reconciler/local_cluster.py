@@ -35,6 +35,7 @@ from components.naming import short_hash
 from components.reconciler import kwokctl, shoot_cluster, unknowns
 from components.reconciler.credential_secrets import secret_keys
 from components.reconciler.files import write_file
+from components.reconciler.gather import lifted
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
 from components.reconciler.secret_places import DIRECTORY
@@ -251,7 +252,7 @@ class LocalCluster(Resource, module="arbor", name="LocalCluster"):
             "encryptionConfig": encryption_config,
             "extraClientCas": extra_client_cas,
             # Its keys kept as their primes (render/packed_keys.py), written out when the cluster is made.
-            "pki": None if pki is None else pulumi.Output.from_input(pki).apply(_compact_keys),
+            "pki": None if pki is None else lifted(pki).apply(_compact_keys),
             "restore": restore,
             # Only a seed's: adding it restarts an existing cluster once, its data kept.
             **({"servesIssuer": True} if serves_issuer else {}),

@@ -32,6 +32,7 @@ import pulumi
 from pulumi.dynamic import CreateResult, DiffResult, ReadResult, Resource, UpdateResult
 
 from components.reconciler.credential_secrets import secret_keys
+from components.reconciler.gather import lifted
 from components.reconciler.kube import KubeError
 from components.reconciler.provider import Provider
 from components.render.packing import pack, unpacked
@@ -289,7 +290,7 @@ class LocalProcess(Resource, module="arbor", name="LocalProcess"):
             "program": program,
             "dir": directory,
             "args": args,
-            "files": pulumi.Output.from_input(files or {}).apply(pack),
+            "files": lifted(files or {}).apply(pack),
             "secretFiles": secret_files or {},
             "version": PROVIDER_VERSION,
             "fileHashes": None,

@@ -17,6 +17,7 @@ from pulumi.dynamic import Resource
 
 from components.reconciler import apply
 from components.reconciler.applied import AppliedObjectsProvider
+from components.reconciler.gather import lifted
 from components.render import objects
 from components.render.packing import pack, unpacked
 
@@ -72,7 +73,7 @@ class ObjectSet(Resource, module="arbor", name="ObjectSet"):
             # The cluster's identity (`<provider>:<name>`), shown in the preview and read by policies.
             "cluster": cluster,
             # Kept packed (render/packing.py): only this provider and the policy pack read them.
-            "manifests": pulumi.Output.from_input(manifests).apply(pack),
+            "manifests": lifted(manifests).apply(pack),
             # Each object's hash, computed by the provider's check(): they reveal nothing of secret objects, so the
             # preview names what changes even in a secret set.
             "objects": None,

@@ -31,6 +31,7 @@ from pulumi.runtime import rpc
 from components import yaml_text
 from components.plan.osc import restart_plan
 from components.reconciler import unknowns
+from components.reconciler.gather import lifted
 from components.reconciler.kube import Kube, KubeError
 from components.reconciler.provider import Provider
 from components.reconciler.secret_places import Place, place_of
@@ -193,7 +194,7 @@ class OperatingSystemConfig(Resource, module="arbor", name="OperatingSystemConfi
         props = {
             "kubeconfig": kubeconfig,
             "pool": pool,
-            "secret": pulumi.Output.from_input(secret).apply(pack),
+            "secret": lifted(secret).apply(pack),
             **dict.fromkeys(DERIVED),  # by the provider's check()
             "secretName": secret_name,
             "unitHashes": unit_hashes,
